@@ -45,10 +45,12 @@ type ReputationConfig struct {
 	WMinFloorX1e6 uint64 // w_min_floor at Q1e6 (CIP-2 v3: 100_000 = 0.1)
 }
 
-// DefaultReputationConfig is the CIP-2 v3 launch configuration: a reputation
-// of 1.0 (1e9) normalises to factor 1.0, and w_min_floor = 0.1.
+// DefaultReputationConfig is a CIP-2 v3 configuration in which
+// selection_reputation_x1e9 = 1e9 (reputation 1.0) gives weight factor 1.0
+// (REPUTATION_NORMALIZER = 1) and w_min_floor = 0.1. CIP-2 owns the live
+// values; see SPEC-NOTES.
 func DefaultReputationConfig() ReputationConfig {
-	return ReputationConfig{Normalizer: 1_000_000_000, WMinFloorX1e6: 100_000}
+	return ReputationConfig{Normalizer: 1, WMinFloorX1e6: 100_000}
 }
 
 // RegistryView is the Runner Registry as stored at the end of one block.

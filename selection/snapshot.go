@@ -1,0 +1,90 @@
+package selection
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+
+	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/merkle"
+	"github.com/cip11/cip11/state"
+)
+
+// Filter is one non-floor stage of the §9.1 candidate filter chain (filters
+// 0, 0.5 and 2–9.5 are owned by CIP-2, CIP-9, CIP-23 and the live
+// dispatcher). The node injects them already bound to the job being
+// selected; CIP-11 itself codifies only Filter 1, the floor.
+type Filter interface {
+	Admit(r state.Runner) bool
+}
+
+// FilterFunc adapts a function to [Filter].
+type FilterFunc func(r state.Runner) bool
+
+// Admit implements [Filter].
+func (f FilterFunc) Admit(r state.Runner) bool { return f(r) }
+
+// Floor is §9.1 Filter 1, the eligibility floor of §7.1:
+// HealthStatus::Healthy AND current_block_height − last_heartbeat ≤
+// HEARTBEAT_TIMEOUT_BLOCKS (the subtraction saturates at 0 for a heartbeat
+// recorded at or after the current height).
+func Floor(r state.Runner, currentHeight, heartbeatTimeoutBlocks uint64) bool {
+	if r.Health != state.Healthy {
+		return false
+	}
+	return r.LastHeartbeat >= currentHeight || currentHeight-r.LastHeartbeat <= heartbeatTimeoutBlocks
+}
+
+// Snapshot is the ordered block-T selection snapshot of §9.2: every runner
+// that passes the filter chain at T, ascending by address (DECISIONS D14),
+// with the weight inputs the candidates_snapshot_root commits.
+type Snapshot struct {
+	T      uint64
+	Leaves []merkle.Leaf
+}
+
+// BuildSnapshot evaluates the §9.1 chain over the registry view that block T
+// selects from (see SPEC-NOTES: the state at the start of block T, i.e. the
+// view stored at the end of T−1), with current_block_height = T for the
+// floor, and computes each survivor's §9.3 base weight from the same view's
+// reputation snapshot and ReputationConfig_at(T) (§9.2 point e).
+func BuildSnapshot(view state.RegistryView, t uint64, p cip11.Params, filters ...Filter) (*Snapshot, error) {
+	cfg := view.ReputationConfig()
+	s := &Snapshot{T: t}
+	for _, addr := range view.ActiveRunners() {
+		r, ok := view.Runner(addr)
+		if !ok || !Floor(r, t, p.HeartbeatTimeoutBlocks) || !admitAll(filters, r) {
+			continue
+		}
+		stake := r.EffectiveStake()
+		w, err := BaseWeight(stake, r.ReputationX1e9, cfg.Normalizer, cfg.WMinFloorX1e6)
+		if err != nil {
+			return nil, fmt.Errorf("snapshot at %d: %w", t, err)
+		}
+		s.Leaves = append(s.Leaves, merkle.Leaf{Address: addr, EffectiveStake: stake, ReputationX1e9: r.ReputationX1e9, BaseWeight: w})
+	}
+	slices.SortFunc(s.Leaves, func(a, b merkle.Leaf) int { return bytes.Compare(a.Address[:], b.Address[:]) })
+	return s, nil
+}
+
+func admitAll(filters []Filter, r state.Runner) bool {
+	for _, f := range filters {
+		if !f.Admit(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// Root is the §9.2 candidates_snapshot_root of the snapshot.
+func (s *Snapshot) Root() cip11.Hash { return merkle.Root(s.Leaves) }
+
+// Eligible pairs each snapshot candidate with its presence bit for the
+// committee loop, keeping weights paired with their runners (§9.2 point e).
+func (s *Snapshot) Eligible(isPresent func(cip11.Address) bool) []Eligible {
+	out := make([]Eligible, len(s.Leaves))
+	for i, l := range s.Leaves {
+		out[i] = Eligible{Address: l.Address, BaseWeight: l.BaseWeight, Present: isPresent != nil && isPresent(l.Address)}
+	}
+	return out
+}
