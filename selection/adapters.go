@@ -2,6 +2,7 @@ package selection
 
 import (
 	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/mru"
 	"github.com/cip11/cip11/presence"
 	"github.com/cip11/cip11/state"
 )
@@ -49,4 +50,20 @@ func (s *BlockPresenceSource) Resolve(h uint64, field []byte, parent state.Regis
 		return nil, v.IsPresent, nil
 	}
 	return nil, nil, nil
+}
+
+// MRUReader is the [MRUSource] over package mru: lookup_mru with the §9.4
+// activation gate and the §9.3 TTL.
+type MRUReader struct {
+	Reader mru.Reader
+	Params cip11.Params
+}
+
+// NewMRUSource returns the §9.3 MRU source over r.
+func NewMRUSource(r mru.Reader, p cip11.Params) *MRUReader { return &MRUReader{Reader: r, Params: p} }
+
+// LookupMRU implements [MRUSource].
+func (m *MRUReader) LookupMRU(submitter cip11.Address, kind mru.JobKind, h uint64) (cip11.Address, bool, error) {
+	rec, ok, err := mru.Lookup(m.Reader, m.Params, submitter, kind, h)
+	return rec.Runner, ok, err
 }

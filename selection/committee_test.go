@@ -25,7 +25,7 @@ func TestPinWeightsStayPaired(t *testing.T) {
 	A, B, C := addr(0xaa), addr(0xbb), addr(0xcc)
 	reg := state.NewMemRegistry(state.DefaultReputationConfig())
 	for _, r := range []state.Runner{ // registration order C, A, B: not address-sorted
-		{Address: C, LastHeartbeat: 1, Stake: cip11.U128From64(3000), ReputationX1e9: 250_000_000}, // 3000·0.5 = 1500
+		{Address: C, LastHeartbeat: 1, Stake: cip11.U128From64(3000), ReputationX1e9: 250_000_000},   // 3000·0.5 = 1500
 		{Address: A, LastHeartbeat: 1, Stake: cip11.U128From64(1000), ReputationX1e9: 1_000_000_000}, // 1000·1.0 = 1000
 		{Address: B, LastHeartbeat: 1, Stake: cip11.U128From64(2000), ReputationX1e9: 100_000},       // 2000·0.1 (floor) = 200
 	} {

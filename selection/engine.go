@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/mru"
 	"github.com/cip11/cip11/seed"
 	"github.com/cip11/cip11/state"
 )
@@ -16,7 +17,7 @@ import (
 type Job struct {
 	JobID         [32]byte
 	Submitter     cip11.Address
-	Kind          uint8 // §9.4 job_kind byte
+	Kind          mru.JobKind // §9.4 job_kind byte
 	CommitteeSize uint32
 	TimeoutBlocks uint64
 }
@@ -38,7 +39,7 @@ type Finality interface {
 // MRUSource is §9.3 lookup_mru at the assignment read point h, including the
 // §9.4 MRU_ACTIVATION_HEIGHT gate and the TTL.
 type MRUSource interface {
-	LookupMRU(submitter cip11.Address, kind uint8, h uint64) (cip11.Address, bool, error)
+	LookupMRU(submitter cip11.Address, kind mru.JobKind, h uint64) (cip11.Address, bool, error)
 }
 
 // PresenceSource resolves PresenceInput(H) (§7.2) into a membership test.
@@ -112,7 +113,17 @@ type blockCtx struct {
 	modeAEffective bool
 	live, shadow   func(cip11.Address) bool
 	snapshots      map[uint64]*Snapshot
+	pools          map[poolKey]*Pools
+	beaconSeed     *cip11.Hash // canonical_seed_bytes of the verified parent beacon
 	out            BlockResult
+}
+
+// poolKey identifies pools that can be shared by every job of a block: same
+// snapshot height, branch and presence (live or shadow).
+type poolKey struct {
+	t      uint64
+	branch Branch
+	shadow bool
 }
 
 // ExecuteBlock runs §9.2 for block b. Any returned error means the block is
@@ -120,7 +131,7 @@ type blockCtx struct {
 // writes (the engine writes through the stores it was given, so give it a
 // batch that commits only on success).
 func (e *Engine) ExecuteBlock(b Block) (BlockResult, error) {
-	c := &blockCtx{e: e, b: b, snapshots: make(map[uint64]*Snapshot)}
+	c := &blockCtx{e: e, b: b, snapshots: make(map[uint64]*Snapshot), pools: make(map[poolKey]*Pools)}
 	c.modeAEffective = e.Config.Params.ModeAEffective(e.Config.EffectiveK)
 	parent, err := e.view(b.Height)
 	if err != nil {
@@ -151,11 +162,15 @@ func (e *Engine) view(t uint64) (state.RegistryView, error) {
 	return e.Registry.At(t - 1)
 }
 
-func (c *blockCtx) snapshot(t uint64, j Job) (*Snapshot, error) {
-	var filters []Filter
-	if c.e.Config.Filters != nil {
-		filters = c.e.Config.Filters(j)
+func (c *blockCtx) filters(j Job) []Filter {
+	if c.e.Config.Filters == nil {
+		return nil
 	}
+	return c.e.Config.Filters(j)
+}
+
+func (c *blockCtx) snapshot(t uint64, j Job) (*Snapshot, error) {
+	filters := c.filters(j)
 	if len(filters) == 0 {
 		if s, ok := c.snapshots[t]; ok {
 			return s, nil
@@ -191,11 +206,11 @@ func (c *blockCtx) submit(j Job) error {
 // selectImmediate is M == 1: selection in block S from R_{S−1} (or the
 // configured genesis beacon), mode 0x00, T = H = S.
 func (c *blockCtx) selectImmediate(j Job) error {
-	beacon, err := seed.ParentBeacon(c.b.ParentBeacon, c.e.Config.GenesisBeacon)
+	csb, err := c.parentSeedBytes()
 	if err != nil {
 		return err
 	}
-	s, err := seed.SelectionSeedV3(seed.ModeImmediate, beacon.CanonicalSeedBytes(), j.JobID, c.b.Height)
+	s, err := seed.SelectionSeedV3(seed.ModeImmediate, csb, j.JobID, c.b.Height)
 	if err != nil {
 		return err
 	}
@@ -204,6 +219,51 @@ func (c *blockCtx) selectImmediate(j Job) error {
 		return err
 	}
 	return c.assign(j, snap, s, seed.ModeImmediate, c.b.Height)
+}
+
+// parentSeedBytes returns canonical_seed_bytes(R_{S−1}) once per block. The
+// parent beacon is verified under its epoch's threshold key before use
+// (§9.2); the configured genesis beacon is chain configuration and is
+// trusted as such.
+func (c *blockCtx) parentSeedBytes() (cip11.Hash, error) {
+	if c.beaconSeed != nil {
+		return *c.beaconSeed, nil
+	}
+	beacon, err := seed.ParentBeacon(c.b.ParentBeacon, c.e.Config.GenesisBeacon)
+	if err != nil {
+		return cip11.Hash{}, err
+	}
+	if c.b.ParentBeacon != nil {
+		v, err := c.e.Keys.KeyForEpoch(beacon.Round.Epoch)
+		if err != nil {
+			return cip11.Hash{}, fmt.Errorf("%w: %w", ErrParentBeacon, err)
+		}
+		if err := v.VerifyBeacon(beacon); err != nil {
+			return cip11.Hash{}, fmt.Errorf("%w: %w", ErrParentBeacon, err)
+		}
+	}
+	h := beacon.CanonicalSeedBytes()
+	c.beaconSeed = &h
+	return h, nil
+}
+
+// poolsFor returns the draw pools of job j over snap for branch, shared by
+// every job of the block that has no job-specific filters.
+func (c *blockCtx) poolsFor(j Job, snap *Snapshot, branch Branch, shadow bool) *Pools {
+	isPresent := c.live
+	if shadow {
+		isPresent = c.shadow
+	}
+	if len(c.filters(j)) != 0 {
+		return NewPools(branch, snap.Eligible(isPresent))
+	}
+	k := poolKey{snap.T, branch, shadow}
+	p, ok := c.pools[k]
+	if !ok {
+		p = NewPools(branch, snap.Eligible(isPresent))
+		c.pools[k] = p
+	}
+	return p
 }
 
 // writePending is M > 1 in block S: fix r_submit, r_seed and the block-S
@@ -343,12 +403,12 @@ func (c *blockCtx) assign(j Job, snap *Snapshot, s cip11.Hash, mode seed.Mode, s
 		DeadlineBlock: DeadlineBlock(submittedAt, j.TimeoutBlocks),
 		Mode:          mode, Branch: branch, Seed: s,
 	}
-	a.Committee = NewPools(branch, snap.Eligible(c.live)).Draw(s, j.CommitteeSize, mru)
+	a.Committee = c.poolsFor(j, snap, branch, false).Draw(s, j.CommitteeSize, mru)
 	c.out.Assignments = append(c.out.Assignments, a)
 	if c.shadow != nil {
 		sh := a
 		sh.Branch = ChooseBranch(false, c.e.Config.MultiValidator, j.CommitteeSize)
-		sh.Committee = NewPools(sh.Branch, snap.Eligible(c.shadow)).Draw(s, j.CommitteeSize, mru)
+		sh.Committee = c.poolsFor(j, snap, sh.Branch, true).Draw(s, j.CommitteeSize, mru)
 		c.out.Shadow = append(c.out.Shadow, sh)
 	}
 	return nil

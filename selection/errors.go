@@ -25,6 +25,7 @@ var (
 	ErrSnapshotRootMismatch = errors.New("selection: re-derived candidates_snapshot_root differs from the committed root")
 	ErrPresenceRequired     = errors.New("selection: PresenceInputV1 absent or malformed while present-first is active")
 	ErrConsumedSeeds        = errors.New("selection: ConsumedSeedsV1 invalid")
+	ErrParentBeacon         = errors.New("selection: parent beacon R_{S-1} does not verify")
 )
 
 // Job input errors.
