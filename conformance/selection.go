@@ -200,7 +200,7 @@ type committeeVector struct {
 	CommitteeSize uint32         `json:"committee_size"`
 	MRUAddress    *string        `json:"mru_address"`
 	MRUMultiplier string         `json:"mru_multiplier"`
-	Selected      []string       `json:"selected,omitempty"`
+	Selected      *[]string      `json:"selected,omitempty"`
 	Error         string         `json:"error,omitempty"`
 }
 
@@ -314,7 +314,8 @@ func genCommitteeDraw() ([]any, error) {
 		if err != nil {
 			return nil, err
 		}
-		c.Selected = addrStrings(sel)
+		names := addrStrings(sel)
+		c.Selected = &names
 		out = append(out, c)
 	}
 	bad := committeeVector{Name: "unknown_branch", Branch: "present_last", Eligible: pin, Seed: seed, CommitteeSize: 1, MRUMultiplier: "4", Error: "ErrUnknownBranch"}

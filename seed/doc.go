@@ -1,0 +1,23 @@
+// Package seed implements the consensus-seed side of CIP-11 §9.2 "Selection
+// Algorithm": the randomness that runner selection consumes.
+//
+//   - [Round] is commonware's Seed.round = (epoch, view) (§3.2), ordered by
+//     (epoch, view). Round arithmetic is consensus-owned: [AdvanceRound] is
+//     injected (DECISIONS D13); [FixedSchedule] is a test/devnet schedule.
+//   - [BeaconHashV1] is canonical_seed_bytes = beacon_hash_v1 (§9.2); the
+//     v3 selection seed is [SelectionSeedV3], and [Hasher] computes both
+//     without allocating on the per-job hot path.
+//   - [Verifier] checks a BLS12-381 MinSig threshold seed signature over
+//     commonware's seed message ([SeedMessage], DECISIONS D12). Seeds must be
+//     verified, and their round checked, before they are hashed (§9.2).
+//   - [ParentBeacon] and [CheckGenesisBeacon] implement the M == 1 genesis
+//     bootstrapping rule (§9.2).
+//   - [ConsumedSeedsV1] is the block field committing every M > 1 seed a
+//     block consumes (§9.2 "Consumed-seed commitment", DECISIONS D11), with a
+//     strict deterministic-CBOR codec (§12.6, D9) and the three
+//     block-validity rules ([ValidateConsumedSeeds]) over an injected
+//     [ThresholdKeys].
+//
+// The package is pure: no I/O, no clock, no goroutines and no mutable
+// globals. Every error wraps one exported sentinel; no input panics.
+package seed
