@@ -51,7 +51,7 @@ var (
 func Functions() []Function {
 	var all []Function
 	for _, group := range [][]Function{
-		seedFunctions(), merkleFunctions(), presenceFunctions(), mruFunctions(),
+		seedFunctions(), merkleFunctions(), presenceFunctions(), presenceMachineryFunctions(), mruFunctions(),
 		selectionFunctions(), wireFunctions(),
 	} {
 		all = append(all, group...)
@@ -65,7 +65,7 @@ func Functions() []Function {
 func Sentinels() []Sentinel {
 	var all []Sentinel
 	for _, group := range [][]Sentinel{
-		seedSentinels(), merkleSentinels(), presenceSentinels(), mruSentinels(),
+		seedSentinels(), merkleSentinels(), presenceSentinels(), presenceMachinerySentinels(), mruSentinels(),
 		selectionSentinels(), wireSentinels(),
 	} {
 		all = append(all, group...)
