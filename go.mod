@@ -10,10 +10,10 @@ require (
 require (
 	github.com/bits-and-blooms/bitset v1.25.0 // indirect
 	github.com/consensys/gnark-crypto v0.22.0
-	github.com/decred/dcrd/dcrec/secp256k1/v4 v4.4.1 // indirect
-	github.com/fxamacker/cbor/v2 v2.10.0 // indirect
-	github.com/google/go-cmp v0.7.0 // indirect
+	github.com/decred/dcrd/dcrec/secp256k1/v4 v4.4.1
+	github.com/fxamacker/cbor/v2 v2.10.0
+	github.com/google/go-cmp v0.7.0
 	github.com/x448/float16 v0.8.4 // indirect
 	golang.org/x/sys v0.50.0 // indirect
-	pgregory.net/rapid v1.3.0 // indirect
+	pgregory.net/rapid v1.3.0
 )

@@ -197,7 +197,8 @@ func (p *Pools) Draw(seed cip11.Hash, m uint32, mru *MRU) []cip11.Address {
 		return p.drawOne(seed, mru)
 	}
 	present, fallback := p.present.clone(), p.fallback.clone()
-	selected := make([]cip11.Address, 0, m)
+	// m comes from the job; never allocate beyond what the pools can fill.
+	selected := make([]cip11.Address, 0, min(uint64(m), uint64(len(present.addrs)+len(fallback.addrs))))
 	for i := uint64(0); i < uint64(m); i++ {
 		active := &present
 		if len(present.addrs) == 0 {

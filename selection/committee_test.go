@@ -279,3 +279,13 @@ func TestChooseBranch(t *testing.T) {
 		}
 	}
 }
+
+// TestHugeCommitteeSizeDoesNotAllocate: committee_size comes from the job
+// (up to 2^32−1); the loop must not reserve memory for it.
+func TestHugeCommitteeSizeDoesNotAllocate(t *testing.T) {
+	p := NewPools(BranchPresentFirst, []Eligible{{Address: addr(1), BaseWeight: cip11.U128From64(1)}, {Address: addr(2), BaseWeight: cip11.U128From64(1)}})
+	allocs := testing.AllocsPerRun(10, func() { p.Draw(cip11.Hash{}, ^uint32(0), nil) })
+	if got := p.Draw(cip11.Hash{}, ^uint32(0), nil); len(got) != 2 || allocs > 8 {
+		t.Fatalf("drew %d, %v allocs", len(got), allocs)
+	}
+}

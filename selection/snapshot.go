@@ -41,6 +41,7 @@ func Floor(r state.Runner, currentHeight, heartbeatTimeoutBlocks uint64) bool {
 type Snapshot struct {
 	T      uint64
 	Leaves []merkle.Leaf
+	root   *cip11.Hash // memoised candidates_snapshot_root
 }
 
 // BuildSnapshot evaluates the §9.1 chain over the registry view that block T
@@ -76,8 +77,15 @@ func admitAll(filters []Filter, r state.Runner) bool {
 	return true
 }
 
-// Root is the §9.2 candidates_snapshot_root of the snapshot.
-func (s *Snapshot) Root() cip11.Hash { return merkle.Root(s.Leaves) }
+// Root is the §9.2 candidates_snapshot_root of the snapshot, computed on
+// first use and remembered (a snapshot is immutable once built).
+func (s *Snapshot) Root() cip11.Hash {
+	if s.root == nil {
+		r := merkle.Root(s.Leaves)
+		s.root = &r
+	}
+	return *s.root
+}
 
 // Eligible pairs each snapshot candidate with its presence bit for the
 // committee loop, keeping weights paired with their runners (§9.2 point e).
