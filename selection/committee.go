@@ -21,21 +21,24 @@ const (
 	BranchModeA
 )
 
-var branchNames = [...]string{"present_first", "full_set", "mode_a"}
-
 // String returns the vector name of the branch.
 func (b Branch) String() string {
-	if int(b) < len(branchNames) {
-		return branchNames[b]
+	switch b {
+	case BranchPresentFirst:
+		return "present_first"
+	case BranchFullSet:
+		return "full_set"
+	case BranchModeA:
+		return "mode_a"
 	}
 	return fmt.Sprintf("Branch(%d)", uint8(b))
 }
 
 // ParseBranch maps a vector branch name to a Branch.
 func ParseBranch(s string) (Branch, error) {
-	for i, n := range branchNames {
-		if n == s {
-			return Branch(i), nil
+	for b := BranchPresentFirst; b <= BranchModeA; b++ {
+		if b.String() == s {
+			return b, nil
 		}
 	}
 	return 0, fmt.Errorf("%w: %q", ErrUnknownBranch, s)

@@ -36,10 +36,6 @@ const (
 	pendingDueDomain   = "cip11:pending-selection:v1:due-round"
 )
 
-// PendingDuePrefix is the byte prefix of every due-round index key; the
-// index is iterated lexicographically (§9.2).
-var pendingDuePrefix = []byte(pendingDueDomain)
-
 func pendingCBOR() (cbor.EncMode, cbor.DecMode, error) {
 	enc, err := cbor.CoreDetEncOptions().EncMode()
 	if err != nil {
@@ -123,8 +119,8 @@ func PendingDueRoundKey(r PendingSelectionV1) []byte {
 // DueRoundPrefix is the due-round index prefix of every record whose seed
 // round is Round(epoch, view).
 func DueRoundPrefix(epoch, view uint64) []byte {
-	k := make([]byte, 0, len(pendingDuePrefix)+8+8+8+32)
-	k = append(k, pendingDuePrefix...)
+	k := make([]byte, 0, len(pendingDueDomain)+8+8+8+32)
+	k = append(k, pendingDueDomain...)
 	k = binary.BigEndian.AppendUint64(k, epoch)
 	return binary.BigEndian.AppendUint64(k, view)
 }

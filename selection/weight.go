@@ -12,12 +12,6 @@ import (
 // would divide by zero in the §9.3 scaled term.
 var ErrZeroNormalizer = errors.New("selection: reputation normalizer is zero")
 
-var (
-	e6  = uint256.NewInt(1_000_000)
-	e12 = uint256.NewInt(1_000_000_000_000)
-	e9  = uint256.NewInt(1_000_000_000)
-)
-
 // BaseWeight is the CIP-2 v3 §2 weight as §9.3 gives it at Q1e6:
 //
 //	scaled           = (reputation_x1e9 · 1_000_000²) / (normalizer · 1_000_000_000)
@@ -32,8 +26,8 @@ func BaseWeight(effectiveStake cip11.U128, reputationX1e9, normalizer, wMinFloor
 		return cip11.U128{}, fmt.Errorf("%w: base_weight", ErrZeroNormalizer)
 	}
 	var scaled, den uint256.Int
-	scaled.Mul(uint256.NewInt(reputationX1e9), e12)
-	den.Mul(uint256.NewInt(normalizer), e9)
+	scaled.Mul(uint256.NewInt(reputationX1e9), uint256.NewInt(1_000_000_000_000))
+	den.Mul(uint256.NewInt(normalizer), uint256.NewInt(1_000_000_000))
 	scaled.Div(&scaled, &den)
 	factor := new(uint256.Int).Sqrt(&scaled)
 	if floor := uint256.NewInt(wMinFloorX1e6); factor.Lt(floor) {
@@ -41,6 +35,6 @@ func BaseWeight(effectiveStake cip11.U128, reputationX1e9, normalizer, wMinFloor
 	}
 	w := effectiveStake.Uint256()
 	w.Mul(w, factor) // < 2^128 · 2^64: no 256-bit overflow
-	w.Div(w, e6)
+	w.Div(w, uint256.NewInt(1_000_000))
 	return cip11.U128FromUint256Sat(w), nil
 }
