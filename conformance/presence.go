@@ -70,7 +70,14 @@ type presenceInputErr struct {
 	Error string `json:"error"`
 }
 
+// maxVectorRegistry bounds registry_size in vectors: a vector file is
+// untrusted input to `cip11 vectors check`, and decoding allocates n/8 bytes.
+const maxVectorRegistry = 1 << 26
+
 func presenceDecode(registrySize int, encoding string) (map[string]any, error) {
+	if registrySize > maxVectorRegistry {
+		return nil, fmt.Errorf("%w: registry_size %d above %d", ErrMalformedVector, registrySize, maxVectorRegistry)
+	}
 	b, err := Unhex(encoding)
 	if err != nil {
 		return nil, err
@@ -227,6 +234,9 @@ func presenceResolve(v presenceBlockIn) (map[string]any, error) {
 	}
 	p := cip11.DefaultParams()
 	p.PresentFirstEnabled, p.PresenceShadowEnabled = v.PresentFirstEnabled, v.ShadowEnabled
+	if v.RegistrySize > maxVectorRegistry {
+		return nil, fmt.Errorf("%w: registry_size %d above %d", ErrMalformedVector, v.RegistrySize, maxVectorRegistry)
+	}
 	bp, err := presence.ResolveBlockPresence(p, v.ModeAEffective, field, v.RegistrySize)
 	if err != nil {
 		return nil, err
