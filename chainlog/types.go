@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/state"
 )
 
 // Format identification of the header line.
@@ -176,12 +177,12 @@ func unhex(s []byte, want int) ([]byte, error) {
 // Health is a Runner Registry HealthStatus, written by name.
 type Health uint8
 
-// HealthStatus values, in state.Health order.
+// HealthStatus values: the state package's, so the two can never drift.
 const (
-	Healthy Health = iota
-	Unhealthy
-	Paused
-	Deregistered
+	Healthy      = Health(state.Healthy)
+	Unhealthy    = Health(state.Unhealthy)
+	Paused       = Health(state.Paused)
+	Deregistered = Health(state.Deregistered)
 )
 
 func healthNames() [4]string { return [...]string{"healthy", "unhealthy", "paused", "deregistered"} }

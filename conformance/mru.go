@@ -47,12 +47,9 @@ func (d decimalU64) MarshalText() ([]byte, error) {
 }
 
 func (d *decimalU64) UnmarshalText(b []byte) error {
-	v, err := strconv.ParseUint(string(b), 10, 64)
-	if err != nil || (len(b) > 1 && b[0] == '0') {
-		return fmt.Errorf("%w: not a canonical u64 decimal: %q", ErrMalformedVector, b)
-	}
+	v, err := parseU64(string(b))
 	*d = decimalU64(v)
-	return nil
+	return err
 }
 
 type mruRecordJSON struct {

@@ -108,20 +108,12 @@ func seedRawJSON(v any) json.RawMessage {
 	return b
 }
 
-func seedU64(s string) (uint64, error) {
-	v, err := strconv.ParseUint(s, 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("%w: u64 %q", ErrMalformedVector, s)
-	}
-	return v, nil
-}
-
 func seedRound(epoch, view string) (seed.Round, error) {
-	e, err := seedU64(epoch)
+	e, err := parseU64(epoch)
 	if err != nil {
 		return seed.Round{}, err
 	}
-	v, err := seedU64(view)
+	v, err := parseU64(view)
 	return seed.Round{Epoch: e, View: v}, err
 }
 
@@ -262,7 +254,7 @@ func seedEvalSelection(raw json.RawMessage) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	at, err := seedU64(v.SubmittedAt)
+	at, err := parseU64(v.SubmittedAt)
 	if err != nil {
 		return nil, err
 	}

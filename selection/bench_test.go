@@ -19,14 +19,20 @@ func benchSnapshot(b *testing.B) (*harness, *Snapshot) {
 	return h, snap
 }
 
-// BenchmarkDrawM1 is one M == 1 job over 5,000 eligible runners with base
-// weights and pools built once per block: the v3 seed plus one draw.
-func BenchmarkDrawM1(b *testing.B) {
-	h, snap := benchSnapshot(b)
+// everyThird marks every third benchmark runner present.
+func everyThird(h *harness) map[cip11.Address]bool {
 	present := map[cip11.Address]bool{}
 	for i := 0; i < benchRunners; i += 3 {
 		present[h.addrs[i]] = true
 	}
+	return present
+}
+
+// BenchmarkDrawM1 is one M == 1 job over 5,000 eligible runners with base
+// weights and pools built once per block: the v3 seed plus one draw.
+func BenchmarkDrawM1(b *testing.B) {
+	h, snap := benchSnapshot(b)
+	present := everyThird(h)
 	pools := NewPools(BranchPresentFirst, snap.Eligible(func(a cip11.Address) bool { return present[a] }))
 	csb := h.beacon(seed.Round{View: 1}).CanonicalSeedBytes()
 	var job cip11.Hash
@@ -45,10 +51,7 @@ func BenchmarkDrawM1(b *testing.B) {
 // weights and the partition for every job.
 func BenchmarkDrawM1Naive(b *testing.B) {
 	h, snap := benchSnapshot(b)
-	present := map[cip11.Address]bool{}
-	for i := 0; i < benchRunners; i += 3 {
-		present[h.addrs[i]] = true
-	}
+	present := everyThird(h)
 	csb := h.beacon(seed.Round{View: 1}).CanonicalSeedBytes()
 	var job cip11.Hash
 	b.ReportAllocs()

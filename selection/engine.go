@@ -115,6 +115,7 @@ type blockCtx struct {
 	snapshots      map[uint64]*Snapshot
 	pools          map[poolKey]*Pools
 	beaconSeed     *cip11.Hash // canonical_seed_bytes of the verified parent beacon
+	hasher         seed.Hasher // reused Keccak state: seeds cost no allocation
 	out            BlockResult
 }
 
@@ -210,7 +211,8 @@ func (c *blockCtx) selectImmediate(j Job) error {
 	if err != nil {
 		return err
 	}
-	s, err := seed.SelectionSeedV3(seed.ModeImmediate, csb, j.JobID, c.b.Height)
+	id := cip11.Hash(j.JobID)
+	s, err := c.hasher.SelectionSeed(seed.ModeImmediate, &csb, &id, c.b.Height)
 	if err != nil {
 		return err
 	}
@@ -242,7 +244,7 @@ func (c *blockCtx) parentSeedBytes() (cip11.Hash, error) {
 			return cip11.Hash{}, fmt.Errorf("%w: %w", ErrParentBeacon, err)
 		}
 	}
-	h := beacon.CanonicalSeedBytes()
+	h := c.hasher.BeaconHash(beacon.Round, &beacon.Signature)
 	c.beaconSeed = &h
 	return h, nil
 }
@@ -369,7 +371,8 @@ func (c *blockCtx) assignPending(r PendingSelectionV1, beacon seed.Beacon) error
 	if snap.Root() != r.CandidatesSnapshotRoot {
 		return fmt.Errorf("%w: job %x", ErrSnapshotRootMismatch, r.JobID)
 	}
-	s, err := seed.SelectionSeedV3(seed.ModeDelayed, beacon.CanonicalSeedBytes(), r.JobID, r.SubmittedAt)
+	csb, id := c.hasher.BeaconHash(beacon.Round, &beacon.Signature), cip11.Hash(r.JobID)
+	s, err := c.hasher.SelectionSeed(seed.ModeDelayed, &csb, &id, r.SubmittedAt)
 	if err != nil {
 		return err
 	}
