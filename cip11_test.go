@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"pgregory.net/rapid"
+
+	"github.com/cip11/cip11/internal/textform"
 )
 
 // TestKeccakIsLegacy pins D1: Keccak-256 (Ethereum), not NIST SHA3-256.
@@ -21,25 +23,66 @@ func TestKeccakIsLegacy(t *testing.T) {
 }
 
 func TestU128Saturates(t *testing.T) {
-	if MaxU128.AddSat(U128From64(1)) != MaxU128 {
+	if MaxU128().AddSat(U128From64(1)) != MaxU128() {
 		t.Fatal("add does not saturate")
 	}
-	if (U128{Hi: 1 << 63}).MulSat64(2) != MaxU128 {
+	if (U128{Hi: 1 << 63}).MulSat64(2) != MaxU128() {
 		t.Fatal("mul does not saturate at 2^128")
 	}
 	if got := (U128{Hi: 1<<63 - 1, Lo: ^uint64(0)}).MulSat64(2); got != (U128{Hi: ^uint64(0), Lo: ^uint64(0) - 1}) {
 		t.Fatalf("(2^127-1)*2 = %v", got)
 	}
-	if MaxU128.String() != "340282366920938463463374607431768211455" {
-		t.Fatal(MaxU128.String())
+	if MaxU128().String() != "340282366920938463463374607431768211455" {
+		t.Fatal(MaxU128().String())
 	}
 }
 
 func TestParseU128Rejects(t *testing.T) {
-	for _, s := range []string{"", "-1", "01", "340282366920938463463374607431768211456", "1e3", " 1", "0x10"} {
-		if _, err := ParseU128(s); !errors.Is(err, ErrU128Range) {
-			t.Errorf("ParseU128(%q) = %v", s, err)
+	for _, c := range []struct {
+		in   string
+		want error
+	}{
+		{"", textform.ErrBadDecimal}, {"-1", textform.ErrBadDecimal}, {"1e3", textform.ErrBadDecimal},
+		{" 1", textform.ErrBadDecimal}, {"0x10", textform.ErrBadDecimal}, {"01", textform.ErrLeadingZero},
+		{"340282366920938463463374607431768211456", textform.ErrOutOfRange},
+	} {
+		if _, err := ParseU128(c.in); !errors.Is(err, c.want) {
+			t.Errorf("ParseU128(%q) = %v, want %v", c.in, err, c.want)
 		}
+		u := U128{Lo: 7}
+		if err := u.UnmarshalText([]byte(c.in)); !errors.Is(err, c.want) || u != (U128{Lo: 7}) {
+			t.Errorf("UnmarshalText(%q) = %v, left %v", c.in, err, u)
+		}
+	}
+}
+
+// TestHexTextStrict pins D18 for Address and Hash: lowercase hex of exactly
+// the type's length, nothing else; a failed decode leaves the value alone.
+func TestHexTextStrict(t *testing.T) {
+	var a Address
+	if err := a.UnmarshalText([]byte("00112233445566778899aabbccddeeff00112233")); err != nil || a.String() != "00112233445566778899aabbccddeeff00112233" {
+		t.Fatalf("round trip: %v, %v", a, err)
+	}
+	for _, c := range []struct {
+		in   string
+		want error
+	}{
+		{"00112233445566778899AABBCCDDEEFF00112233", textform.ErrUppercaseHex},
+		{"0x112233445566778899aabbccddeeff00112233", textform.ErrBadHex},
+		{"00112233445566778899aabbccddeeff0011223", textform.ErrOddHex},
+		{"00112233445566778899aabbccddeeff0011", textform.ErrHexLength},
+	} {
+		b := a
+		if err := b.UnmarshalText([]byte(c.in)); !errors.Is(err, c.want) || b != a {
+			t.Errorf("Address.UnmarshalText(%q) = %v, want %v (value %v)", c.in, err, c.want, b)
+		}
+	}
+	var h Hash
+	if err := h.UnmarshalText([]byte(Keccak256().String())); err != nil || h != Keccak256() {
+		t.Fatalf("hash round trip: %v", err)
+	}
+	if err := h.UnmarshalText([]byte("C5D2460186F7233C927E7DB2DCC703C0E500B653CA82273B7BFAD8045D85A470")); !errors.Is(err, textform.ErrUppercaseHex) {
+		t.Fatalf("uppercase hash: %v", err)
 	}
 }
 
@@ -95,6 +138,10 @@ func TestModeAGuard(t *testing.T) {
 		t.Fatal("flag off")
 	}
 	p.PresenceHardExcludeEnabled = true
+	if p.ModeAEffective(20) {
+		t.Fatal("D24: no Mode A while CIP11_PRESENT_FIRST_ENABLED is off")
+	}
+	p.PresentFirstEnabled = true
 	cases := []struct {
 		k, tHard uint32
 		want     bool

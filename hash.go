@@ -1,11 +1,9 @@
 package cip11
 
 import (
-	"encoding/hex"
-	"errors"
-	"fmt"
-
 	"golang.org/x/crypto/sha3"
+
+	"github.com/cip11/cip11/internal/textform"
 )
 
 // Address is a 20-byte Cowboy account / runner address (§3.3 "Runner identity").
@@ -14,34 +12,26 @@ type Address [20]byte
 // Hash is a 32-byte Keccak-256 digest.
 type Hash [32]byte
 
-// ErrHexLength is returned when a hex string decodes to the wrong number of bytes.
-var ErrHexLength = errors.New("cip11: wrong hex length")
+// String returns the lowercase hex form without 0x (DECISIONS D18).
+func (a Address) String() string { return textform.Hex(a[:]) }
 
 // String returns the lowercase hex form without 0x (DECISIONS D18).
-func (a Address) String() string { return hex.EncodeToString(a[:]) }
-
-// String returns the lowercase hex form without 0x (DECISIONS D18).
-func (h Hash) String() string { return hex.EncodeToString(h[:]) }
+func (h Hash) String() string { return textform.Hex(h[:]) }
 
 // MarshalText encodes the address as lowercase hex.
-func (a Address) MarshalText() ([]byte, error) { return []byte(a.String()), nil }
+func (a Address) MarshalText() ([]byte, error) { return textform.AppendHex(nil, a[:]), nil }
 
-// UnmarshalText decodes exactly 40 hex digits.
-func (a *Address) UnmarshalText(b []byte) error { return decodeFixed(a[:], b) }
+// UnmarshalText decodes exactly 40 lowercase hex digits (D18); errors wrap
+// the sentinels of package internal/textform (e.g. ErrUppercaseHex,
+// ErrHexLength), and on error a is unchanged.
+func (a *Address) UnmarshalText(b []byte) error { return textform.ParseHexInto(a[:], b) }
 
 // MarshalText encodes the hash as lowercase hex.
-func (h Hash) MarshalText() ([]byte, error) { return []byte(h.String()), nil }
+func (h Hash) MarshalText() ([]byte, error) { return textform.AppendHex(nil, h[:]), nil }
 
-// UnmarshalText decodes exactly 64 hex digits.
-func (h *Hash) UnmarshalText(b []byte) error { return decodeFixed(h[:], b) }
-
-func decodeFixed(dst, src []byte) error {
-	if len(src) != 2*len(dst) {
-		return fmt.Errorf("%w: want %d hex digits, got %d", ErrHexLength, 2*len(dst), len(src))
-	}
-	_, err := hex.Decode(dst, src)
-	return err
-}
+// UnmarshalText decodes exactly 64 lowercase hex digits (D18), like
+// [Address.UnmarshalText].
+func (h *Hash) UnmarshalText(b []byte) error { return textform.ParseHexInto(h[:], b) }
 
 // Keccak256 returns the original (Ethereum) Keccak-256 of the concatenated
 // parts — not NIST SHA3-256 (DECISIONS D1).

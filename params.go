@@ -3,6 +3,7 @@ package cip11
 import (
 	"errors"
 	"fmt"
+	"math/bits"
 )
 
 // Params carries every §13 system constant and the five §13 protocol flags
@@ -122,10 +123,24 @@ func (p Params) Validate() error {
 
 // ModeAEffective reports whether Mode A hard-exclude is in force: the flag
 // and the §8.4 K_HARD_MIN activation guard (§9.2: effective_k ≥ K_HARD_MIN and
-// t_hard ≥ floor(effective_k/2)+1). The flag alone is not sufficient.
+// t_hard ≥ floor(effective_k/2)+1). The flag alone is not sufficient, and
+// with CIP11_PRESENT_FIRST_ENABLED off there is no Mode A at all (D24: the
+// flag turns off the whole §13 bundle in live selection).
 func (p Params) ModeAEffective(effectiveK uint32) bool {
-	return p.PresenceHardExcludeEnabled && effectiveK >= p.KHardMin && p.THard >= effectiveK/2+1
+	return p.PresentFirstEnabled && p.PresenceHardExcludeEnabled && effectiveK >= p.KHardMin && p.THard >= effectiveK/2+1
 }
 
 // MRUActive reports whether MRU is read and written at height h (§9.4 gate).
 func (p Params) MRUActive(h uint64) bool { return h >= p.MRUActivationHeight }
+
+// SubsetSize is §5.1 k = min(|V|, clamp(ceil(log2(|V|)) + 1, MIN_SUBSET,
+// MAX_SUBSET)) for a validator set of n participants (§5.2); it is also
+// §8.4 effective_k. It is 0 for n ≤ 0.
+func (p Params) SubsetSize(n int) int {
+	if n <= 0 {
+		return 0
+	}
+	ceilLog2 := bits.Len64(uint64(n) - 1) // ceil(log2 n) for n ≥ 1
+	c := max(uint64(p.MinSubset), min(uint64(ceilLog2)+1, uint64(p.MaxSubset)))
+	return int(min(uint64(n), c))
+}

@@ -2,11 +2,11 @@ package cip11
 
 import (
 	"encoding/binary"
-	"errors"
-	"fmt"
 	"math/bits"
 
 	"github.com/holiman/uint256"
+
+	"github.com/cip11/cip11/internal/textform"
 )
 
 // U128 is an unsigned 128-bit integer, the spec's `u128` for stakes and
@@ -14,11 +14,8 @@ import (
 // mirroring the spec's explicit saturating_mul. The zero value is 0.
 type U128 struct{ Hi, Lo uint64 }
 
-// MaxU128 is 2^128−1, the saturation ceiling of every u128 sum and product.
-var MaxU128 = U128{Hi: ^uint64(0), Lo: ^uint64(0)}
-
-// ErrU128Range is returned when a decimal string is not a u128.
-var ErrU128Range = errors.New("cip11: not a u128 decimal")
+// MaxU128 returns 2^128−1, the saturation ceiling of every u128 sum and product.
+func MaxU128() U128 { return U128{Hi: ^uint64(0), Lo: ^uint64(0)} }
 
 // U128From64 widens v.
 func U128From64(v uint64) U128 { return U128{Lo: v} }
@@ -45,7 +42,7 @@ func (u U128) AddSat(v U128) U128 {
 	lo, c := bits.Add64(u.Lo, v.Lo, 0)
 	hi, c := bits.Add64(u.Hi, v.Hi, c)
 	if c != 0 {
-		return MaxU128
+		return MaxU128()
 	}
 	return U128{hi, lo}
 }
@@ -63,7 +60,7 @@ func (u U128) MulSat64(m uint64) U128 {
 	hiHi, hiLoPart := bits.Mul64(u.Hi, m)
 	hi, c := bits.Add64(hiLoPart, hiLo, 0)
 	if hiHi != 0 || c != 0 {
-		return MaxU128
+		return MaxU128()
 	}
 	return U128{hi, lo}
 }
@@ -97,32 +94,30 @@ func (u U128) Uint256() *uint256.Int {
 // U128FromUint256Sat narrows x, saturating at 2^128−1.
 func U128FromUint256Sat(x *uint256.Int) U128 {
 	if x[2]|x[3] != 0 {
-		return MaxU128
+		return MaxU128()
 	}
 	return U128{Hi: x[1], Lo: x[0]}
 }
 
 // String formats u in decimal (DECISIONS D18: u128 values are decimal strings).
-func (u U128) String() string { return u.Uint256().Dec() }
+func (u U128) String() string { return textform.FormatU128(u.Hi, u.Lo) }
 
-// ParseU128 parses a canonical decimal u128 (no sign, no leading zeros).
+// ParseU128 parses a canonical D18 decimal u128 (no sign, no leading zeros,
+// below 2^128); errors wrap the sentinels of package internal/textform.
 func ParseU128(s string) (U128, error) {
-	x, err := uint256.FromDecimal(s)
-	if err != nil || x[2]|x[3] != 0 || (len(s) > 1 && s[0] == '0') {
-		return U128{}, fmt.Errorf("%w: %q", ErrU128Range, s)
-	}
-	return U128{Hi: x[1], Lo: x[0]}, nil
+	hi, lo, err := textform.ParseU128(s)
+	return U128{Hi: hi, Lo: lo}, err
 }
 
 // MarshalText encodes u as a decimal string.
-func (u U128) MarshalText() ([]byte, error) { return []byte(u.String()), nil }
+func (u U128) MarshalText() ([]byte, error) { return textform.AppendU128(nil, u.Hi, u.Lo), nil }
 
-// UnmarshalText parses a decimal string.
+// UnmarshalText parses a canonical decimal string; on error u is unchanged.
 func (u *U128) UnmarshalText(b []byte) error {
-	v, err := ParseU128(string(b))
+	hi, lo, err := textform.ParseU128(b)
 	if err != nil {
 		return err
 	}
-	*u = v
+	*u = U128{Hi: hi, Lo: lo}
 	return nil
 }

@@ -225,26 +225,20 @@ func (b *Block) normalize() {
 	b.ConsumedSeeds = nonNil(b.ConsumedSeeds)
 	b.Registry = orEmpty(b.Registry)
 	b.Heartbeats = orEmpty(b.Heartbeats)
-	b.Submits = orEmpty(b.Submits)
-	b.Results = slices2(b.Results)
+	b.Txs = orEmpty(b.Txs)
+	for i := range b.Txs {
+		if v := b.Txs[i].Verified; v != nil {
+			v.Matching, v.RunnersToSlash, v.RunnersUnrewarded = orEmpty(v.Matching), orEmpty(v.RunnersToSlash), orEmpty(v.RunnersUnrewarded)
+		}
+	}
 	b.Out.Assignments = orEmpty(b.Out.Assignments)
 	for i := range b.Out.Assignments {
 		b.Out.Assignments[i].Committee = orEmpty(b.Out.Assignments[i].Committee)
 	}
 	b.Out.PendingWritten = orEmpty(b.Out.PendingWritten)
 	b.Out.PendingConsumed = orEmpty(b.Out.PendingConsumed)
+	b.Out.Expired = orEmpty(b.Out.Expired)
 	b.Out.MRUWrites = orEmpty(b.Out.MRUWrites)
-}
-
-func slices2(rs []Result) []Result {
-	rs = orEmpty(rs)
-	for i := range rs {
-		rs[i].Committee = orEmpty(rs[i].Committee)
-		rs[i].Matching = orEmpty(rs[i].Matching)
-		rs[i].RunnersToSlash = orEmpty(rs[i].RunnersToSlash)
-		rs[i].RunnersUnrewarded = orEmpty(rs[i].RunnersUnrewarded)
-	}
-	return rs
 }
 
 func orEmpty[T any](s []T) []T {
@@ -276,9 +270,18 @@ func (b *Block) Validate() error {
 			return fmt.Errorf("%w: block %d: registry[%d]: health %d", ErrMalformed, b.Height, i, *op.Health)
 		}
 	}
-	for i, s := range b.Submits {
-		if s.CommitteeSize == 0 {
-			return fmt.Errorf("%w: block %d: submits[%d]: committee_size 0", ErrMalformed, b.Height, i)
+	for i, tx := range b.Txs {
+		n := 0
+		for _, set := range []bool{tx.Submit != nil, tx.ResultSubmit != nil, tx.Verified != nil} {
+			if set {
+				n++
+			}
+		}
+		if n != 1 {
+			return fmt.Errorf("%w: block %d: txs[%d]: %d transaction kinds, want exactly 1", ErrMalformed, b.Height, i, n)
+		}
+		if tx.Submit != nil && tx.Submit.CommitteeSize == 0 {
+			return fmt.Errorf("%w: block %d: txs[%d]: committee_size 0", ErrMalformed, b.Height, i)
 		}
 	}
 	for i, a := range b.Out.Assignments {

@@ -17,17 +17,22 @@ func Example() {
 		Params:     cip11.DefaultParams(),
 		Namespace:  chainlog.Bytes("ns"),
 		Schedule:   chainlog.Schedule{ViewsPerEpoch: 100, FirstView: 1, LastKnownEpoch: 3},
+		Validators: []chainlog.ValidatorSet{{ActivationHeight: 0, Participants: 1}, {ActivationHeight: 500, Participants: 4}},
 		Reputation: chainlog.ReputationConfig{Normalizer: 1_000_000_000, WMinFloorX1e6: 100_000},
 	}
 	w, err := chainlog.NewWriter(&buf, h)
 	if err != nil {
 		panic(err)
 	}
-	stake, rep := chainlog.U128(cip11.U128From64(5_000)), chainlog.U64(1_000_000_000)
+	stake, rep := cip11.U128From64(5_000), chainlog.U64(1_000_000_000)
 	b := chainlog.Block{
 		Height: 1, Round: chainlog.Round{Epoch: 0, View: 1},
 		ConsumedSeeds: chainlog.Bytes{0x80},
-		Registry:      []chainlog.RegistryOp{{Op: chainlog.OpRegister, Address: chainlog.Address{0xaa}, Stake: &stake, ReputationX1e9: &rep}},
+		Registry:      []chainlog.RegistryOp{{Op: chainlog.OpRegister, Address: cip11.Address{0xaa}, Stake: &stake, ReputationX1e9: &rep}},
+		Txs: []chainlog.Tx{
+			{Submit: &chainlog.Submit{JobID: cip11.Hash{1}, Submitter: cip11.Address{0xbb}, JobKind: 0, CommitteeSize: 3, TimeoutBlocks: 40}},
+			{ResultSubmit: &chainlog.ResultSubmit{JobID: cip11.Hash{2}, Runner: cip11.Address{0xaa}}},
+		},
 	}
 	if err := w.WriteBlock(&b); err != nil {
 		panic(err)
@@ -40,7 +45,10 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(r.Header().ChainID)
+	hdr := r.Header()
+	n0, _ := hdr.ParticipantsAt(0)
+	n500, _ := hdr.ParticipantsAt(500)
+	fmt.Println(hdr.ChainID, hdr.Version, n0, n500)
 	for {
 		b, err := r.Next()
 		if err == io.EOF {
@@ -50,8 +58,18 @@ func Example() {
 			panic(err)
 		}
 		fmt.Println(b.Height, b.Registry[0].Op, *b.Registry[0].Stake, b.Presence == nil)
+		for _, tx := range b.Txs {
+			switch {
+			case tx.Submit != nil:
+				fmt.Println("submit", tx.Submit.CommitteeSize, tx.Submit.TimeoutBlocks)
+			case tx.ResultSubmit != nil:
+				fmt.Println("result_submit", tx.ResultSubmit.Runner)
+			}
+		}
 	}
 	// Output:
-	// example
+	// example 2 1 4
 	// 1 register 5000 true
+	// submit 3 40
+	// result_submit aa00000000000000000000000000000000000000
 }

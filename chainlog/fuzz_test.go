@@ -8,8 +8,9 @@ import (
 )
 
 // FuzzDecodeBlock checks that no line makes the decoder panic, that every
-// rejection wraps ErrMalformed, and that an accepted line re-encodes to a
-// line that decodes to the same block and re-encodes byte for byte.
+// rejection wraps ErrMalformed, that an accepted line has exactly one kind
+// per transaction, and that it re-encodes to a line that decodes to the same
+// block and re-encodes byte for byte.
 func FuzzDecodeBlock(f *testing.F) {
 	b := sampleBlock(5)
 	line, err := EncodeBlock(&b)
@@ -26,6 +27,17 @@ func FuzzDecodeBlock(f *testing.F) {
 				t.Fatalf("error does not wrap ErrMalformed: %v", err)
 			}
 			return
+		}
+		for i, tx := range b.Txs {
+			n := 0
+			for _, set := range []bool{tx.Submit != nil, tx.ResultSubmit != nil, tx.Verified != nil} {
+				if set {
+					n++
+				}
+			}
+			if n != 1 {
+				t.Fatalf("accepted txs[%d] with %d kinds", i, n)
+			}
 		}
 		enc, err := EncodeBlock(&b)
 		if err != nil {
@@ -45,15 +57,18 @@ func FuzzDecodeBlock(f *testing.F) {
 	})
 }
 
-// FuzzDecodeHeader checks that no header line panics the decoder and that
-// every rejection wraps one of the two sentinels.
+// FuzzDecodeHeader checks that no header line panics the decoder, that
+// every rejection wraps one of the two sentinels, and that an accepted
+// header has a validator-set schedule starting at height 0 with at least
+// one participant at every height, and round-trips.
 func FuzzDecodeHeader(f *testing.F) {
-	line, err := EncodeHeader(sampleHeader())
+	line, err := EncodeHeader(withFormat(sampleHeader()))
 	if err != nil {
 		f.Fatal(err)
 	}
 	f.Add(line)
-	f.Add([]byte(`{"format":"cip11-chainlog","version":1}`))
+	f.Add([]byte(v1Header))
+	f.Add([]byte(`{"format":"cip11-chainlog","version":2}`))
 	f.Fuzz(func(t *testing.T, line []byte) {
 		h, err := DecodeHeader(line)
 		if err != nil {
@@ -61,6 +76,19 @@ func FuzzDecodeHeader(f *testing.F) {
 				t.Fatalf("error wraps no sentinel: %v", err)
 			}
 			return
+		}
+		if h.Version != Version || h.Format != FormatName {
+			t.Fatalf("accepted format %q version %d", h.Format, h.Version)
+		}
+		if len(h.Validators) == 0 || h.Validators[0].ActivationHeight != 0 {
+			t.Fatalf("accepted validator_sets %+v", h.Validators)
+		}
+		for _, v := range h.Validators {
+			for _, at := range []uint64{uint64(v.ActivationHeight), uint64(v.ActivationHeight) + 1, ^uint64(0)} {
+				if n, err := h.ParticipantsAt(at); err != nil || n < 1 {
+					t.Fatalf("ParticipantsAt(%d) = %d, %v", at, n, err)
+				}
+			}
 		}
 		enc, err := EncodeHeader(h)
 		if err != nil {

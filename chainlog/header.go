@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strconv"
 
 	"github.com/cip11/cip11"
 )
@@ -30,10 +31,10 @@ type Header struct {
 	GenesisBeacon *Beacon `json:"genesis_beacon"`
 	// Schedule is the seed.FixedSchedule behind advance_round.
 	Schedule Schedule `json:"schedule"`
-	// MultiValidator is n = |V| > 1 (§3.2).
-	MultiValidator bool `json:"multi_validator"`
-	// EffectiveK is the effective subset size for the §8.4 Mode-A guard.
-	EffectiveK uint32 `json:"effective_k"`
+	// Validators is the validator-set size schedule (D25): each entry's
+	// participant count applies from its activation height on; the first
+	// entry activates at 0.
+	Validators []ValidatorSet `json:"validator_sets"`
 	// Reputation is ReputationConfig for the whole log.
 	Reputation ReputationConfig `json:"reputation_config"`
 }
@@ -61,18 +62,17 @@ type ReputationConfig struct {
 
 // headerWire is Header as written: Params replaced by its overrides.
 type headerWire struct {
-	Format         string                     `json:"format"`
-	Version        int                        `json:"version"`
-	ChainID        string                     `json:"chain_id"`
-	Generator      string                     `json:"generator"`
-	Params         map[string]json.RawMessage `json:"params"`
-	Namespace      Bytes                      `json:"namespace"`
-	ThresholdKeys  []EpochKey                 `json:"threshold_keys"`
-	GenesisBeacon  *Beacon                    `json:"genesis_beacon"`
-	Schedule       Schedule                   `json:"schedule"`
-	MultiValidator bool                       `json:"multi_validator"`
-	EffectiveK     uint32                     `json:"effective_k"`
-	Reputation     ReputationConfig           `json:"reputation_config"`
+	Format        string                     `json:"format"`
+	Version       int                        `json:"version"`
+	ChainID       string                     `json:"chain_id"`
+	Generator     string                     `json:"generator"`
+	Params        map[string]json.RawMessage `json:"params"`
+	Namespace     Bytes                      `json:"namespace"`
+	ThresholdKeys []EpochKey                 `json:"threshold_keys"`
+	GenesisBeacon *Beacon                    `json:"genesis_beacon"`
+	Schedule      Schedule                   `json:"schedule"`
+	Validators    []ValidatorSet             `json:"validator_sets"`
+	Reputation    ReputationConfig           `json:"reputation_config"`
 }
 
 type paramName struct{ name, field string }
@@ -111,16 +111,6 @@ func paramNames() []paramName {
 	}
 }
 
-// ParamNames lists the §13 names a header's "params" object may use.
-func ParamNames() []string {
-	pns := paramNames()
-	out := make([]string, len(pns))
-	for i, p := range pns {
-		out[i] = p.name
-	}
-	return out
-}
-
 // encodeParams returns the §13 constants of p that differ from the defaults:
 // integers as decimal strings, flags as booleans.
 func encodeParams(p cip11.Params) (map[string]json.RawMessage, error) {
@@ -139,7 +129,7 @@ func encodeParams(p cip11.Params) (map[string]json.RawMessage, error) {
 		case reflect.Uint32, reflect.Uint64:
 			v = U64(g.Uint())
 		default:
-			v = U128(g.Interface().(cip11.U128))
+			v = g.Interface().(cip11.U128)
 		}
 		b, err := json.Marshal(v)
 		if err != nil {
@@ -193,13 +183,33 @@ func setParam(f reflect.Value, raw json.RawMessage) error {
 		}
 		f.SetUint(uint64(u))
 	default:
-		var u U128
+		var u cip11.U128
 		if err := strictUnmarshal(raw, &u); err != nil {
 			return err
 		}
-		f.Set(reflect.ValueOf(cip11.U128(u)))
+		f.Set(reflect.ValueOf(u))
 	}
 	return nil
+}
+
+// ValidatorSet is one entry of the validator-set schedule: the number of
+// participants of the snapshot active from ActivationHeight on (§5.4).
+type ValidatorSet struct {
+	ActivationHeight U64    `json:"activation_height"`
+	Participants     uint32 `json:"participants"`
+}
+
+// ParticipantsAt returns the participant count active at height h
+// (engine.Validators; D25).
+func (h Header) ParticipantsAt(height uint64) (int, error) {
+	n := 0
+	for _, v := range h.Validators {
+		if uint64(v.ActivationHeight) > height {
+			break
+		}
+		n = int(v.Participants)
+	}
+	return n, nil
 }
 
 // MarshalJSON writes the header with Params as its overrides.
@@ -211,8 +221,8 @@ func (h Header) MarshalJSON() ([]byte, error) {
 	w := headerWire{
 		Format: h.Format, Version: h.Version, ChainID: h.ChainID, Generator: h.Generator,
 		Params: over, Namespace: nonNil(h.Namespace), ThresholdKeys: h.ThresholdKeys,
-		GenesisBeacon: h.GenesisBeacon, Schedule: h.Schedule, MultiValidator: h.MultiValidator,
-		EffectiveK: h.EffectiveK, Reputation: h.Reputation,
+		GenesisBeacon: h.GenesisBeacon, Schedule: h.Schedule, Validators: h.Validators,
+		Reputation: h.Reputation,
 	}
 	if w.ThresholdKeys == nil {
 		w.ThresholdKeys = []EpochKey{}
@@ -235,7 +245,7 @@ func DecodeHeader(line []byte) (Header, error) {
 	if probe.Format != FormatName {
 		return Header{}, fmt.Errorf("%w: header format %q, want %q", ErrMalformed, probe.Format, FormatName)
 	}
-	if !bytes.Equal(probe.Version, []byte("1")) {
+	if !bytes.Equal(probe.Version, []byte(strconv.Itoa(Version))) {
 		return Header{}, fmt.Errorf("%w: version %s (this reader supports %d)", ErrUnsupportedVersion, probe.Version, Version)
 	}
 	var w headerWire
@@ -249,7 +259,7 @@ func DecodeHeader(line []byte) (Header, error) {
 	h := Header{
 		Format: w.Format, Version: w.Version, ChainID: w.ChainID, Generator: w.Generator, Params: p,
 		Namespace: w.Namespace, ThresholdKeys: w.ThresholdKeys, GenesisBeacon: w.GenesisBeacon,
-		Schedule: w.Schedule, MultiValidator: w.MultiValidator, EffectiveK: w.EffectiveK, Reputation: w.Reputation,
+		Schedule: w.Schedule, Validators: w.Validators, Reputation: w.Reputation,
 	}
 	return h, h.validate()
 }
@@ -258,6 +268,14 @@ func (h Header) validate() error {
 	for i := 1; i < len(h.ThresholdKeys); i++ {
 		if h.ThresholdKeys[i].Epoch <= h.ThresholdKeys[i-1].Epoch {
 			return fmt.Errorf("%w: header: threshold_keys not strictly ascending by epoch", ErrMalformed)
+		}
+	}
+	if len(h.Validators) == 0 || h.Validators[0].ActivationHeight != 0 {
+		return fmt.Errorf("%w: header: validator_sets must start at activation_height 0", ErrMalformed)
+	}
+	for i, v := range h.Validators {
+		if v.Participants == 0 || (i > 0 && v.ActivationHeight <= h.Validators[i-1].ActivationHeight) {
+			return fmt.Errorf("%w: header: validator_sets[%d]: empty or not ascending", ErrMalformed, i)
 		}
 	}
 	if h.Schedule.ViewsPerEpoch == 0 {

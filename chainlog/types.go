@@ -1,12 +1,11 @@
 package chainlog
 
 import (
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"strconv"
 
 	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/internal/textform"
 	"github.com/cip11/cip11/state"
 )
 
@@ -15,7 +14,7 @@ const (
 	// FormatName is the value of the header's "format" key.
 	FormatName = "cip11-chainlog"
 	// Version is the only format version this package reads and writes.
-	Version = 1
+	Version = 2
 )
 
 // Sentinel errors. Every decoding failure wraps exactly one of them.
@@ -34,50 +33,15 @@ var (
 type U64 uint64
 
 // MarshalText writes the decimal form.
-func (u U64) MarshalText() ([]byte, error) { return strconv.AppendUint(nil, uint64(u), 10), nil }
+func (u U64) MarshalText() ([]byte, error) { return textform.AppendU64(nil, uint64(u)), nil }
 
-// UnmarshalText accepts only the canonical decimal form.
+// UnmarshalText accepts only the canonical decimal form (D18).
 func (u *U64) UnmarshalText(b []byte) error {
-	if len(b) == 0 || len(b) > 20 || (len(b) > 1 && b[0] == '0') {
-		return fmt.Errorf("%w: u64 %q is not a canonical decimal", ErrMalformed, b)
-	}
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return fmt.Errorf("%w: u64 %q is not a canonical decimal", ErrMalformed, b)
-		}
-	}
-	v, err := strconv.ParseUint(string(b), 10, 64)
+	v, err := textform.ParseU64(b)
 	if err != nil {
-		return fmt.Errorf("%w: u64 %q out of range", ErrMalformed, b)
+		return fmt.Errorf("%w: u64: %w", ErrMalformed, err)
 	}
 	*u = U64(v)
-	return nil
-}
-
-// U128 is a protocol u128 (stake), written as a canonical decimal string.
-type U128 cip11.U128
-
-// String returns the decimal form.
-func (u U128) String() string { return cip11.U128(u).String() }
-
-// MarshalText writes the decimal form.
-func (u U128) MarshalText() ([]byte, error) { return []byte(cip11.U128(u).String()), nil }
-
-// UnmarshalText accepts only the canonical decimal form below 2^128.
-func (u *U128) UnmarshalText(b []byte) error {
-	if len(b) == 0 || len(b) > 39 || (len(b) > 1 && b[0] == '0') {
-		return fmt.Errorf("%w: u128 %q is not a canonical decimal", ErrMalformed, b)
-	}
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return fmt.Errorf("%w: u128 %q is not a canonical decimal", ErrMalformed, b)
-		}
-	}
-	v, err := cip11.ParseU128(string(b))
-	if err != nil || cip11.U128(v).String() != string(b) {
-		return fmt.Errorf("%w: u128 %q out of range", ErrMalformed, b)
-	}
-	*u = U128(v)
 	return nil
 }
 
@@ -86,52 +50,23 @@ func (u *U128) UnmarshalText(b []byte) error {
 type Bytes []byte
 
 // MarshalText writes lowercase hex.
-func (b Bytes) MarshalText() ([]byte, error) {
-	out := make([]byte, hex.EncodedLen(len(b)))
-	hex.Encode(out, b)
-	return out, nil
-}
+func (b Bytes) MarshalText() ([]byte, error) { return textform.AppendHex(nil, b), nil }
 
-// UnmarshalText accepts lowercase hex of even length.
+// UnmarshalText accepts lowercase hex of even length (D18).
 func (b *Bytes) UnmarshalText(s []byte) error {
-	v, err := unhex(s, -1)
+	v, err := textform.ParseHex(s)
 	if err != nil {
-		return err
+		return fmt.Errorf("%w: %w", ErrMalformed, err)
 	}
 	*b = v
 	return nil
 }
 
-// Address is a 20-byte runner or submitter address (40 lowercase hex digits).
-type Address cip11.Address
-
-// String returns lowercase hex.
-func (a Address) String() string { return hex.EncodeToString(a[:]) }
-
-// MarshalText writes lowercase hex.
-func (a Address) MarshalText() ([]byte, error) { return Bytes(a[:]).MarshalText() }
-
-// UnmarshalText accepts exactly 40 lowercase hex digits.
-func (a *Address) UnmarshalText(s []byte) error { return unhexInto(a[:], s) }
-
-// Hash is a 32-byte value: job_id, selection seed or state digest (64
-// lowercase hex digits).
-type Hash cip11.Hash
-
-// String returns lowercase hex.
-func (h Hash) String() string { return hex.EncodeToString(h[:]) }
-
-// MarshalText writes lowercase hex.
-func (h Hash) MarshalText() ([]byte, error) { return Bytes(h[:]).MarshalText() }
-
-// UnmarshalText accepts exactly 64 lowercase hex digits.
-func (h *Hash) UnmarshalText(s []byte) error { return unhexInto(h[:], s) }
-
 // Signature is a 48-byte MinSig seed signature (96 lowercase hex digits).
 type Signature [48]byte
 
 // MarshalText writes lowercase hex.
-func (g Signature) MarshalText() ([]byte, error) { return Bytes(g[:]).MarshalText() }
+func (g Signature) MarshalText() ([]byte, error) { return textform.AppendHex(nil, g[:]), nil }
 
 // UnmarshalText accepts exactly 96 lowercase hex digits.
 func (g *Signature) UnmarshalText(s []byte) error { return unhexInto(g[:], s) }
@@ -140,38 +75,16 @@ func (g *Signature) UnmarshalText(s []byte) error { return unhexInto(g[:], s) }
 type PublicKey [96]byte
 
 // MarshalText writes lowercase hex.
-func (k PublicKey) MarshalText() ([]byte, error) { return Bytes(k[:]).MarshalText() }
+func (k PublicKey) MarshalText() ([]byte, error) { return textform.AppendHex(nil, k[:]), nil }
 
 // UnmarshalText accepts exactly 192 lowercase hex digits.
 func (k *PublicKey) UnmarshalText(s []byte) error { return unhexInto(k[:], s) }
 
 func unhexInto(dst, s []byte) error {
-	v, err := unhex(s, len(dst))
-	if err != nil {
-		return err
+	if err := textform.ParseHexInto(dst, s); err != nil {
+		return fmt.Errorf("%w: %w", ErrMalformed, err)
 	}
-	copy(dst, v)
 	return nil
-}
-
-// unhex decodes lowercase hex; want ≥ 0 demands exactly want bytes.
-func unhex(s []byte, want int) ([]byte, error) {
-	if want >= 0 && len(s) != 2*want {
-		return nil, fmt.Errorf("%w: want %d hex digits, got %d", ErrMalformed, 2*want, len(s))
-	}
-	for _, c := range s {
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return nil, fmt.Errorf("%w: byte string is not lowercase hex", ErrMalformed)
-		}
-	}
-	if len(s)%2 != 0 {
-		return nil, fmt.Errorf("%w: odd-length hex", ErrMalformed)
-	}
-	out := make([]byte, len(s)/2)
-	if _, err := hex.Decode(out, s); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
-	}
-	return out, nil
 }
 
 // Health is a Runner Registry HealthStatus, written by name.
@@ -240,64 +153,78 @@ const (
 // "update" changes the named fields of a registered runner; an absent field
 // keeps its value.
 type RegistryOp struct {
-	Op              string  `json:"op"`
-	Address         Address `json:"address"`
-	Health          *Health `json:"health,omitempty"`
-	Stake           *U128   `json:"stake,omitempty"`
-	DelegatedActive *U128   `json:"delegated_active,omitempty"`
-	ReputationX1e9  *U64    `json:"reputation_x1e9,omitempty"`
-	LastHeartbeat   *U64    `json:"last_heartbeat,omitempty"`
+	Op              string        `json:"op"`
+	Address         cip11.Address `json:"address"`
+	Health          *Health       `json:"health,omitempty"`
+	Stake           *cip11.U128   `json:"stake,omitempty"`
+	DelegatedActive *cip11.U128   `json:"delegated_active,omitempty"`
+	ReputationX1e9  *U64          `json:"reputation_x1e9,omitempty"`
+	LastHeartbeat   *U64          `json:"last_heartbeat,omitempty"`
 }
 
-// Submit is one JobSubmit instruction, in transaction order.
+// Tx is one CIP-11-relevant transaction of the block, in block order
+// (D23): exactly one of its fields is set.
+type Tx struct {
+	Submit       *Submit       `json:"submit,omitempty"`
+	ResultSubmit *ResultSubmit `json:"result_submit,omitempty"`
+	Verified     *Verified     `json:"verified,omitempty"`
+}
+
+// Submit is one JobSubmit instruction.
 type Submit struct {
-	JobID         Hash    `json:"job_id"`
-	Submitter     Address `json:"submitter"`
-	JobKind       uint8   `json:"job_kind"`
-	CommitteeSize uint32  `json:"committee_size"`
-	TimeoutBlocks U64     `json:"timeout_blocks"`
+	JobID         cip11.Hash    `json:"job_id"`
+	Submitter     cip11.Address `json:"submitter"`
+	JobKind       uint8         `json:"job_kind"`
+	CommitteeSize uint32        `json:"committee_size"`
+	TimeoutBlocks U64           `json:"timeout_blocks"`
 }
 
-// Result is one verified result (§9.4 write path input): the committee in
-// the stored selection order, the consensus-matching runners, and the two
-// ineligible sets.
-type Result struct {
-	JobID             Hash      `json:"job_id"`
-	Submitter         Address   `json:"submitter"`
-	JobKind           uint8     `json:"job_kind"`
-	Committee         []Address `json:"committee"`
-	Matching          []Address `json:"matching"`
-	RunnersToSlash    []Address `json:"runners_to_slash"`
-	RunnersUnrewarded []Address `json:"runners_unrewarded"`
+// ResultSubmit is an included JobResultSubmit of one committee runner
+// (§11.2: the runner delivered).
+type ResultSubmit struct {
+	JobID  cip11.Hash    `json:"job_id"`
+	Runner cip11.Address `json:"runner"`
+}
+
+// Verified is one verified result (§9.4 write path input): the
+// consensus-matching runners and the two ineligible sets. The committee
+// order is the job record's.
+type Verified struct {
+	JobID             cip11.Hash      `json:"job_id"`
+	Matching          []cip11.Address `json:"matching"`
+	RunnersToSlash    []cip11.Address `json:"runners_to_slash"`
+	RunnersUnrewarded []cip11.Address `json:"runners_unrewarded"`
 }
 
 // Assignment is one committee the block wrote (§9.2), in processing order.
 type Assignment struct {
-	JobID            Hash      `json:"job_id"`
-	SubmittedAt      U64       `json:"submitted_at"`
-	AssignmentHeight U64       `json:"assignment_height"`
-	DeadlineBlock    U64       `json:"deadline_block"`
-	Mode             uint8     `json:"mode"`
-	Branch           string    `json:"branch"`
-	Seed             Hash      `json:"seed"`
-	Committee        []Address `json:"committee"`
+	JobID            cip11.Hash      `json:"job_id"`
+	SubmittedAt      U64             `json:"submitted_at"`
+	AssignmentHeight U64             `json:"assignment_height"`
+	DeadlineBlock    U64             `json:"deadline_block"`
+	Mode             uint8           `json:"mode"`
+	Branch           string          `json:"branch"`
+	Seed             cip11.Hash      `json:"seed"`
+	Committee        []cip11.Address `json:"committee"`
+	Reselection      uint32          `json:"reselection"`
 }
 
 // MRUWrite is one §9.4 mru_key write made by the block's verified results.
 type MRUWrite struct {
-	Submitter  Address `json:"submitter"`
-	JobKind    uint8   `json:"job_kind"`
-	Runner     Address `json:"runner"`
-	SetAtBlock U64     `json:"set_at_block"`
+	Submitter  cip11.Address `json:"submitter"`
+	JobKind    uint8         `json:"job_kind"`
+	Runner     cip11.Address `json:"runner"`
+	SetAtBlock U64           `json:"set_at_block"`
 }
 
 // Output is what executing a block produced.
 type Output struct {
 	Assignments     []Assignment `json:"assignments"`
 	PendingWritten  []Bytes      `json:"pending_written"`
-	PendingConsumed []Hash       `json:"pending_consumed"`
+	PendingConsumed []cip11.Hash `json:"pending_consumed"`
+	Expired         []cip11.Hash `json:"expired"`
 	MRUWrites       []MRUWrite   `json:"mru_writes"`
-	StateDigest     Hash         `json:"state_digest"`
+	StateDigest     cip11.Hash   `json:"state_digest"`
 }
 
 // Block is one block line: the inputs CIP-11 execution consumed and, under
@@ -320,7 +247,6 @@ type Block struct {
 	// Heartbeats are registry indices (positions in ACTIVE_RUNNERS_KEY after
 	// this block's registrations) whose last_heartbeat becomes the height.
 	Heartbeats []uint32 `json:"heartbeats"`
-	Submits    []Submit `json:"submits"`
-	Results    []Result `json:"results"`
+	Txs        []Tx     `json:"txs"`
 	Out        Output   `json:"out"`
 }

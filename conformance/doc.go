@@ -9,6 +9,9 @@
 // name is the Go identifier of the sentinel the evaluator's error wraps
 // (see [SentinelName]).
 //
-// Vectors are written by `go run ./conformance/cmd/genvectors` and verified by
-// this package's tests and by `cip11 vectors check FILE...`.
+// Vectors are written by `cip11 vectors gen` (`go generate ./conformance`)
+// and verified by this package's tests and by `cip11 vectors check FILE...`.
+// docs/vectors.md describes every file for implementers in other languages.
 package conformance
+
+//go:generate go run ../cmd/cip11 vectors gen -dir testdata/vectors

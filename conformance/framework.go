@@ -2,7 +2,6 @@ package conformance
 
 import (
 	"bytes"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +9,9 @@ import (
 	"path/filepath"
 	"reflect"
 	"sort"
+	"strings"
+
+	"github.com/cip11/cip11/internal/textform"
 )
 
 // Function describes one vector file.
@@ -45,6 +47,7 @@ var (
 	ErrUnknownFunction = errors.New("conformance: unknown function")
 	ErrMalformedVector = errors.New("conformance: malformed vector")
 	ErrUnknownSentinel = errors.New("conformance: error is not a known sentinel")
+	ErrNoVectors       = errors.New("conformance: file has no vectors")
 )
 
 // Functions lists every function with vectors, in file-name order.
@@ -66,7 +69,7 @@ func Sentinels() []Sentinel {
 	var all []Sentinel
 	for _, group := range [][]Sentinel{
 		seedSentinels(), merkleSentinels(), presenceSentinels(), presenceMachinerySentinels(), mruSentinels(),
-		selectionSentinels(), wireSentinels(),
+		selectionSentinels(), wireSentinels(), dcborSentinels(),
 	} {
 		all = append(all, group...)
 	}
@@ -146,7 +149,8 @@ func CheckFile(path string) (string, []Result, error) {
 }
 
 // CheckBytes evaluates every vector of a vector file held in memory and
-// returns the file's function name and one result per vector.
+// returns the file's function name and one result per vector. A file with
+// no vectors is an error ([ErrNoVectors]): it checks nothing.
 func CheckBytes(b []byte) (string, []Result, error) {
 	var file File
 	if err := json.Unmarshal(b, &file); err != nil {
@@ -156,6 +160,9 @@ func CheckBytes(b []byte) (string, []Result, error) {
 	if err != nil {
 		return file.Function, nil, err
 	}
+	if len(file.Vectors) == 0 {
+		return file.Function, nil, fmt.Errorf("%w: %s", ErrNoVectors, file.Function)
+	}
 	results := make([]Result, 0, len(file.Vectors))
 	for i, raw := range file.Vectors {
 		results = append(results, checkOne(f, i, raw))
@@ -163,54 +170,67 @@ func CheckBytes(b []byte) (string, []Result, error) {
 	return file.Function, results, nil
 }
 
+// checkOne evaluates vector i. A negative vector agrees when the evaluator
+// fails with the named sentinel; a positive one when every output it carries
+// equals the evaluator's. Outputs the evaluator returns but the vector omits
+// (derived extras such as canonical_encoding) are not compared, but a vector
+// must carry at least one output or "error".
 func checkOne(f Function, i int, raw json.RawMessage) Result {
+	r := Result{Name: fmt.Sprintf("#%d", i)}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &fields); err != nil {
-		return Result{Name: fmt.Sprintf("#%d", i), Detail: "not a JSON object"}
+		r.Detail = "not a JSON object"
+		return r
 	}
-	r := Result{Name: fmt.Sprintf("#%d", i)}
 	if n, ok := fields["name"]; ok {
 		_ = json.Unmarshal(n, &r.Name)
 	}
 	got, evalErr := f.Eval(raw)
 	if wantRaw, isNeg := fields["error"]; isNeg {
-		var want string
-		_ = json.Unmarshal(wantRaw, &want)
-		if evalErr == nil {
-			r.Detail = fmt.Sprintf("want error %s, got success", want)
-			return r
-		}
-		name, err := SentinelName(evalErr)
-		if err != nil || name != want {
-			r.Detail = fmt.Sprintf("want error %s, got %v", want, evalErr)
-			return r
-		}
-		r.Agree = true
-		return r
-	}
-	if evalErr != nil {
+		r.Detail = checkError(wantRaw, evalErr)
+	} else if evalErr != nil {
 		r.Detail = fmt.Sprintf("unexpected error: %v", evalErr)
-		return r
+	} else {
+		r.Detail = checkOutputs(got, fields)
 	}
-	keys := make([]string, 0, len(got))
-	for k := range got {
-		keys = append(keys, k)
+	r.Agree = r.Detail == ""
+	return r
+}
+
+// checkError returns why evalErr is not the sentinel named by wantRaw, or "".
+func checkError(wantRaw json.RawMessage, evalErr error) string {
+	var want string
+	if err := json.Unmarshal(wantRaw, &want); err != nil {
+		return fmt.Sprintf("\"error\" is not a string: %s", wantRaw)
 	}
-	sort.Strings(keys)
+	if evalErr == nil {
+		return fmt.Sprintf("want error %s, got success", want)
+	}
+	if name, err := SentinelName(evalErr); err != nil || name != want {
+		return fmt.Sprintf("want error %s, got %v", want, evalErr)
+	}
+	return ""
+}
+
+// checkOutputs returns why the outputs in fields differ from got, or "".
+func checkOutputs(got map[string]any, fields map[string]json.RawMessage) string {
+	keys := sortedKeys(got)
+	compared := 0
 	for _, k := range keys {
 		wantRaw, ok := fields[k]
 		if !ok {
-			r.Detail = fmt.Sprintf("vector lacks output field %q", k)
-			return r
+			continue
 		}
+		compared++
 		if !jsonEqual(got[k], wantRaw) {
 			g, _ := json.Marshal(got[k])
-			r.Detail = fmt.Sprintf("field %q: want %s, got %s", k, wantRaw, g)
-			return r
+			return fmt.Sprintf("field %q: want %s, got %s", k, wantRaw, g)
 		}
 	}
-	r.Agree = true
-	return r
+	if compared == 0 {
+		return fmt.Sprintf("vector carries no output (%s) and no \"error\"", strings.Join(keys, ", "))
+	}
+	return ""
 }
 
 func jsonEqual(got any, want json.RawMessage) bool {
@@ -232,24 +252,111 @@ func normalize(b []byte) any {
 }
 
 // DecodeVector strictly decodes a vector into dst (a struct with json tags
-// covering both its inputs and outputs).
+// covering both its inputs and outputs): unknown fields are rejected, and
+// every field the vector carries must re-encode from dst to exactly the
+// value it was read from, so a non-canonical spelling (uppercase hex, a
+// decimal with a leading zero, a key in the wrong case) is
+// [ErrMalformedVector] whichever type decoded it.
 func DecodeVector(raw json.RawMessage, dst any) error {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
 		return fmt.Errorf("%w: %v", ErrMalformedVector, err)
 	}
+	re, err := json.Marshal(dst)
+	if err != nil {
+		return fmt.Errorf("%w: re-encoding: %v", ErrMalformedVector, err)
+	}
+	if path := nonCanonical(normalize(raw), normalize(re), ""); path != "" {
+		return fmt.Errorf("%w: %s is not in canonical form", ErrMalformedVector, path)
+	}
 	return nil
 }
 
-// Hex is lowercase hex without 0x (DECISIONS D18).
-func Hex(b []byte) string { return hex.EncodeToString(b) }
+// nonCanonical returns the path of the first value in read that its
+// re-encoding re does not reproduce, or "". A key re lacks is fine when
+// read holds an empty value there (an omitempty field).
+func nonCanonical(read, re any, path string) string {
+	switch r := read.(type) {
+	case map[string]any:
+		m, ok := re.(map[string]any)
+		if !ok {
+			return orRoot(path)
+		}
+		for _, k := range sortedKeys(r) {
+			e, ok := m[k]
+			if !ok {
+				if isEmptyJSON(r[k]) {
+					continue
+				}
+				return path + "." + k
+			}
+			if p := nonCanonical(r[k], e, path+"."+k); p != "" {
+				return p
+			}
+		}
+		return ""
+	case []any:
+		l, ok := re.([]any)
+		if !ok || len(l) != len(r) {
+			return orRoot(path)
+		}
+		for i := range r {
+			if p := nonCanonical(r[i], l[i], fmt.Sprintf("%s[%d]", path, i)); p != "" {
+				return p
+			}
+		}
+		return ""
+	}
+	if !reflect.DeepEqual(read, re) {
+		return orRoot(path)
+	}
+	return ""
+}
 
-// Unhex decodes a D18 byte string.
+func orRoot(path string) string {
+	if path == "" {
+		return "the vector"
+	}
+	return path
+}
+
+func isEmptyJSON(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return true
+	case bool:
+		return !x
+	case string:
+		return x == ""
+	case json.Number:
+		return x == "0"
+	case []any:
+		return len(x) == 0
+	case map[string]any:
+		return len(x) == 0
+	}
+	return false
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// Hex is lowercase hex without 0x (DECISIONS D18).
+func Hex(b []byte) string { return textform.Hex(b) }
+
+// Unhex strictly decodes a D18 byte string (lowercase hex, even length); the
+// error wraps [ErrMalformedVector] and the textform sentinel.
 func Unhex(s string) ([]byte, error) {
-	b, err := hex.DecodeString(s)
+	b, err := textform.ParseHex(s)
 	if err != nil {
-		return nil, fmt.Errorf("%w: bad hex: %v", ErrMalformedVector, err)
+		return nil, fmt.Errorf("%w: %w", ErrMalformedVector, err)
 	}
 	return b, nil
 }

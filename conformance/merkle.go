@@ -67,7 +67,7 @@ func merkleGenRoot() ([]any, error) {
 		}
 		vectors = append(vectors, v)
 	}
-	maxLeaf := merkleLeafJSON{aMax, cip11.MaxU128, max64, cip11.MaxU128}
+	maxLeaf := merkleLeafJSON{aMax, cip11.MaxU128(), max64, cip11.MaxU128()}
 	zeroLeaf := merkleLeafJSON{a0, cip11.U128{}, 0, cip11.U128{}}
 	vectors = append(vectors,
 		merkleRootVector{Name: "one_leaf_all_maxima", Leaves: []merkleLeafJSON{maxLeaf}},

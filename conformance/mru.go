@@ -4,9 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"strconv"
 
 	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/internal/textform"
 	"github.com/cip11/cip11/mru"
 )
 
@@ -42,14 +42,15 @@ func mruSentinels() []Sentinel {
 // decimalU64 is a u64 carried as a canonical decimal string (DECISIONS D18).
 type decimalU64 uint64
 
-func (d decimalU64) MarshalText() ([]byte, error) {
-	return []byte(strconv.FormatUint(uint64(d), 10)), nil
-}
+func (d decimalU64) MarshalText() ([]byte, error) { return textform.AppendU64(nil, uint64(d)), nil }
 
 func (d *decimalU64) UnmarshalText(b []byte) error {
 	v, err := parseU64(string(b))
+	if err != nil {
+		return err
+	}
 	*d = decimalU64(v)
-	return err
+	return nil
 }
 
 type mruRecordJSON struct {

@@ -8,7 +8,9 @@ import (
 	"slices"
 
 	"github.com/cip11/cip11"
-	"github.com/cip11/cip11/presence"
+	"github.com/cip11/cip11/presence/local"
+	"github.com/cip11/cip11/presence/modea"
+	"github.com/cip11/cip11/presence/validators"
 	"github.com/cip11/cip11/state"
 	"github.com/cip11/cip11/wire"
 )
@@ -19,7 +21,7 @@ func presenceMachineryFunctions() []Function {
 	return []Function{
 		{
 			Name: "subset", Spec: "§5.1",
-			Description: "Connectivity subsets. validators are the snapshot's ordered raw 32-byte Ed25519 peer_pubkeys (stakes, when given, are u128 decimals that must not matter). validator_set_hash = keccak256(concatenation of the raw peer_pubkeys in order). k = min(|V|, clamp(ceil(log2|V|)+1, min_subset, max_subset)). subset = the first k validators sorted ascending by keccak256(R.auth_pubkey ‖ peer_pubkey), where R.auth_pubkey is runner_pubkey (a 34-byte scheme-tagged wire key) with its 0x01 tag stripped (33-byte compressed secp256k1).",
+			Description: "Connectivity subsets. validators are the snapshot's raw 32-byte Ed25519 peer_pubkeys in the §5.4 canonical order, strictly ascending bytes: a repeated key is ErrDuplicateValidator, otherwise any other order is ErrParticipantsNotCanonical, never re-sorted (stakes, when given, are u128 decimals that must not matter). validator_set_hash = keccak256(concatenation of the raw peer_pubkeys in order). k = min(|V|, clamp(ceil(log2|V|)+1, min_subset, max_subset)). subset = the first k validators sorted ascending by keccak256(R.auth_pubkey ‖ peer_pubkey), where R.auth_pubkey is runner_pubkey (a 34-byte scheme-tagged wire key) with its 0x01 tag stripped (33-byte compressed secp256k1).",
 			Generate:    pmGenSubset, Eval: pmEvalSubset,
 		},
 		{
@@ -45,36 +47,41 @@ func presenceMachineryFunctions() []Function {
 // wire.ErrPubKeyRole), so a vector names the presence-level verdict.
 func presenceMachinerySentinels() []Sentinel {
 	return []Sentinel{
-		{"ErrEmptyValidatorSet", presence.ErrEmptyValidatorSet},
-		{"ErrDuplicateValidator", presence.ErrDuplicateValidator},
-		{"ErrEpochNotAdvancing", presence.ErrEpochNotAdvancing},
-		{"ErrActivationRegressed", presence.ErrActivationRegressed},
-		{"ErrNoActiveSnapshot", presence.ErrNoActiveSnapshot},
-		{"ErrNotRunnerKey", presence.ErrNotRunnerKey},
-		{"ErrEpochPairUnknown", presence.ErrEpochPairUnknown},
-		{"ErrSnapshotNotYetActive", presence.ErrSnapshotNotYetActive},
-		{"ErrOverlapExpired", presence.ErrOverlapExpired},
-		{"ErrValidatorNotInSet", presence.ErrValidatorNotInSet},
-		{"ErrOutsideSubset", presence.ErrOutsideSubset},
-		{"ErrOutOfCycles", presence.ErrOutOfCycles},
-		{"ErrRunnerNotRegistered", presence.ErrRunnerNotRegistered},
-		{"ErrCertificateHeightAhead", presence.ErrCertificateHeightAhead},
-		{"ErrBelowThreshold", presence.ErrBelowThreshold},
-		{"ErrAnchorNotNewer", presence.ErrAnchorNotNewer},
-		{"ErrReceiptRunnerKey", presence.ErrReceiptRunnerKey},
-		{"ErrReceiptValidatorKey", presence.ErrReceiptValidatorKey},
-		{"ErrReceiptNotAccepting", presence.ErrReceiptNotAccepting},
-		{"ErrReceiptFuture", presence.ErrReceiptFuture},
-		{"ErrReceiptStale", presence.ErrReceiptStale},
-		{"ErrReceiptSignature", presence.ErrReceiptSignature},
-		{"ErrReceiptSuperseded", presence.ErrReceiptSuperseded},
-		{"ErrModeAHeightRegressed", presence.ErrModeAHeightRegressed},
-		{"ErrEventHeightRegressed", presence.ErrEventHeightRegressed},
-		{"ErrUnknownConnection", presence.ErrUnknownConnection},
-		{"ErrConnectionExists", presence.ErrConnectionExists},
-		{"ErrUnknownOutcome", presence.ErrUnknownOutcome},
-		{"ErrZeroCadence", presence.ErrZeroCadence},
-		{"ErrCadenceTooLong", presence.ErrCadenceTooLong},
+		{"ErrEmptyValidatorSet", validators.ErrEmptyValidatorSet},
+		{"ErrDuplicateValidator", validators.ErrDuplicateValidator},
+		{"ErrParticipantsNotCanonical", validators.ErrParticipantsNotCanonical},
+		{"ErrEpochNotAdvancing", validators.ErrEpochNotAdvancing},
+		{"ErrActivationRegressed", validators.ErrActivationRegressed},
+		{"ErrNoActiveSnapshot", validators.ErrNoActiveSnapshot},
+		{"ErrNotRunnerKey", validators.ErrNotRunnerKey},
+		{"ErrEpochPairUnknown", validators.ErrEpochPairUnknown},
+		{"ErrSnapshotNotYetActive", validators.ErrSnapshotNotYetActive},
+		{"ErrOverlapExpired", validators.ErrOverlapExpired},
+		{"ErrValidatorNotInSet", validators.ErrValidatorNotInSet},
+		{"ErrOutsideSubset", validators.ErrOutsideSubset},
+		{"ErrEmptyHistory", validators.ErrEmptyHistory},
+		{"ErrNilSnapshot", validators.ErrNilSnapshot},
+		{"ErrHistoryOrder", validators.ErrHistoryOrder},
+		{"ErrNoActiveSet", validators.ErrNoActiveSet},
+		{"ErrOutOfCycles", modea.ErrOutOfCycles},
+		{"ErrRunnerNotRegistered", modea.ErrRunnerNotRegistered},
+		{"ErrCertificateHeightAhead", modea.ErrCertificateHeightAhead},
+		{"ErrBelowThreshold", modea.ErrBelowThreshold},
+		{"ErrAnchorNotNewer", modea.ErrAnchorNotNewer},
+		{"ErrReceiptRunnerKey", modea.ErrReceiptRunnerKey},
+		{"ErrReceiptValidatorKey", modea.ErrReceiptValidatorKey},
+		{"ErrReceiptNotAccepting", modea.ErrReceiptNotAccepting},
+		{"ErrReceiptFuture", modea.ErrReceiptFuture},
+		{"ErrReceiptStale", modea.ErrReceiptStale},
+		{"ErrReceiptSignature", modea.ErrReceiptSignature},
+		{"ErrReceiptSuperseded", modea.ErrReceiptSuperseded},
+		{"ErrHeightRegressed", modea.ErrHeightRegressed},
+		{"ErrEventHeightRegressed", local.ErrEventHeightRegressed},
+		{"ErrUnknownConnection", local.ErrUnknownConnection},
+		{"ErrConnectionExists", local.ErrConnectionExists},
+		{"ErrUnknownOutcome", local.ErrUnknownOutcome},
+		{"ErrZeroCadence", local.ErrZeroCadence},
+		{"ErrCadenceTooLong", local.ErrCadenceTooLong},
 	}
 }
 
@@ -141,7 +148,7 @@ func pmValidator(i int) *wire.ValidatorKey {
 	return wire.NewValidatorKey(seed)
 }
 
-func pmPeer(i int) presence.PeerKey { return presence.PeerKey(pmValidator(i).PubKey().Raw()) }
+func pmPeer(i int) validators.PeerKey { return validators.PeerKey(pmValidator(i).PubKey().Raw()) }
 
 // pmRunner is generator runner i: secp256k1 secret {0x11, i, 0…, 1}.
 func pmRunner(i int) *wire.RunnerKey {
@@ -161,34 +168,30 @@ type pmSnapshot struct {
 }
 
 func pmSnap(epoch, act uint64, lo, hi int) *pmSnapshot {
-	s := &pmSnapshot{Epoch: epoch, ActivationHeight: act}
-	for i := lo; i < hi; i++ {
-		s.Validators = append(s.Validators, pmHexKey(pmPeer(i)))
-	}
-	return s
+	return &pmSnapshot{Epoch: epoch, ActivationHeight: act, Validators: pmKeys(lo, hi)}
 }
 
-func (s *pmSnapshot) build() (*presence.ValidatorSetSnapshot, error) {
+func (s *pmSnapshot) build() (*validators.Snapshot, error) {
 	if s == nil {
 		return nil, nil
 	}
-	rs := make([]presence.ValidatorRecord, len(s.Validators))
+	rs := make([]validators.Record, len(s.Validators))
 	for i, v := range s.Validators {
-		rs[i].PeerPubKey = presence.PeerKey(v)
+		rs[i].PeerPubKey = validators.PeerKey(v)
 	}
-	return presence.NewValidatorSetSnapshot(s.Epoch, rs, s.ActivationHeight)
+	return validators.NewSnapshot(s.Epoch, rs, s.ActivationHeight)
 }
 
-func pmEpochs(prev, cur *pmSnapshot) (presence.Epochs, error) {
+func pmEpochs(prev, cur *pmSnapshot) (validators.Epochs, error) {
 	p, err := prev.build()
 	if err != nil {
-		return presence.Epochs{}, err
+		return validators.Epochs{}, err
 	}
 	c, err := cur.build()
 	if err != nil {
-		return presence.Epochs{}, err
+		return validators.Epochs{}, err
 	}
-	return presence.NewEpochs(p, c)
+	return validators.NewEpochs(p, c)
 }
 
 // ---- subset (§5.1) ----
@@ -215,14 +218,14 @@ type pmSubsetVector struct {
 }
 
 func pmSubset(in pmSubsetIn) (pmSubsetOut, error) {
-	rs := make([]presence.ValidatorRecord, len(in.Validators))
+	rs := make([]validators.Record, len(in.Validators))
 	for i, v := range in.Validators {
-		rs[i].PeerPubKey = presence.PeerKey(v)
+		rs[i].PeerPubKey = validators.PeerKey(v)
 		if i < len(in.Stakes) {
 			rs[i].Stake = in.Stakes[i]
 		}
 	}
-	s, err := presence.NewValidatorSetSnapshot(0, rs, 0)
+	s, err := validators.NewSnapshot(0, rs, 0)
 	if err != nil {
 		return pmSubsetOut{}, err
 	}
@@ -239,11 +242,14 @@ func pmSubset(in pmSubsetIn) (pmSubsetOut, error) {
 	return out, nil
 }
 
+// pmKeys is generator validators lo..hi-1 in the §5.4 canonical order
+// (ascending raw peer_pubkey), as a snapshot carries them.
 func pmKeys(lo, hi int) []pmHexKey {
 	var out []pmHexKey
 	for i := lo; i < hi; i++ {
 		out = append(out, pmHexKey(pmPeer(i)))
 	}
+	slices.SortFunc(out, func(a, b pmHexKey) int { return bytes.Compare(a[:], b[:]) })
 	return out
 }
 
@@ -271,7 +277,6 @@ func pmGenSubset() ([]any, error) {
 		{in("six_validators_k4", 3, 8, six, r1), ""},
 		{staked, ""},
 		{in("six_validators_other_runner", 3, 8, six, r2), ""},
-		{in("six_validators_order_swapped", 3, 8, swapped, r1), ""},
 		{in("eight_validators_k4", 3, 8, pmKeys(0, 8), r1), ""},
 		{in("nine_validators_k5", 3, 8, pmKeys(0, 9), r1), ""},
 		{in("sixteen_validators_k5", 3, 8, pmKeys(0, 16), r1), ""},
@@ -280,6 +285,7 @@ func pmGenSubset() ([]any, error) {
 		{in("mode_a_sized_25_validators_k20", 20, 64, pmKeys(0, 25), r1), ""},
 		{in("empty_set", 3, 8, []pmHexKey{}, r1), "ErrEmptyValidatorSet"},
 		{in("duplicate_peer_pubkey", 3, 8, append(pmKeys(0, 3), pmHexKey(pmPeer(1))), r1), "ErrDuplicateValidator"},
+		{in("participants_not_canonical_order", 3, 8, swapped, r1), "ErrParticipantsNotCanonical"},
 		{in("runner_key_is_ed25519", 3, 8, six, pmValidator(40).PubKey()), "ErrNotRunnerKey"},
 	}
 	wantK := map[string]int{"one_validator_k1": 1, "two_validators_k2": 2, "three_validators_k3": 3, "four_validators_k3": 3,
@@ -351,7 +357,7 @@ func pmAdmit(in pmAdmissionIn) (pmAdmissionOut, error) {
 		return pmAdmissionOut{}, err
 	}
 	offer := wire.EpochPair{SubsetEpoch: in.OfferedEpoch, ValidatorSetHash: in.OfferedHash}
-	s, err := e.Admit(in.CurrentHeight, offer, presence.PeerKey(in.Validator), in.RunnerPubKey, in.params())
+	s, err := e.Admit(in.CurrentHeight, offer, validators.PeerKey(in.Validator), in.RunnerPubKey, in.params())
 	if err != nil {
 		return pmAdmissionOut{}, err
 	}
@@ -365,16 +371,16 @@ func pmAdmit(in pmAdmissionIn) (pmAdmissionOut, error) {
 // Sub_{E+1}, onlyE1 ∈ Sub_{E+1} ∩ E \ Sub_E, outE1 ∈ E+1 \ Sub_{E+1}.
 type pmWorld struct {
 	snapE, snapE1              *pmSnapshot
-	e                          presence.Epochs
+	e                          validators.Epochs
 	p                          cip11.Params
 	runner                     *wire.RunnerKey
-	subE, subE1                []presence.PeerKey
-	onlyE, both, onlyE1, outE1 presence.PeerKey
-	keys                       map[presence.PeerKey]*wire.ValidatorKey
+	subE, subE1                []validators.PeerKey
+	onlyE, both, onlyE1, outE1 validators.PeerKey
+	keys                       map[validators.PeerKey]*wire.ValidatorKey
 }
 
 func newPMWorld() (*pmWorld, error) {
-	w := &pmWorld{snapE: pmSnap(5, 0, 0, 8), snapE1: pmSnap(6, 1000, 4, 12), keys: map[presence.PeerKey]*wire.ValidatorKey{}}
+	w := &pmWorld{snapE: pmSnap(5, 0, 0, 8), snapE1: pmSnap(6, 1000, 4, 12), keys: map[validators.PeerKey]*wire.ValidatorKey{}}
 	for i := range 12 {
 		w.keys[pmPeer(i)] = pmValidator(i)
 	}
@@ -428,11 +434,11 @@ func pmGenAdmission() ([]any, error) {
 		name  string
 		h     uint64
 		offer wire.EpochPair
-		v     presence.PeerKey
+		v     validators.PeerKey
 		r     wire.PubKey
 		err   string
 	}
-	x := func(n string, h uint64, o wire.EpochPair, v presence.PeerKey, err string) spec {
+	x := func(n string, h uint64, o wire.EpochPair, v validators.PeerKey, err string) spec {
 		return spec{n, h, o, v, rk, err}
 	}
 	specs := []spec{
@@ -571,19 +577,19 @@ func pmProcess(in pmCertIn) (pmCertOut, error) {
 	if err != nil {
 		return pmCertOut{}, err
 	}
-	st := presence.NewMemModeAState()
+	st := modea.NewMemState()
 	if in.PriorAnchor != nil {
-		if err := st.Block(0).PutPresenceAnchor(in.Certificate.Runner, presence.ModeARecord(*in.PriorAnchor)); err != nil {
+		if err := st.Block(0).PutPresenceAnchor(in.Certificate.Runner, modea.Record(*in.PriorAnchor)); err != nil {
 			return pmCertOut{}, err
 		}
 	}
-	c := &presence.CertificateContext{
+	c := &modea.CertificateContext{
 		Params: in.Params.params(), ChainID: in.ChainID, CurrentHeight: in.CurrentHeight, Epochs: e,
 		Registry: pmLookup{in.Certificate.Runner, in.RunnerRegistered}, Store: st.Block(in.CurrentHeight),
-		Meter: &presence.CycleMeter{Limit: in.CyclesAvailable},
+		Meter: &modea.CycleMeter{Limit: in.CyclesAvailable},
 	}
-	cert := presence.Certificate{Runner: in.Certificate.Runner, Height: in.Certificate.Height, Receipts: in.Certificate.Receipts}
-	res, err := presence.ProcessCertificate(c, &cert)
+	cert := modea.Certificate{Runner: in.Certificate.Runner, Height: in.Certificate.Height, Receipts: in.Certificate.Receipts}
+	res, err := modea.ProcessCertificate(c, &cert)
 	if err != nil {
 		return pmCertOut{}, err
 	}
@@ -616,7 +622,7 @@ const pmChainID = 7
 
 // rc is a receipt by v under snapshot s (E if e1 is false) at bh; mods
 // adjust it after signing unless resign is set.
-func (w *pmWorld) rc(v presence.PeerKey, e1 bool, bh uint64) wire.PresenceReceipt {
+func (w *pmWorld) rc(v validators.PeerKey, e1 bool, bh uint64) wire.PresenceReceipt {
 	s := w.e.Previous
 	if e1 {
 		s = w.e.Current
@@ -627,7 +633,7 @@ func (w *pmWorld) rc(v presence.PeerKey, e1 bool, bh uint64) wire.PresenceReceip
 }
 
 func (w *pmWorld) sign(r wire.PresenceReceipt) wire.PresenceReceipt {
-	k := w.keys[presence.PeerKey(r.ValidatorPubKey.Raw())]
+	k := w.keys[validators.PeerKey(r.ValidatorPubKey.Raw())]
 	if k == nil {
 		k = pmValidator(99)
 		r.ValidatorPubKey = k.PubKey()
@@ -795,7 +801,7 @@ type pmPhaseVector struct {
 }
 
 func pmPhase(in pmPhaseIn) (pmPhaseOut, error) {
-	ph, err := presence.HeartbeatPhase(in.ChainID, in.Address, in.Cadence)
+	ph, err := local.HeartbeatPhase(in.ChainID, in.Address, in.Cadence)
 	return pmPhaseOut{ph}, err
 }
 

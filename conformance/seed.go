@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/internal/dcbor"
 	"github.com/cip11/cip11/seed"
 )
 
@@ -69,20 +70,9 @@ func seedSentinels() []Sentinel {
 		{"ErrRoundOutsideSchedule", seed.ErrRoundOutsideSchedule},
 		{"ErrInvalidSchedule", seed.ErrInvalidSchedule},
 		{"ErrAdvanceRoundRegressed", seed.ErrAdvanceRoundRegressed},
-		{"ErrConsumedSeedsTruncated", seed.ErrConsumedSeedsTruncated},
-		{"ErrConsumedSeedsTrailingBytes", seed.ErrConsumedSeedsTrailingBytes},
-		{"ErrConsumedSeedsNonCanonicalInt", seed.ErrConsumedSeedsNonCanonicalInt},
-		{"ErrConsumedSeedsIndefiniteLength", seed.ErrConsumedSeedsIndefiniteLength},
-		{"ErrConsumedSeedsTag", seed.ErrConsumedSeedsTag},
-		{"ErrConsumedSeedsUnexpectedType", seed.ErrConsumedSeedsUnexpectedType},
-		{"ErrConsumedSeedsKeyOrder", seed.ErrConsumedSeedsKeyOrder},
-		{"ErrConsumedSeedsUnknownKey", seed.ErrConsumedSeedsUnknownKey},
-		{"ErrConsumedSeedsMissingKey", seed.ErrConsumedSeedsMissingKey},
-		{"ErrConsumedSeedsSignatureLength", seed.ErrConsumedSeedsSignatureLength},
 		{"ErrConsumedSeedsUnsorted", seed.ErrConsumedSeedsUnsorted},
 		{"ErrConsumedSeedsDuplicateRound", seed.ErrConsumedSeedsDuplicateRound},
 		{"ErrConsumedSeedsConflict", seed.ErrConsumedSeedsConflict},
-		{"ErrConsumedSeedsNonCanonical", seed.ErrConsumedSeedsNonCanonical},
 	}
 }
 
@@ -473,35 +463,35 @@ func seedGenConsumed() ([]any, error) {
 		{Name: "entries_unsorted", Entries: list(b, a), Error: "ErrConsumedSeedsUnsorted"},
 		{Name: "entries_epoch_unsorted", Entries: list(c, b), Error: "ErrConsumedSeedsUnsorted"},
 		{Name: "entries_duplicate_round", Entries: list(a, a), Error: "ErrConsumedSeedsDuplicateRound"},
-		{Name: "entry_signature_47_bytes", Entries: list(short), Error: "ErrConsumedSeedsSignatureLength"},
-		{Name: "decode_empty_input", CBOR: seedStr(""), Error: "ErrConsumedSeedsTruncated"},
-		{Name: "decode_non_canonical_array_length", CBOR: seedStr("9801" + entry), Error: "ErrConsumedSeedsNonCanonicalInt"},
-		{Name: "decode_non_canonical_epoch", CBOR: seedStr("81a300180101050258 30" + sig), Error: "ErrConsumedSeedsNonCanonicalInt"},
-		{Name: "decode_non_canonical_view_uint16", CBOR: seedStr("81a30001011900050258 30" + sig), Error: "ErrConsumedSeedsNonCanonicalInt"},
-		{Name: "decode_non_canonical_signature_length", CBOR: seedStr("81a3000101050259 0030" + sig), Error: "ErrConsumedSeedsNonCanonicalInt"},
-		{Name: "decode_indefinite_array", CBOR: seedStr("9f" + entry + "ff"), Error: "ErrConsumedSeedsIndefiniteLength"},
-		{Name: "decode_indefinite_map", CBOR: seedStr("81bf000101050258 30" + sig + "ff"), Error: "ErrConsumedSeedsIndefiniteLength"},
-		{Name: "decode_indefinite_signature", CBOR: seedStr("81a3000101050" + "25f5830" + sig + "ff"), Error: "ErrConsumedSeedsIndefiniteLength"},
-		{Name: "decode_trailing_bytes", CBOR: seedStr("81" + entry + "00"), Error: "ErrConsumedSeedsTrailingBytes"},
-		{Name: "decode_two_arrays", CBOR: seedStr("8080"), Error: "ErrConsumedSeedsTrailingBytes"},
-		{Name: "decode_signature_47_bytes", CBOR: seedStr("81a300010105025 82f" + sig[:94]), Error: "ErrConsumedSeedsSignatureLength"},
-		{Name: "decode_signature_49_bytes", CBOR: seedStr("81a300010105025 831" + sig + "00"), Error: "ErrConsumedSeedsSignatureLength"},
-		{Name: "decode_missing_seed_signature", CBOR: seedStr("81a200010105"), Error: "ErrConsumedSeedsMissingKey"},
-		{Name: "decode_missing_seed_epoch", CBOR: seedStr("81a201050258 30" + sig), Error: "ErrConsumedSeedsMissingKey"},
-		{Name: "decode_extra_key_3", CBOR: seedStr("81a4000101050258 30" + sig + "0300"), Error: "ErrConsumedSeedsUnknownKey"},
-		{Name: "decode_map_keys_unsorted", CBOR: seedStr("81a301050001025830" + sig), Error: "ErrConsumedSeedsKeyOrder"},
-		{Name: "decode_map_key_duplicated", CBOR: seedStr("81a300010001025830" + sig), Error: "ErrConsumedSeedsKeyOrder"},
-		{Name: "decode_text_key", CBOR: seedStr("81a3613000010105025830" + sig), Error: "ErrConsumedSeedsUnexpectedType"},
-		{Name: "decode_tag_on_array", CBOR: seedStr("d90103" + "81" + entry), Error: "ErrConsumedSeedsTag"},
-		{Name: "decode_tag_on_epoch", CBOR: seedStr("81a300c1010105025830" + sig), Error: "ErrConsumedSeedsTag"},
-		{Name: "decode_negative_epoch", CBOR: seedStr("81a300200105025830" + sig), Error: "ErrConsumedSeedsUnexpectedType"},
-		{Name: "decode_float_view", CBOR: seedStr("81a3000101f93c00025830" + sig), Error: "ErrConsumedSeedsUnexpectedType"},
-		{Name: "decode_text_signature", CBOR: seedStr("81a3000101050278 30" + sig), Error: "ErrConsumedSeedsUnexpectedType"},
-		{Name: "decode_map_at_top_level", CBOR: seedStr("a0"), Error: "ErrConsumedSeedsUnexpectedType"},
-		{Name: "decode_null_entry", CBOR: seedStr("81f6"), Error: "ErrConsumedSeedsUnexpectedType"},
-		{Name: "decode_truncated_entry", CBOR: seedStr("81a3000101"), Error: "ErrConsumedSeedsTruncated"},
-		{Name: "decode_truncated_signature", CBOR: seedStr("81a3000101050258 30" + sig[:90]), Error: "ErrConsumedSeedsTruncated"},
-		{Name: "decode_array_length_exceeds_input", CBOR: seedStr("9bffffffffffffffff"), Error: "ErrConsumedSeedsTruncated"},
+		{Name: "entry_signature_47_bytes", Entries: list(short), Error: "ErrByteLength"},
+		{Name: "decode_empty_input", CBOR: seedStr(""), Error: "ErrTruncated"},
+		{Name: "decode_non_canonical_array_length", CBOR: seedStr("9801" + entry), Error: "ErrNonShortestInt"},
+		{Name: "decode_non_canonical_epoch", CBOR: seedStr("81a300180101050258 30" + sig), Error: "ErrNonShortestInt"},
+		{Name: "decode_non_canonical_view_uint16", CBOR: seedStr("81a30001011900050258 30" + sig), Error: "ErrNonShortestInt"},
+		{Name: "decode_non_canonical_signature_length", CBOR: seedStr("81a3000101050259 0030" + sig), Error: "ErrNonShortestInt"},
+		{Name: "decode_indefinite_array", CBOR: seedStr("9f" + entry + "ff"), Error: "ErrIndefiniteLength"},
+		{Name: "decode_indefinite_map", CBOR: seedStr("81bf000101050258 30" + sig + "ff"), Error: "ErrIndefiniteLength"},
+		{Name: "decode_indefinite_signature", CBOR: seedStr("81a3000101050" + "25f5830" + sig + "ff"), Error: "ErrIndefiniteLength"},
+		{Name: "decode_trailing_bytes", CBOR: seedStr("81" + entry + "00"), Error: "ErrTrailingBytes"},
+		{Name: "decode_two_arrays", CBOR: seedStr("8080"), Error: "ErrTrailingBytes"},
+		{Name: "decode_signature_47_bytes", CBOR: seedStr("81a300010105025 82f" + sig[:94]), Error: "ErrByteLength"},
+		{Name: "decode_signature_49_bytes", CBOR: seedStr("81a300010105025 831" + sig + "00"), Error: "ErrByteLength"},
+		{Name: "decode_missing_seed_signature", CBOR: seedStr("81a200010105"), Error: "ErrMissingKey"},
+		{Name: "decode_missing_seed_epoch", CBOR: seedStr("81a201050258 30" + sig), Error: "ErrMissingKey"},
+		{Name: "decode_extra_key_3", CBOR: seedStr("81a4000101050258 30" + sig + "0300"), Error: "ErrUnknownKey"},
+		{Name: "decode_map_keys_unsorted", CBOR: seedStr("81a301050001025830" + sig), Error: "ErrKeyOrder"},
+		{Name: "decode_map_key_duplicated", CBOR: seedStr("81a300010001025830" + sig), Error: "ErrDuplicateKey"},
+		{Name: "decode_text_key", CBOR: seedStr("81a3613000010105025830" + sig), Error: "ErrUnknownKey"},
+		{Name: "decode_tag_on_array", CBOR: seedStr("d90103" + "81" + entry), Error: "ErrTag"},
+		{Name: "decode_tag_on_epoch", CBOR: seedStr("81a300c1010105025830" + sig), Error: "ErrTag"},
+		{Name: "decode_negative_epoch", CBOR: seedStr("81a300200105025830" + sig), Error: "ErrUnexpectedType"},
+		{Name: "decode_float_view", CBOR: seedStr("81a3000101f93c00025830" + sig), Error: "ErrUnexpectedType"},
+		{Name: "decode_text_signature", CBOR: seedStr("81a3000101050278 30" + sig), Error: "ErrUnexpectedType"},
+		{Name: "decode_map_at_top_level", CBOR: seedStr("a0"), Error: "ErrUnexpectedType"},
+		{Name: "decode_null_entry", CBOR: seedStr("81f6"), Error: "ErrUnexpectedType"},
+		{Name: "decode_truncated_entry", CBOR: seedStr("81a3000101"), Error: "ErrTruncated"},
+		{Name: "decode_truncated_signature", CBOR: seedStr("81a3000101050258 30" + sig[:90]), Error: "ErrTruncated"},
+		{Name: "decode_array_length_exceeds_input", CBOR: seedStr("9bffffffffffffffff"), Error: "ErrTruncated"},
 		{Name: "decode_entries_unsorted", CBOR: seedStr("82" + seedEntryHex(b) + entry), Error: "ErrConsumedSeedsUnsorted"},
 		{Name: "decode_entries_duplicate_round", CBOR: seedStr("82" + entry + entry), Error: "ErrConsumedSeedsDuplicateRound"},
 	}
@@ -583,7 +573,7 @@ func seedEntryFromJSON(e seedEntryJSON) (seed.ConsumedSeed, error) {
 		return seed.ConsumedSeed{}, err
 	}
 	if len(b) != seed.SignatureSize {
-		return seed.ConsumedSeed{}, fmt.Errorf("%w: %d bytes", seed.ErrConsumedSeedsSignatureLength, len(b))
+		return seed.ConsumedSeed{}, fmt.Errorf("%w: seed_signature of %d bytes", dcbor.ErrByteLength, len(b))
 	}
 	s, _ := seed.SignatureFromBytes(b)
 	return seed.ConsumedSeed{Round: r, Signature: s}, nil

@@ -6,17 +6,18 @@ import (
 	"fmt"
 
 	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/internal/textform"
 	"github.com/cip11/cip11/selection"
+	"github.com/cip11/cip11/selection/engine"
 )
 
 func selectionSentinels() []Sentinel {
 	return []Sentinel{
 		{"ErrZeroNormalizer", selection.ErrZeroNormalizer},
 		{"ErrUnknownBranch", selection.ErrUnknownBranch},
-		{"ErrPendingVersion", selection.ErrPendingVersion},
-		{"ErrPendingStateHeight", selection.ErrPendingStateHeight},
-		{"ErrPendingCommitteeSize", selection.ErrPendingCommitteeSize},
-		{"ErrPendingNotCanonical", selection.ErrPendingNotCanonical},
+		{"ErrPendingVersion", engine.ErrPendingVersion},
+		{"ErrPendingStateHeight", engine.ErrPendingStateHeight},
+		{"ErrPendingCommitteeSize", engine.ErrPendingCommitteeSize},
 	}
 }
 
@@ -53,7 +54,7 @@ type baseWeightVector struct {
 }
 
 func genBaseWeight() ([]any, error) {
-	max := cip11.MaxU128.String()
+	max := cip11.MaxU128().String()
 	half := cip11.U128{Hi: 1 << 63}.Sub(cip11.U128From64(1)).String() // 2^127-1
 	cases := []struct{ name, stake, rep, norm, floor string }{
 		{"factor_one", "1000", "1000000000", "1", "100000"},
@@ -223,13 +224,13 @@ func committeeOf(v committeeVector) ([]cip11.Address, error) {
 	if err != nil {
 		return nil, err
 	}
+	mult, err := parseU64(v.MRUMultiplier) // parsed even when unused: every input is strict
+	if err != nil {
+		return nil, err
+	}
 	var mru *selection.MRU
 	if v.MRUAddress != nil {
 		a, err := parseAddress(*v.MRUAddress)
-		if err != nil {
-			return nil, err
-		}
-		mult, err := parseU64(v.MRUMultiplier)
 		if err != nil {
 			return nil, err
 		}
@@ -424,7 +425,7 @@ type pendingVector struct {
 	Error                   string             `json:"error,omitempty"`
 }
 
-func recordJSON(r selection.PendingSelectionV1) *pendingRecordJSON {
+func recordJSON(r engine.PendingSelectionV1) *pendingRecordJSON {
 	d := func(v uint64) string { return fmt.Sprint(v) }
 	return &pendingRecordJSON{
 		Version: r.Version, JobID: Hex(r.JobID[:]), SubmittedAt: d(r.SubmittedAt), SelectionStateHeight: d(r.SelectionStateHeight),
@@ -434,8 +435,8 @@ func recordJSON(r selection.PendingSelectionV1) *pendingRecordJSON {
 	}
 }
 
-func recordFromJSON(j *pendingRecordJSON) (selection.PendingSelectionV1, error) {
-	r := selection.PendingSelectionV1{Version: j.Version, CommitteeSize: j.CommitteeSize}
+func recordFromJSON(j *pendingRecordJSON) (engine.PendingSelectionV1, error) {
+	r := engine.PendingSelectionV1{Version: j.Version, CommitteeSize: j.CommitteeSize}
 	id, err := parseHash(j.JobID)
 	if err != nil {
 		return r, err
@@ -457,15 +458,15 @@ func recordFromJSON(j *pendingRecordJSON) (selection.PendingSelectionV1, error) 
 }
 
 func genPending() ([]any, error) {
-	mk := func(id string, s, m, se, sv, ke, kv, k uint64) selection.PendingSelectionV1 {
-		r := selection.PendingSelectionV1{Version: 1, JobID: cip11.Keccak256([]byte(id)), SubmittedAt: s, SelectionStateHeight: s,
+	mk := func(id string, s, m, se, sv, ke, kv, k uint64) engine.PendingSelectionV1 {
+		r := engine.PendingSelectionV1{Version: 1, JobID: cip11.Keccak256([]byte(id)), SubmittedAt: s, SelectionStateHeight: s,
 			CommitteeSize: uint32(m), SubmissionEpoch: se, SubmissionView: sv, SeedEpoch: ke, SeedView: kv, SeedDelayViews: k}
 		r.CandidatesSnapshotRoot = cip11.Keccak256([]byte("root:" + id))
 		return r
 	}
 	recs := []struct {
 		name string
-		r    selection.PendingSelectionV1
+		r    engine.PendingSelectionV1
 	}{
 		{"small_values", mk("job-1", 300, 3, 0, 300, 0, 303, 3)},
 		{"epoch_carry", mk("job-2", 1_000_000, 5, 7, 998, 8, 1, 3)},
@@ -493,14 +494,14 @@ func pendingNegatives(g string) []pendingVector {
 	jobEnd := 6 + 2 + 4 + 64
 	rest := g[jobEnd:]
 	return []pendingVector{
-		{Name: "empty_input", CBOR: "", Error: "ErrPendingNotCanonical"},
-		{Name: "non_shortest_int", CBOR: g[:jobEnd] + "021a0000012c" + rest[len("0219012c"):], Error: "ErrPendingNotCanonical"},
-		{Name: "trailing_byte", CBOR: g + "00", Error: "ErrPendingNotCanonical"},
-		{Name: "truncated", CBOR: g[:len(g)-2], Error: "ErrPendingNotCanonical"},
-		{Name: "indefinite_map", CBOR: "bf" + g[2:] + "ff", Error: "ErrPendingNotCanonical"},
-		{Name: "tagged", CBOR: "c0" + g, Error: "ErrPendingNotCanonical"},
-		{Name: "extra_key_11", CBOR: "ac" + g[2:] + "0b00", Error: "ErrPendingNotCanonical"},
-		{Name: "job_id_31_bytes", CBOR: g[:6] + "01581f" + g[12:12+62] + rest, Error: "ErrPendingNotCanonical"},
+		{Name: "empty_input", CBOR: "", Error: "ErrTruncated"},
+		{Name: "non_shortest_int", CBOR: g[:jobEnd] + "021a0000012c" + rest[len("0219012c"):], Error: "ErrNonShortestInt"},
+		{Name: "trailing_byte", CBOR: g + "00", Error: "ErrTrailingBytes"},
+		{Name: "truncated", CBOR: g[:len(g)-2], Error: "ErrTruncated"},
+		{Name: "indefinite_map", CBOR: "bf" + g[2:] + "ff", Error: "ErrIndefiniteLength"},
+		{Name: "tagged", CBOR: "c0" + g, Error: "ErrTag"},
+		{Name: "extra_key_11", CBOR: "ac" + g[2:] + "0b00", Error: "ErrUnknownKey"},
+		{Name: "job_id_31_bytes", CBOR: g[:6] + "01581f" + g[12:12+62] + rest, Error: "ErrByteLength"},
 		{Name: "version_2", CBOR: "ab0002" + g[6:], Error: "ErrPendingVersion"},
 		{Name: "state_height_not_submitted_at", CBOR: g[:jobEnd] + "0219012c0319012d" + rest[len("0219012c0319012c"):], Error: "ErrPendingStateHeight"},
 	}
@@ -511,14 +512,14 @@ func evalPending(raw json.RawMessage) (map[string]any, error) {
 	if err := DecodeVector(raw, &v); err != nil {
 		return nil, err
 	}
-	var r selection.PendingSelectionV1
+	var r engine.PendingSelectionV1
 	var err error
 	if v.Record != nil {
 		r, err = recordFromJSON(v.Record)
 	} else {
 		var b []byte
 		if b, err = Unhex(v.CBOR); err == nil {
-			r, err = selection.DecodePending(b)
+			r, err = engine.DecodePending(b)
 		}
 	}
 	if err != nil {
@@ -526,19 +527,22 @@ func evalPending(raw json.RawMessage) (map[string]any, error) {
 	}
 	return map[string]any{
 		"cbor":                        Hex(r.Encode()),
-		"pending_by_job_key":          selection.PendingByJobKey(r.JobID).String(),
-		"pending_due_round_index_key": Hex(selection.PendingDueRoundKey(r)),
+		"pending_by_job_key":          engine.PendingByJobKey(r.JobID).String(),
+		"pending_due_round_index_key": Hex(engine.PendingDueRoundKey(r)),
 	}, nil
 }
 
 // ---- shared parsing helpers
 
+// The parsers below accept only the D18 text form (package textform); their
+// errors wrap ErrMalformedVector and the textform sentinel.
+
 func parseU64(s string) (uint64, error) {
-	u, err := cip11.ParseU128(s)
-	if err != nil || u.Hi != 0 {
-		return 0, fmt.Errorf("%w: not a u64: %q", ErrMalformedVector, s)
+	v, err := textform.ParseU64(s)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %w", ErrMalformedVector, err)
 	}
-	return u.Lo, nil
+	return v, nil
 }
 
 func parseU128s(ss []string) ([]cip11.U128, error) {
@@ -546,7 +550,7 @@ func parseU128s(ss []string) ([]cip11.U128, error) {
 	for i, s := range ss {
 		u, err := cip11.ParseU128(s)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrMalformedVector, err)
+			return nil, fmt.Errorf("%w: %w", ErrMalformedVector, err)
 		}
 		out[i] = u
 	}
@@ -556,7 +560,7 @@ func parseU128s(ss []string) ([]cip11.U128, error) {
 func parseHash(s string) (cip11.Hash, error) {
 	var h cip11.Hash
 	if err := h.UnmarshalText([]byte(s)); err != nil {
-		return h, fmt.Errorf("%w: %v", ErrMalformedVector, err)
+		return h, fmt.Errorf("%w: %w", ErrMalformedVector, err)
 	}
 	return h, nil
 }
@@ -564,7 +568,7 @@ func parseHash(s string) (cip11.Hash, error) {
 func parseAddress(s string) (cip11.Address, error) {
 	var a cip11.Address
 	if err := a.UnmarshalText([]byte(s)); err != nil {
-		return a, fmt.Errorf("%w: %v", ErrMalformedVector, err)
+		return a, fmt.Errorf("%w: %w", ErrMalformedVector, err)
 	}
 	return a, nil
 }

@@ -20,10 +20,10 @@ func TestVectorsUpToDate(t *testing.T) {
 			}
 			got, err := os.ReadFile(filepath.Join(vectorDir, f.Name+".json"))
 			if err != nil {
-				t.Fatalf("%v (run go run ./conformance/cmd/genvectors)", err)
+				t.Fatalf("%v (run go generate ./conformance)", err)
 			}
 			if !bytes.Equal(got, want) {
-				t.Fatalf("%s.json is stale or was edited by hand", f.Name)
+				t.Fatalf("%s.json is stale or was edited by hand (go generate ./conformance rewrites it)", f.Name)
 			}
 		})
 	}

@@ -3,7 +3,6 @@ package conformance
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/wire"
@@ -152,14 +151,7 @@ type digestOut struct {
 // computeDigest evaluates one §12.6 line from its decoded fields.
 func computeDigest(preimage string, raw json.RawMessage) (digestOut, error) {
 	var out digestOut
-	strict := func(dst any) error {
-		dec := json.NewDecoder(strings.NewReader(string(raw)))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(dst); err != nil {
-			return fmt.Errorf("%w: fields: %v", ErrMalformedVector, err)
-		}
-		return nil
-	}
+	strict := func(dst any) error { return DecodeVector(raw, dst) }
 	withSession := func(c connFields) (*wire.Session, error) {
 		s, err := c.session()
 		if err == nil {

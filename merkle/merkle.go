@@ -46,21 +46,63 @@ func Root(leaves []Leaf) cip11.Hash {
 		return cip11.Keccak256([]byte(emptyDomain))
 	}
 	h := newHasher()
+	return h.fold(h.level(leaves, 0, 0))
+}
+
+// Level returns level k of the §9.2 tree restricted to leaves, which sit at
+// positions first, first+1, … of the whole snapshot (first is their
+// index_be4 base): the leaf hashes reduced k times, duplicating the final
+// node of each odd level. For any split of a snapshot into runs whose
+// starts are multiples of 2^k, concatenating the runs' levels gives the
+// whole tree's level k, so independent runs can be hashed apart and
+// joined with [Fold]. The whole snapshot must have more than 2^k leaves
+// (level k is below the root), since a run's final node is duplicated at
+// every odd level even when it is alone. Level(leaves, 0, 0) are the leaf
+// hashes.
+func Level(leaves []Leaf, first uint32, k int) []cip11.Hash {
+	return newHasher().level(leaves, first, k)
+}
+
+func (h *hasher) level(leaves []Leaf, first uint32, k int) []cip11.Hash {
 	nodes := make([]cip11.Hash, len(leaves))
 	for i := range leaves {
-		nodes[i] = h.leaf(uint32(i), &leaves[i])
+		nodes[i] = h.leaf(first+uint32(i), &leaves[i])
 	}
-	// Hash each level in place: node i of the next level overwrites slot i,
-	// which is never read again because it reads slots 2i and 2i+1 ≥ i.
-	for m := len(nodes); m > 1; m = (m + 1) / 2 {
-		for i := 0; i < m/2; i++ {
-			nodes[i] = h.inner(&nodes[2*i], &nodes[2*i+1])
-		}
-		if m%2 == 1 { // odd level: duplicate the final node
-			nodes[m/2] = h.inner(&nodes[m-1], &nodes[m-1])
-		}
+	for ; k > 0 && len(nodes) > 0; k-- {
+		nodes = h.reduce(nodes)
+	}
+	return nodes
+}
+
+// Fold reduces one level of the tree to its root (§9.2: an odd level
+// duplicates its final node; a single node is the root). Fold of no nodes
+// is the empty-snapshot root.
+func Fold(nodes []cip11.Hash) cip11.Hash {
+	if len(nodes) == 0 {
+		return cip11.Keccak256([]byte(emptyDomain))
+	}
+	return newHasher().fold(nodes)
+}
+
+func (h *hasher) fold(nodes []cip11.Hash) cip11.Hash {
+	for len(nodes) > 1 {
+		nodes = h.reduce(nodes)
 	}
 	return nodes[0]
+}
+
+// reduce hashes one level into the next, in place: node i of the next
+// level overwrites slot i, which is never read again because it reads
+// slots 2i and 2i+1 ≥ i.
+func (h *hasher) reduce(nodes []cip11.Hash) []cip11.Hash {
+	m := len(nodes)
+	for i := 0; i < m/2; i++ {
+		nodes[i] = h.inner(&nodes[2*i], &nodes[2*i+1])
+	}
+	if m%2 == 1 { // odd level: duplicate the final node
+		nodes[m/2] = h.inner(&nodes[m-1], &nodes[m-1])
+	}
+	return nodes[:(m+1)/2]
 }
 
 // hasher reuses one Keccak-256 state and preimage buffers whose domain

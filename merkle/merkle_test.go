@@ -42,7 +42,7 @@ func maxLeaf() Leaf {
 	for j := range a {
 		a[j] = 0xff
 	}
-	return Leaf{Address: a, EffectiveStake: cip11.MaxU128, ReputationX1e9: math.MaxUint64, BaseWeight: cip11.MaxU128}
+	return Leaf{Address: a, EffectiveStake: cip11.MaxU128(), ReputationX1e9: math.MaxUint64, BaseWeight: cip11.MaxU128()}
 }
 
 func mustHash(t *testing.T, s string) cip11.Hash {
@@ -162,5 +162,30 @@ func TestRootAllocs(t *testing.T) {
 	ls := fixtures(5000)
 	if n := testing.AllocsPerRun(5, func() { Root(ls) }); n > 3 {
 		t.Errorf("Root(5000 leaves) allocates %v times, want ≤ 3 (node buffer, hasher, Keccak state)", n)
+	}
+}
+
+// TestLevelsJoin: hashing runs whose starts are multiples of 2^k apart and
+// folding their concatenated level-k nodes gives Root, for every size up
+// to 300 and every k ≤ 5 (the basis of parallel root computation).
+func TestLevelsJoin(t *testing.T) {
+	all := make([]Leaf, 300)
+	for i := range all {
+		all[i].Address[0], all[i].Address[1] = byte(i), byte(i>>8)
+		all[i].ReputationX1e9 = uint64(i)
+	}
+	for n := 0; n <= len(all); n++ {
+		want := Root(all[:n])
+		for k := 0; k <= 5 && n > 1<<k; k++ {
+			c := 1 << k
+			var nodes []cip11.Hash
+			for a := 0; a < n; a += 3 * c { // runs of three subtrees
+				b := min(a+3*c, n)
+				nodes = append(nodes, Level(all[a:b], uint32(a), k)...)
+			}
+			if got := Fold(nodes); got != want {
+				t.Fatalf("n=%d k=%d: joined root differs", n, k)
+			}
+		}
 	}
 }

@@ -26,26 +26,28 @@ var ErrUnknownJobKind = errors.New("mru: unknown job_kind")
 
 // jobKindNames is the table by byte; lookups by name search it, so no
 // declaration order anywhere decides a byte.
-var jobKindNames = [...]string{
-	Llm: "Llm", Http: "Http", Mcp: "Mcp", Custom: "Custom",
-	PublishChainRoot: "PublishChainRoot", Agent: "Agent",
+func jobKindNames() [6]string {
+	return [...]string{
+		Llm: "Llm", Http: "Http", Mcp: "Mcp", Custom: "Custom",
+		PublishChainRoot: "PublishChainRoot", Agent: "Agent",
+	}
 }
 
 // Valid reports whether k is in the §9.4 table.
-func (k JobKind) Valid() bool { return int(k) < len(jobKindNames) }
+func (k JobKind) Valid() bool { return int(k) < len(jobKindNames()) }
 
 // String returns the JobType variant name (§9.4), or "JobKind(0xNN)".
 func (k JobKind) String() string {
 	if !k.Valid() {
 		return fmt.Sprintf("JobKind(0x%02x)", uint8(k))
 	}
-	return jobKindNames[k]
+	return jobKindNames()[k]
 }
 
 // ParseJobKind maps a JobType variant name to its §9.4 byte. This is how an
 // enum from either stack converts: by variant name, never by discriminant.
 func ParseJobKind(name string) (JobKind, error) {
-	for b, n := range jobKindNames {
+	for b, n := range jobKindNames() {
 		if n == name {
 			return JobKind(b), nil
 		}

@@ -73,3 +73,11 @@ func (m MemKV) Set(key, value []byte) error {
 // NewMemStore returns an empty in-memory §9.4 MRU store: a [KVStore] over a
 // [MemKV], so it stores the D15 bytes exactly as a node's KV store would.
 func NewMemStore() KVStore { return KVStore{KV: MemKV{}} }
+
+// Store is read and write access to mru_key state: the block engine reads
+// it at the assignment read point (§9.3) and writes it from verified
+// results (§9.4). [KVStore] implements it.
+type Store interface {
+	Reader
+	Writer
+}

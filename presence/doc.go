@@ -1,8 +1,7 @@
-// Package presence implements everything that decides who is present and who
-// may talk to whom: PresenceInput, the consensus-visible per-block present set
-// of CIP-11 §7.2, and its registry index basis (§7.2, §8.5); validator-set
-// snapshots, subsets and admission (§5); local presence (§7.4); Mode-A
-// certificates (§8.3); and the runner-side schedules (§6.6, §11.3, §10.3).
+// Package presence implements PresenceInput, the consensus-visible
+// per-block present set of CIP-11 §7.2: the PresenceInputV1 codec, its
+// registry index basis (§7.2, §8.5) and the flag- and mode-scoped validity
+// rules that give a block its presence.
 //
 // # Encoding (§7.2 PresenceInputV1)
 //
@@ -39,32 +38,15 @@
 // well-formed field in active Mode B, and the state-derived set when Mode A is
 // effective.
 //
-// # Who may talk to whom (§5, §6.2, §5.3)
+// # Related packages
 //
-// [ValidatorSetSnapshot] holds the §5.4 identity snapshot; [ValidatorSetHash]
-// hashes the ordered raw peer_pubkeys (stake excluded); [ValidatorSetSnapshot.Sub]
-// is Sub(R) with k from [SubsetSize]; [Epochs] applies the epoch-paired
-// admission rule across the OVERLAP_BLOCKS window with a height-tied cutoff.
-//
-// # Local presence (§6.3–§6.5, §7.4, §10.6, §11.1)
-//
-// [LocalPresence] is a pure state machine over height-stamped events (pings,
-// backpressure, connection open/close, dispatch outcomes) that answers the
-// present set, push routing, the accepting_new bit and the proposer's
-// PresenceInputV1 for the next block. A restart starts empty.
-//
-// # Mode A (§8.3–§8.4)
-//
-// [ProcessCertificate] verifies a SubmitPresenceCertificate in the normative
-// evaluation order with injected metering, updating presence_anchor and
-// presence_proven_until; [ModeASource] derives PresenceInput(H) from parent
-// state for the selection engine.
-//
-// # Runner schedules (§6.6, §10.3, §11.3)
-//
-// [HeartbeatPhase] staggers on-chain heartbeats per runner,
-// [ReconnectDelayMillis] is the reconnect backoff with injected jitter, and
-// [ResultTxRetry] schedules result-transaction rebroadcast.
+// The other presence concepts live in nested packages, which this package
+// never imports: [github.com/cip11/cip11/presence/validators]
+// (§5 validator-set snapshots, Sub(R), epoch-paired admission),
+// [github.com/cip11/cip11/presence/local] (§7.4 local presence and the
+// runner schedules of §6.6, §10.3, §11.3) and
+// [github.com/cip11/cip11/presence/modea] (§8.3 Mode-A certificates and the
+// state-derived read point).
 //
 // The package is pure: no I/O, no clock, no goroutines, no globals besides
 // its sentinel errors.

@@ -211,9 +211,6 @@ func (v *Verifier) Verify(r Round, sig []byte) error {
 	return nil
 }
 
-// VerifyBeacon checks a MinSig beacon with [Verifier.Verify] (§9.2).
-func (v *Verifier) VerifyBeacon(b Beacon) error { return v.Verify(b.Round, b.Signature[:]) }
-
 // VerifySeed is the one-shot form of [Verifier.Verify] (§9.2, DECISIONS D12):
 // it decodes publicKey, then sig, and checks e(H(m), pk) · e(−sig, g2) = 1
 // with a single PairingCheck. Public-key defects are reported before

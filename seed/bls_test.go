@@ -70,8 +70,8 @@ func TestSeedSignVerify(t *testing.T) {
 	if err := VerifySeed(pk, ns, r, sig[:]); err != nil {
 		t.Fatalf("VerifySeed: %v", err)
 	}
-	if err := v.VerifyBeacon(Beacon{r, sig}); err != nil {
-		t.Fatalf("VerifyBeacon: %v", err)
+	if err := v.Verify(r, sig[:]); err != nil {
+		t.Fatalf("Verify: %v", err)
 	}
 	other := DeriveSecretKey([]byte("another key")).PublicKey()
 	neg := sig

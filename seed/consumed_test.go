@@ -6,6 +6,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/cip11/cip11/internal/dcbor"
 )
 
 func sigOf(b byte) Signature {
@@ -73,41 +75,41 @@ func TestConsumedSeedsEncodeErrors(t *testing.T) {
 }
 
 // TestConsumedSeedsDecodeErrors: every malformation has its own sentinel
-// (§12.6 deterministic profile, DECISIONS D9).
+// (§12.6 deterministic profile of package internal/dcbor, DECISIONS D9).
 func TestConsumedSeedsDecodeErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name, in string
 		want     error
 	}{
-		{"empty input", "", ErrConsumedSeedsTruncated},
-		{"non-canonical array length", "9800", ErrConsumedSeedsNonCanonicalInt},
-		{"non-canonical epoch", "81a3001801" + "0102025830" + sigA, ErrConsumedSeedsNonCanonicalInt},
-		{"non-canonical view", "81a300010119002a025830" + sigA, ErrConsumedSeedsNonCanonicalInt},
-		{"non-canonical sig length", "81a3000101020259003" + "0" + sigA, ErrConsumedSeedsNonCanonicalInt},
-		{"indefinite array", "9f" + entryA + "ff", ErrConsumedSeedsIndefiniteLength},
-		{"indefinite map", "81bf00010102025830" + sigA + "ff", ErrConsumedSeedsIndefiniteLength},
-		{"indefinite bytes", "81a30001010202" + "5f5830" + sigA + "ff", ErrConsumedSeedsIndefiniteLength},
-		{"trailing bytes", "80" + "00", ErrConsumedSeedsTrailingBytes},
-		{"trailing after entry", "81" + entryA + "80", ErrConsumedSeedsTrailingBytes},
-		{"signature 47 bytes", "81a30001010202582f" + sigA[2:], ErrConsumedSeedsSignatureLength},
-		{"signature 49 bytes", "81a3000101020258311" + "1" + sigA, ErrConsumedSeedsSignatureLength},
-		{"signature 96 bytes", "81a30001010202586" + "0" + sigA + sigA, ErrConsumedSeedsSignatureLength},
-		{"missing seed_signature", "81a200010102", ErrConsumedSeedsMissingKey},
-		{"missing seed_view", "81a20001025830" + sigA, ErrConsumedSeedsMissingKey},
-		{"extra key", "81a4000101020258 30" + sigA + "0300", ErrConsumedSeedsUnknownKey},
-		{"unsorted keys", "81a301020001025830" + sigA, ErrConsumedSeedsKeyOrder},
-		{"duplicate key", "81a300010001025830" + sigA, ErrConsumedSeedsKeyOrder},
-		{"text key", "81a3613000010102025830" + sigA, ErrConsumedSeedsUnexpectedType},
-		{"tag on array", "c0" + "80", ErrConsumedSeedsTag},
-		{"tag on signature", "81a30001010202c25830" + sigA, ErrConsumedSeedsTag},
-		{"negative epoch", "81a3002001" + "02025830" + sigA, ErrConsumedSeedsUnexpectedType},
-		{"float epoch", "81a300f93c00" + "0102025830" + sigA, ErrConsumedSeedsUnexpectedType},
-		{"map at top level", "a0", ErrConsumedSeedsUnexpectedType},
-		{"text signature", "81a30001010202783" + "0" + sigA, ErrConsumedSeedsUnexpectedType},
-		{"reserved additional info", "1c", ErrConsumedSeedsUnexpectedType},
-		{"truncated entry", "81a3000101", ErrConsumedSeedsTruncated},
-		{"truncated signature", "81a300010102025830" + sigA[:90], ErrConsumedSeedsTruncated},
-		{"huge array length", "9bffffffffffffffff", ErrConsumedSeedsTruncated},
+		{"empty input", "", dcbor.ErrTruncated},
+		{"non-canonical array length", "9800", dcbor.ErrNonShortestInt},
+		{"non-canonical epoch", "81a3001801" + "0102025830" + sigA, dcbor.ErrNonShortestInt},
+		{"non-canonical view", "81a300010119002a025830" + sigA, dcbor.ErrNonShortestInt},
+		{"non-canonical sig length", "81a3000101020259003" + "0" + sigA, dcbor.ErrNonShortestInt},
+		{"indefinite array", "9f" + entryA + "ff", dcbor.ErrIndefiniteLength},
+		{"indefinite map", "81bf00010102025830" + sigA + "ff", dcbor.ErrIndefiniteLength},
+		{"indefinite bytes", "81a30001010202" + "5f5830" + sigA + "ff", dcbor.ErrIndefiniteLength},
+		{"trailing bytes", "80" + "00", dcbor.ErrTrailingBytes},
+		{"trailing after entry", "81" + entryA + "80", dcbor.ErrTrailingBytes},
+		{"signature 47 bytes", "81a30001010202582f" + sigA[2:], dcbor.ErrByteLength},
+		{"signature 49 bytes", "81a3000101020258311" + "1" + sigA, dcbor.ErrByteLength},
+		{"signature 96 bytes", "81a30001010202586" + "0" + sigA + sigA, dcbor.ErrByteLength},
+		{"missing seed_signature", "81a200010102", dcbor.ErrMissingKey},
+		{"missing seed_view", "81a20001025830" + sigA, dcbor.ErrMissingKey},
+		{"extra key", "81a4000101020258 30" + sigA + "0300", dcbor.ErrUnknownKey},
+		{"unsorted keys", "81a301020001025830" + sigA, dcbor.ErrKeyOrder},
+		{"duplicate key", "81a300010001025830" + sigA, dcbor.ErrDuplicateKey},
+		{"text key", "81a3" + "613001" + "0102" + "025830" + sigA, dcbor.ErrUnknownKey},
+		{"tag on array", "c0" + "80", dcbor.ErrTag},
+		{"tag on signature", "81a30001010202c25830" + sigA, dcbor.ErrTag},
+		{"negative epoch", "81a3002001" + "02025830" + sigA, dcbor.ErrUnexpectedType},
+		{"float epoch", "81a300f93c00" + "0102025830" + sigA, dcbor.ErrUnexpectedType},
+		{"map at top level", "a0", dcbor.ErrUnexpectedType},
+		{"text signature", "81a30001010202783" + "0" + sigA, dcbor.ErrUnexpectedType},
+		{"reserved additional info", "1c", dcbor.ErrMalformed},
+		{"truncated entry", "81a3000101", dcbor.ErrTruncated},
+		{"truncated signature", "81a300010102025830" + sigA[:90], dcbor.ErrTruncated},
+		{"huge array length", "9bffffffffffffffff", dcbor.ErrTruncated},
 		{"unsorted entries", "82" + entryB + entryA, ErrConsumedSeedsUnsorted},
 		{"duplicate round", "82" + entryA + entryA, ErrConsumedSeedsDuplicateRound},
 	} {

@@ -14,10 +14,12 @@
 //     bootstrapping rule (§9.2).
 //   - [ConsumedSeedsV1] is the block field committing every M > 1 seed a
 //     block consumes (§9.2 "Consumed-seed commitment", DECISIONS D11), with a
-//     strict deterministic-CBOR codec (§12.6, D9) and the three
-//     block-validity rules ([ValidateConsumedSeeds]) over an injected
-//     [ThresholdKeys].
+//     strict codec in the §12.6 deterministic-CBOR profile (D9) of package
+//     internal/dcbor, and the three block-validity rules
+//     ([ValidateConsumedSeeds]) over an injected [ThresholdKeys].
 //
 // The package is pure: no I/O, no clock, no goroutines and no mutable
-// globals. Every error wraps one exported sentinel; no input panics.
+// globals. Every error wraps one exported sentinel — this package's, or for
+// a ConsumedSeedsV1 outside the CBOR profile, internal/dcbor's; no input
+// panics.
 package seed

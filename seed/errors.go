@@ -3,7 +3,9 @@ package seed
 import "errors"
 
 // Errors for seeds and beacons (§9.2). Every error this package returns wraps
-// exactly one of these sentinels, with context added by %w.
+// exactly one of these sentinels or, for a ConsumedSeedsV1 that is not in
+// the §12.6 deterministic-CBOR profile, one of package internal/dcbor's,
+// with context added by %w.
 var (
 	// ErrUnknownSeedScheme: scheme_id_u8 is neither 0x01 (MinSig) nor 0x02 (MinPk).
 	ErrUnknownSeedScheme = errors.New("seed: unknown seed scheme_id")
@@ -61,31 +63,10 @@ var (
 	ErrAdvanceRoundRegressed = errors.New("seed: advance_round did not move forward")
 )
 
-// Errors for the ConsumedSeedsV1 codec (§9.2, §12.6 deterministic CBOR,
-// DECISIONS D9, D11).
+// Errors for the ConsumedSeedsV1 ordering rules (§9.2, DECISIONS D11). A
+// deterministic-CBOR profile defect (§12.6, D9) wraps its sentinel of
+// package internal/dcbor instead.
 var (
-	// ErrConsumedSeedsTruncated: the input ends inside an item.
-	ErrConsumedSeedsTruncated = errors.New("seed: ConsumedSeedsV1 truncated")
-	// ErrConsumedSeedsTrailingBytes: bytes follow the top-level array.
-	ErrConsumedSeedsTrailingBytes = errors.New("seed: ConsumedSeedsV1 has trailing bytes")
-	// ErrConsumedSeedsNonCanonicalInt: an integer or length is not in shortest form.
-	ErrConsumedSeedsNonCanonicalInt = errors.New("seed: ConsumedSeedsV1 integer not in shortest form")
-	// ErrConsumedSeedsIndefiniteLength: an indefinite-length array, map or string.
-	ErrConsumedSeedsIndefiniteLength = errors.New("seed: ConsumedSeedsV1 indefinite length")
-	// ErrConsumedSeedsTag: a CBOR tag appears anywhere.
-	ErrConsumedSeedsTag = errors.New("seed: ConsumedSeedsV1 contains a CBOR tag")
-	// ErrConsumedSeedsUnexpectedType: an item of the wrong CBOR major type
-	// (including floats, simple values and reserved encodings).
-	ErrConsumedSeedsUnexpectedType = errors.New("seed: ConsumedSeedsV1 item has the wrong type")
-	// ErrConsumedSeedsKeyOrder: entry-map keys are not strictly ascending
-	// (unsorted or duplicated).
-	ErrConsumedSeedsKeyOrder = errors.New("seed: ConsumedSeedsV1 map keys unsorted or duplicated")
-	// ErrConsumedSeedsUnknownKey: an entry map carries a key other than 0, 1, 2.
-	ErrConsumedSeedsUnknownKey = errors.New("seed: ConsumedSeedsV1 entry has an unknown key")
-	// ErrConsumedSeedsMissingKey: an entry map lacks one of keys 0, 1, 2.
-	ErrConsumedSeedsMissingKey = errors.New("seed: ConsumedSeedsV1 entry lacks a key")
-	// ErrConsumedSeedsSignatureLength: seed_signature is not exactly 48 bytes.
-	ErrConsumedSeedsSignatureLength = errors.New("seed: ConsumedSeedsV1 seed_signature is not 48 bytes")
 	// ErrConsumedSeedsUnsorted: entries are not ascending by (seed_epoch, seed_view).
 	ErrConsumedSeedsUnsorted = errors.New("seed: ConsumedSeedsV1 entries not sorted by round")
 	// ErrConsumedSeedsDuplicateRound: two entries name the same round.
@@ -93,8 +74,6 @@ var (
 	// ErrConsumedSeedsConflict: two candidate entries for one round carry
 	// different signatures (at most one can be the round's unique seed).
 	ErrConsumedSeedsConflict = errors.New("seed: conflicting signatures for one seed round")
-	// ErrConsumedSeedsNonCanonical: decode→encode did not reproduce the input.
-	ErrConsumedSeedsNonCanonical = errors.New("seed: ConsumedSeedsV1 is not canonical")
 )
 
 // Errors for the ConsumedSeedsV1 block-validity rules (§9.2 "Consumed-seed

@@ -60,7 +60,7 @@ func ExampleConsumedSeedsV1() {
 	// Output:
 	// 82a300010102025830000000…
 	// 2 <nil>
-	// seed: ConsumedSeedsV1 has trailing bytes: 1 bytes after the array
+	// seed: ConsumedSeedsV1: dcbor: bytes after the CBOR item: 1 at offset 115
 }
 
 // M == 1 selection reads the parent beacon, or the configured genesis

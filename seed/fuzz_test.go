@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/internal/dcbor"
 )
 
 // wrapsSentinel reports whether err wraps at least one of the package's sentinels.
@@ -14,10 +15,10 @@ func wrapsSentinel(err error) bool {
 		ErrUnknownSeedScheme, ErrSeedSignatureLength, ErrUnknownSelectionMode,
 		ErrPublicKeyLength, ErrPublicKeyEncoding, ErrPublicKeyNotOnCurve, ErrPublicKeyInfinity, ErrPublicKeyNotInSubgroup,
 		ErrSignatureEncoding, ErrSignatureNotOnCurve, ErrSignatureInfinity, ErrSignatureNotInSubgroup, ErrSeedSignatureInvalid,
-		ErrConsumedSeedsTruncated, ErrConsumedSeedsTrailingBytes, ErrConsumedSeedsNonCanonicalInt, ErrConsumedSeedsIndefiniteLength,
-		ErrConsumedSeedsTag, ErrConsumedSeedsUnexpectedType, ErrConsumedSeedsKeyOrder, ErrConsumedSeedsUnknownKey,
-		ErrConsumedSeedsMissingKey, ErrConsumedSeedsSignatureLength, ErrConsumedSeedsUnsorted, ErrConsumedSeedsDuplicateRound,
-		ErrConsumedSeedsNonCanonical,
+		ErrConsumedSeedsUnsorted, ErrConsumedSeedsDuplicateRound,
+		dcbor.ErrTruncated, dcbor.ErrTrailingBytes, dcbor.ErrMalformed, dcbor.ErrNonShortestInt, dcbor.ErrIndefiniteLength,
+		dcbor.ErrTag, dcbor.ErrUnexpectedType, dcbor.ErrIntRange, dcbor.ErrInvalidUTF8, dcbor.ErrKeyOrder, dcbor.ErrDuplicateKey,
+		dcbor.ErrUnknownKey, dcbor.ErrMissingKey, dcbor.ErrByteLength, dcbor.ErrNotCanonical,
 	} {
 		if errors.Is(err, s) {
 			return true

@@ -1,18 +1,43 @@
 package selection
 
 import (
+	"encoding/binary"
 	"testing"
 
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/seed"
+	"github.com/cip11/cip11/state"
 )
 
 const benchRunners = 5000
 
-func benchSnapshot(b *testing.B) (*harness, *Snapshot) {
-	h := newHarness(b, benchRunners, activeParams())
+// benchRegistry registers n runners at height 1, registration order ≠
+// address order, with distinct stakes.
+type benchRegistry struct {
+	reg   *state.MemRegistry
+	addrs []cip11.Address
+}
+
+func newBenchRegistry(b *testing.B, n int) *benchRegistry {
+	r := &benchRegistry{reg: state.NewMemRegistry(state.DefaultReputationConfig())}
+	for i := 0; i < n; i++ {
+		var a cip11.Address
+		binary.BigEndian.PutUint32(a[:4], uint32(i)*2654435761)
+		binary.BigEndian.PutUint32(a[16:], uint32(i))
+		r.addrs = append(r.addrs, a)
+		if err := r.reg.Register(1, state.Runner{Address: a, LastHeartbeat: 1, Stake: cip11.U128From64(uint64(1000 + i)), ReputationX1e9: 1_000_000_000}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return r
+}
+
+func benchSnapshot(b *testing.B) (*benchRegistry, *Snapshot) {
+	h := newBenchRegistry(b, benchRunners)
 	view, _ := h.reg.At(1)
-	snap, err := BuildSnapshot(view, 2, h.e.Config.Params)
+	p := cip11.DefaultParams()
+	p.PresentFirstEnabled = true
+	snap, err := BuildSnapshot(view, 2, p)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -20,7 +45,7 @@ func benchSnapshot(b *testing.B) (*harness, *Snapshot) {
 }
 
 // everyThird marks every third benchmark runner present.
-func everyThird(h *harness) map[cip11.Address]bool {
+func everyThird(h *benchRegistry) map[cip11.Address]bool {
 	present := map[cip11.Address]bool{}
 	for i := 0; i < benchRunners; i += 3 {
 		present[h.addrs[i]] = true
@@ -28,13 +53,16 @@ func everyThird(h *harness) map[cip11.Address]bool {
 	return present
 }
 
+// benchBeaconSeed stands in for canonical_seed_bytes of a parent beacon.
+func benchBeaconSeed() cip11.Hash { return cip11.Keccak256([]byte("bench parent beacon")) }
+
 // BenchmarkDrawM1 is one M == 1 job over 5,000 eligible runners with base
 // weights and pools built once per block: the v3 seed plus one draw.
 func BenchmarkDrawM1(b *testing.B) {
 	h, snap := benchSnapshot(b)
 	present := everyThird(h)
 	pools := NewPools(BranchPresentFirst, snap.Eligible(func(a cip11.Address) bool { return present[a] }))
-	csb := h.beacon(seed.Round{View: 1}).CanonicalSeedBytes()
+	csb := benchBeaconSeed()
 	var job cip11.Hash
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -52,7 +80,7 @@ func BenchmarkDrawM1(b *testing.B) {
 func BenchmarkDrawM1Naive(b *testing.B) {
 	h, snap := benchSnapshot(b)
 	present := everyThird(h)
-	csb := h.beacon(seed.Round{View: 1}).CanonicalSeedBytes()
+	csb := benchBeaconSeed()
 	var job cip11.Hash
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -86,29 +114,3 @@ func BenchmarkDrawM5(b *testing.B) {
 // BenchmarkBlock1000Jobs is one block with 1,000 M == 1 jobs over 5,000
 // runners end to end: presence decode and resolution, the pending pass, the
 // snapshot (floor, weights, sort) and 1,000 draws.
-func BenchmarkBlock1000Jobs(b *testing.B) {
-	h := newHarness(b, benchRunners, activeParams())
-	idx := make([]int, 0, benchRunners/2)
-	for i := 0; i < benchRunners; i += 2 {
-		idx = append(idx, i)
-	}
-	parent := h.beacon(seed.Round{View: 1})
-	blk := Block{Height: 2, ProposalRound: seed.Round{View: 2}, ParentBeacon: &parent,
-		PresenceInput: h.presenceOf(idx...), ConsumedSeeds: h.consumed()}
-	for i := 0; i < 1000; i++ {
-		j := job(0, 1)
-		j.JobID[0], j.JobID[1] = byte(i), byte(i>>8)
-		blk.Submits = append(blk.Submits, j)
-	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		b.StopTimer()
-		h.e.Jobs = NewMemJobStore()
-		b.StartTimer()
-		res, err := h.e.ExecuteBlock(blk)
-		if err != nil || len(res.Assignments) != 1000 {
-			b.Fatal(err)
-		}
-	}
-}

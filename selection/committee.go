@@ -173,6 +173,23 @@ func NewPools(branch Branch, eligible []Eligible) *Pools {
 	return p
 }
 
+// Pools splits the snapshot's candidates into the pools for branch with
+// presence isPresent (nil: nobody present), exactly as
+// NewPools(branch, s.Eligible(isPresent)) but without the intermediate list.
+func (s *Snapshot) Pools(branch Branch, isPresent func(cip11.Address) bool) *Pools {
+	p := &Pools{}
+	for i := range s.Leaves {
+		l := &s.Leaves[i]
+		switch present := isPresent != nil && isPresent(l.Address); {
+		case branch == BranchFullSet || present:
+			p.present.push(l.Address, l.BaseWeight)
+		case branch == BranchPresentFirst:
+			p.fallback.push(l.Address, l.BaseWeight)
+		}
+	}
+	return p
+}
+
 // PresentLen and FallbackLen report the pool sizes.
 func (p *Pools) PresentLen() int { return len(p.present.addrs) }
 
@@ -193,16 +210,27 @@ type MRU struct {
 // leaves its pool by swap_remove; the loop stops early when the pool is
 // empty or weighted_draw returns None (under-fill, §11.2).
 func (p *Pools) Draw(seed cip11.Hash, m uint32, mru *MRU) []cip11.Address {
-	if m == 0 {
-		return nil
-	}
 	if m == 1 {
 		return p.drawOne(seed, mru)
+	}
+	return p.draw(seed, 0, m, mru)
+}
+
+// DrawFrom runs the committee loop for m more runners with the global
+// counter starting at first, without any MRU bias: the draw of a timeout
+// re-selection that continues a job's counter (DECISIONS D26).
+func (p *Pools) DrawFrom(seed cip11.Hash, first uint64, m uint32) []cip11.Address {
+	return p.draw(seed, first, m, nil)
+}
+
+func (p *Pools) draw(seed cip11.Hash, first uint64, m uint32, mru *MRU) []cip11.Address {
+	if m == 0 {
+		return nil
 	}
 	present, fallback := p.present.clone(), p.fallback.clone()
 	// m comes from the job; never allocate beyond what the pools can fill.
 	selected := make([]cip11.Address, 0, min(uint64(m), uint64(len(present.addrs)+len(fallback.addrs))))
-	for i := uint64(0); i < uint64(m); i++ {
+	for i := first; i-first < uint64(m); i++ {
 		active := &present
 		if len(present.addrs) == 0 {
 			active = &fallback

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/merkle"
 	"github.com/cip11/cip11/state"
 	"pgregory.net/rapid"
 )
@@ -287,5 +288,27 @@ func TestHugeCommitteeSizeDoesNotAllocate(t *testing.T) {
 	allocs := testing.AllocsPerRun(10, func() { p.Draw(cip11.Hash{}, ^uint32(0), nil) })
 	if got := p.Draw(cip11.Hash{}, ^uint32(0), nil); len(got) != 2 || allocs > 8 {
 		t.Fatalf("drew %d, %v allocs", len(got), allocs)
+	}
+}
+
+// TestSnapshotPoolsEqualNewPools: Snapshot.Pools is NewPools over
+// Snapshot.Eligible for every branch and presence pattern.
+func TestSnapshotPoolsEqualNewPools(t *testing.T) {
+	s := &Snapshot{T: 1}
+	for i := 0; i < 40; i++ {
+		s.Leaves = append(s.Leaves, merkle.Leaf{Address: addr(byte(i)), BaseWeight: cip11.U128From64(uint64(10 + i*i))})
+	}
+	presents := []func(cip11.Address) bool{nil, func(a cip11.Address) bool { return a[0]%3 == 0 }, func(cip11.Address) bool { return true }}
+	for _, br := range []Branch{BranchPresentFirst, BranchFullSet, BranchModeA} {
+		for pi, isPresent := range presents {
+			a, b := s.Pools(br, isPresent), NewPools(br, s.Eligible(isPresent))
+			if a.PresentLen() != b.PresentLen() || a.FallbackLen() != b.FallbackLen() {
+				t.Fatalf("branch %v presence %d: sizes differ", br, pi)
+			}
+			seed := cip11.Keccak256([]byte{byte(br), byte(pi)})
+			if got, want := a.Draw(seed, 7, nil), b.Draw(seed, 7, nil); !slices.Equal(got, want) {
+				t.Fatalf("branch %v presence %d: draws differ", br, pi)
+			}
+		}
 	}
 }

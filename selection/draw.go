@@ -72,7 +72,7 @@ func (s *sum192) sub(w cip11.U128) {
 
 func (s sum192) clamp() cip11.U128 {
 	if s.hi != 0 {
-		return cip11.MaxU128
+		return cip11.MaxU128()
 	}
 	return cip11.U128{Hi: s.mid, Lo: s.lo}
 }

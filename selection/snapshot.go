@@ -52,17 +52,34 @@ type Snapshot struct {
 func BuildSnapshot(view state.RegistryView, t uint64, p cip11.Params, filters ...Filter) (*Snapshot, error) {
 	cfg := view.ReputationConfig()
 	s := &Snapshot{T: t}
-	for _, addr := range view.ActiveRunners() {
-		r, ok := view.Runner(addr)
-		if !ok || !Floor(r, t, p.HeartbeatTimeoutBlocks) || !admitAll(filters, r) {
-			continue
+	add := func(r state.Runner) error {
+		if !Floor(r, t, p.HeartbeatTimeoutBlocks) || !admitAll(filters, r) {
+			return nil
 		}
 		stake := r.EffectiveStake()
 		w, err := BaseWeight(stake, r.ReputationX1e9, cfg.Normalizer, cfg.WMinFloorX1e6)
 		if err != nil {
-			return nil, fmt.Errorf("snapshot at %d: %w", t, err)
+			return fmt.Errorf("snapshot at %d: %w", t, err)
 		}
-		s.Leaves = append(s.Leaves, merkle.Leaf{Address: addr, EffectiveStake: stake, ReputationX1e9: r.ReputationX1e9, BaseWeight: w})
+		s.Leaves = append(s.Leaves, merkle.Leaf{Address: r.Address, EffectiveStake: stake, ReputationX1e9: r.ReputationX1e9, BaseWeight: w})
+		return nil
+	}
+	if sv, ok := view.(state.SortedView); ok {
+		for r := range sv.ByAddress() {
+			if err := add(r); err != nil {
+				return nil, err
+			}
+		}
+		return s, nil
+	}
+	for _, addr := range view.ActiveRunners() {
+		r, ok := view.Runner(addr)
+		if !ok {
+			continue
+		}
+		if err := add(r); err != nil {
+			return nil, err
+		}
 	}
 	slices.SortFunc(s.Leaves, func(a, b merkle.Leaf) int { return bytes.Compare(a.Address[:], b.Address[:]) })
 	return s, nil
@@ -79,9 +96,13 @@ func admitAll(filters []Filter, r state.Runner) bool {
 
 // Root is the §9.2 candidates_snapshot_root of the snapshot, computed on
 // first use and remembered (a snapshot is immutable once built).
-func (s *Snapshot) Root() cip11.Hash {
+func (s *Snapshot) Root() cip11.Hash { return s.RootBy(merkle.Root) }
+
+// RootBy is [Snapshot.Root] computed, on first use, by root, which must
+// equal merkle.Root (a caller may supply one that hashes on several cores).
+func (s *Snapshot) RootBy(root func([]merkle.Leaf) cip11.Hash) cip11.Hash {
 	if s.root == nil {
-		r := merkle.Root(s.Leaves)
+		r := root(s.Leaves)
 		s.root = &r
 	}
 	return *s.root

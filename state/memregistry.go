@@ -1,7 +1,10 @@
 package state
 
 import (
+	"bytes"
 	"fmt"
+	"iter"
+	"slices"
 	"sort"
 
 	"github.com/cip11/cip11"
@@ -14,7 +17,10 @@ import (
 type MemRegistry struct {
 	order    []cip11.Address
 	orderAt  []uint64 // orderAt[i] = height at which order[i] was appended
-	versions map[cip11.Address][]runnerVersion
+	byAddr   []int    // registry indices in ascending address order
+	latest   []Runner // newest record of every runner, in byAddr order
+	index    map[cip11.Address]int
+	versions [][]runnerVersion // by registry index
 	configs  []configVersion
 	last     uint64
 }
@@ -33,8 +39,8 @@ type configVersion struct {
 // from height 0 on is cfg.
 func NewMemRegistry(cfg ReputationConfig) *MemRegistry {
 	return &MemRegistry{
-		versions: make(map[cip11.Address][]runnerVersion),
-		configs:  []configVersion{{0, cfg}},
+		index:   make(map[cip11.Address]int),
+		configs: []configVersion{{0, cfg}},
 	}
 }
 
@@ -49,15 +55,20 @@ func (m *MemRegistry) advance(h uint64) error {
 // Register appends r.Address to ACTIVE_RUNNERS_KEY at height h, giving it the
 // next registry index (§7.2), and stores its record.
 func (m *MemRegistry) Register(h uint64, r Runner) error {
-	if _, ok := m.versions[r.Address]; ok {
+	if _, ok := m.index[r.Address]; ok {
 		return fmt.Errorf("%w: %s", ErrAlreadyRegistered, r.Address)
 	}
 	if err := m.advance(h); err != nil {
 		return err
 	}
+	i := len(m.order)
+	m.index[r.Address] = i
 	m.order = append(m.order, r.Address)
 	m.orderAt = append(m.orderAt, h)
-	m.versions[r.Address] = []runnerVersion{{h, r}}
+	m.versions = append(m.versions, []runnerVersion{{h, r}})
+	at, _ := slices.BinarySearchFunc(m.byAddr, r.Address, func(j int, a cip11.Address) int { return bytes.Compare(m.order[j][:], a[:]) })
+	m.byAddr = slices.Insert(m.byAddr, at, i)
+	m.latest = slices.Insert(m.latest, at, r)
 	return nil
 }
 
@@ -65,18 +76,21 @@ func (m *MemRegistry) Register(h uint64, r Runner) error {
 // (heartbeat, health, stake or reputation change). It never touches the
 // append-order list: that is the §7.2 index-basis rule.
 func (m *MemRegistry) Update(h uint64, r Runner) error {
-	vs, ok := m.versions[r.Address]
+	i, ok := m.index[r.Address]
 	if !ok {
 		return fmt.Errorf("%w: %s", ErrNotRegistered, r.Address)
 	}
 	if err := m.advance(h); err != nil {
 		return err
 	}
+	at, _ := slices.BinarySearchFunc(m.byAddr, r.Address, func(j int, a cip11.Address) int { return bytes.Compare(m.order[j][:], a[:]) })
+	m.latest[at] = r
+	vs := m.versions[i]
 	if last := &vs[len(vs)-1]; last.height == h {
 		last.runner = r
 		return nil
 	}
-	m.versions[r.Address] = append(vs, runnerVersion{h, r})
+	m.versions[i] = append(vs, runnerVersion{h, r})
 	return nil
 }
 
@@ -95,10 +109,11 @@ func (m *MemRegistry) SetReputationConfig(h uint64, cfg ReputationConfig) error 
 
 // Latest returns the newest record of a runner, for building the next write.
 func (m *MemRegistry) Latest(addr cip11.Address) (Runner, bool) {
-	vs, ok := m.versions[addr]
+	i, ok := m.index[addr]
 	if !ok {
 		return Runner{}, false
 	}
+	vs := m.versions[i]
 	return vs[len(vs)-1].runner, true
 }
 
@@ -121,10 +136,44 @@ func (v memView) ActiveRunners() []cip11.Address     { return v.m.order[:v.n:v.n
 func (v memView) ReputationConfig() ReputationConfig { return v.cfg }
 
 func (v memView) Runner(addr cip11.Address) (Runner, bool) {
-	vs := v.m.versions[addr]
-	i := sort.Search(len(vs), func(i int) bool { return vs[i].height > v.h }) - 1
-	if i < 0 {
+	i, ok := v.m.index[addr]
+	if !ok || i >= v.n {
 		return Runner{}, false
 	}
-	return vs[i].runner, true
+	return v.at(i)
+}
+
+// at is the record of registry index i as of the view's height.
+func (v memView) at(i int) (Runner, bool) {
+	vs := v.m.versions[i]
+	if n := len(vs); vs[n-1].height <= v.h {
+		return vs[n-1].runner, true // the common case: a view of the newest state
+	}
+	j := sort.Search(len(vs), func(j int) bool { return vs[j].height > v.h }) - 1
+	if j < 0 {
+		return Runner{}, false
+	}
+	return vs[j].runner, true
+}
+
+// ByAddress implements [SortedView].
+func (v memView) ByAddress() iter.Seq[Runner] {
+	return func(yield func(Runner) bool) {
+		if v.h >= v.m.last && v.n == len(v.m.order) { // nothing written after h: the newest records
+			for _, r := range v.m.latest {
+				if !yield(r) {
+					return
+				}
+			}
+			return
+		}
+		for _, i := range v.m.byAddr {
+			if i >= v.n {
+				continue
+			}
+			if r, ok := v.at(i); ok && !yield(r) {
+				return
+			}
+		}
+	}
 }

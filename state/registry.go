@@ -2,6 +2,7 @@ package state
 
 import (
 	"errors"
+	"iter"
 
 	"github.com/cip11/cip11"
 )
@@ -66,6 +67,16 @@ type RegistryView interface {
 	Runner(addr cip11.Address) (Runner, bool)
 	// ReputationConfig is ReputationConfig_at(Height()).
 	ReputationConfig() ReputationConfig
+}
+
+// SortedView is an optional [RegistryView] extension for stores that keep
+// an address index: the records of every runner in ActiveRunners(), in
+// ascending address order (the §9.1 candidate order, DECISIONS D14), so a
+// snapshot needs neither a sort nor a lookup per address. The records must
+// equal what Runner returns.
+type SortedView interface {
+	RegistryView
+	ByAddress() iter.Seq[Runner]
 }
 
 // Registry serves historical registry views. The §9.2 pending pass reads the

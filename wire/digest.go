@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/internal/dcbor"
 )
 
 // §12.6 signature domains (ASCII, no length prefix: DECISIONS D2).
@@ -33,7 +34,6 @@ func signed(buf []byte, domain string, signer Role) preimage {
 func (p preimage) u64(v uint64) preimage       { return binary.BigEndian.AppendUint64(p, v) }
 func (p preimage) u16(v uint16) preimage       { return binary.BigEndian.AppendUint16(p, v) }
 func (p preimage) u8(v byte) preimage          { return append(p, v) }
-func (p preimage) raw(v []byte) preimage       { return append(p, v...) }
 func (p preimage) key(k PubKey) preimage       { return append(p, k.b[:k.n]...) }
 func (p preimage) hash(h *cip11.Hash) preimage { return append(p, h[:]...) }
 func (p preimage) bool(v bool) preimage {
@@ -240,7 +240,14 @@ func controlDigest(s *Session, t FrameType, blockHeight uint64, body []byte) cip
 
 // CanonicalBody returns the §12.6 canonical_frame_body: the payload map
 // without its `signed` key, other keys unchanged (DECISIONS D10).
-func (f *BackpressureSignal) CanonicalBody() ([]byte, error) { return f.appendBody(nil, false) }
+func (f *BackpressureSignal) CanonicalBody() ([]byte, error) { return canonicalBody(f.body()) }
+
+func canonicalBody(v any, err error) ([]byte, error) {
+	if err != nil {
+		return nil, err
+	}
+	return dcbor.New().Marshal(v)
+}
 
 // Digest is the §12.6 control-v1 digest: `connection_id ‖ runner_pubkey ‖
 // validator_pubkey ‖ 0x12 ‖ block_height ‖ keccak256(canonical_frame_body)`.
@@ -271,7 +278,7 @@ func (f *BackpressureSignal) Verify(s *Session) error {
 }
 
 // CanonicalBody returns the §12.6 canonical_frame_body (D10).
-func (f *CapabilityDelta) CanonicalBody() ([]byte, error) { return f.appendBody(nil, false) }
+func (f *CapabilityDelta) CanonicalBody() ([]byte, error) { return canonicalBody(f.body()) }
 
 // Digest is the §12.6 control-v1 digest with frame_type 0x13.
 func (f *CapabilityDelta) Digest(s *Session) (cip11.Hash, error) {
@@ -350,10 +357,15 @@ func (f *JobAssignment) Verify(chainID uint64) error {
 // the deterministic-CBOR text encoding of the string, None collapsing to ""
 // (so None and "" both encode as 0x60).
 func CanonicalTextOrEmpty(s *string) []byte {
-	if s == nil {
-		return appendText(nil, "")
+	var text string
+	if s != nil {
+		text = *s
 	}
-	return appendText(nil, *s)
+	b, err := dcbor.New().Marshal(text)
+	if err != nil { // a Go string always encodes
+		return nil
+	}
+	return b
 }
 
 // Digest is the §12.6 JobAck digest: `connection_id ‖ job_id ‖

@@ -15,6 +15,10 @@
 //
 // # Payload profile (DECISIONS D7–D10)
 //
+// The §12.6 deterministic-CBOR profile itself lives in package
+// internal/dcbor (built on github.com/fxamacker/cbor/v2); this package maps
+// the frames onto it:
+//
 //   - The payload is a CBOR map whose keys are the unsigned integers 0…n−1,
 //     the zero-based position of each field in the spec's declaration; every
 //     field is present, an absent Option is null.
@@ -26,12 +30,16 @@
 //   - canonical_frame_body (control-v1) is the map without its `signed` key.
 //
 // Decoding is strict: a payload is accepted only if re-encoding it
-// reproduces it byte for byte. Non-shortest heads, indefinite lengths, tags,
-// floats, simple values other than false/true/null, unsorted, duplicate,
-// missing or extra keys, wrong byte-string lengths, out-of-range integers,
-// unknown enum bytes, role/scheme disagreement and trailing bytes each
-// fail with their own exported sentinel. Encoders refuse the same values, so
-// decode→encode is the identity (fuzzed).
+// reproduces it byte for byte. Profile defects (non-shortest heads,
+// indefinite lengths, tags, floats, simple values other than
+// false/true/null, unsorted, duplicate, unknown or missing keys, wrong
+// byte-string lengths, integers too wide for their field, invalid UTF-8,
+// trailing bytes) each fail with their own dcbor sentinel; unknown enum
+// bytes, fraction > 100 and role/scheme disagreement fail with this
+// package's. Encoders refuse the same values, so decode→encode is the
+// identity (fuzzed). HeartbeatPing alone is encoded by hand, to keep its
+// encode+sign within about 2% of a bare signature; its bytes are pinned to
+// dcbor's.
 //
 // # Keys and signatures (§12.6, DECISIONS D4–D6)
 //

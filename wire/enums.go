@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+
+	"github.com/cip11/cip11/internal/dcbor"
 )
 
 // Role is a party's role; its byte is the §12.6 `signer_role` table value.
@@ -199,48 +201,42 @@ func (s AckStatus) String() string {
 	return s.Kind.String()
 }
 
-// appendCBOR encodes a unit variant as its byte and Reject(r) as [2, r] (D8).
-func (s AckStatus) appendCBOR(b []byte) []byte {
-	if s.Kind == AckReject {
-		return appendUint(append(appendArrayHead(b, 2), byte(AckReject)), uint64(s.Reason))
+// encode returns the D8 item of s: a unit variant is its byte as an
+// unsigned int, Reject(r) is the array [2, r].
+func (s AckStatus) encode(c dcbor.Codec) (dcbor.Raw, error) {
+	if !s.valid() {
+		return nil, fmt.Errorf("%w: AckStatus %d/%d", ErrEnumUnknown, s.Kind, s.Reason)
 	}
-	return appendUint(b, uint64(s.Kind))
+	if s.Kind == AckReject {
+		return c.Marshal([2]uint64{uint64(AckReject), uint64(s.Reason)})
+	}
+	return c.Marshal(uint64(s.Kind))
 }
 
-func (d *decoder) ackStatus() (AckStatus, error) {
-	if d.off < len(d.b) && d.b[d.off]>>5 == majArray {
-		if n, err := d.expect(majArray); err != nil || n != 2 {
-			return AckStatus{}, errOr(err, fmt.Errorf("%w: AckStatus array of %d", ErrEnumUnknown, n))
-		}
-		k, err := d.uint(0xff)
-		if err != nil {
+// decodeAckStatus strictly decodes the D8 item of an AckStatus.
+func decodeAckStatus(c dcbor.Codec, raw dcbor.Raw) (AckStatus, error) {
+	if len(raw) > 0 && raw[0]>>5 == 4 { // CBOR major type 4: a variant with payload
+		var a []uint64
+		if err := c.Unmarshal(raw, &a); err != nil {
 			return AckStatus{}, err
 		}
-		if AckKind(k) != AckReject {
-			return AckStatus{}, fmt.Errorf("%w: AckStatus %d carries a payload", ErrEnumUnknown, k)
+		switch {
+		case len(a) != 2:
+			return AckStatus{}, fmt.Errorf("%w: AckStatus array of %d", ErrEnumUnknown, len(a))
+		case a[0] != uint64(AckReject):
+			return AckStatus{}, fmt.Errorf("%w: AckStatus %d carries a payload", ErrEnumUnknown, a[0])
 		}
-		r, err := d.uint(0xff)
-		if err != nil {
-			return AckStatus{}, err
-		}
-		rr, err := enumCheck("RejectReason", r, 0, uint64(RejectOther))
-		return Reject(RejectReason(rr)), err
+		r, err := enumCheck("RejectReason", a[1], 0, uint64(RejectOther))
+		return Reject(RejectReason(r)), err
 	}
-	k, err := d.uint(0xff)
-	if err != nil {
+	var k uint64
+	if err := c.Unmarshal(raw, &k); err != nil {
 		return AckStatus{}, err
 	}
-	if AckKind(k) != AckAccepted && AckKind(k) != AckDuplicate {
+	if k != uint64(AckAccepted) && k != uint64(AckDuplicate) {
 		return AckStatus{}, fmt.Errorf("%w: AckStatus unit variant %d", ErrEnumUnknown, k)
 	}
 	return AckStatus{Kind: AckKind(k)}, nil
-}
-
-func errOr(err, alt error) error {
-	if err != nil {
-		return err
-	}
-	return alt
 }
 
 // MarshalJSON writes "Accepted", "Duplicate" or {"Reject": "<reason>"} (D18). See §12.6.

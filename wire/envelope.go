@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/cip11/cip11/internal/dcbor"
 )
 
 // HeaderLen is the size of the §12.1 big-endian u32 length prefix.
@@ -14,11 +16,29 @@ const HeaderLen = 4
 // (= 1 + payload length), type byte, deterministic-CBOR payload — to dst.
 // It fails if f holds a value no decoder would accept.
 func AppendFrame(dst []byte, f Frame) ([]byte, error) {
+	return appendFrame(nil, dst, f)
+}
+
+// appendFrame encodes with c, or with a fresh codec if c is nil (built only
+// if the frame needs one: HeartbeatPing has its own encoder, see ping.go).
+func appendFrame(c *dcbor.Codec, dst []byte, f Frame) ([]byte, error) {
 	start := len(dst)
 	dst = append(dst, 0, 0, 0, 0, byte(f.Type()))
-	out, err := f.appendPayload(dst)
-	if err != nil {
-		return dst[:start], fmt.Errorf("encode %s: %w", f.Type(), err)
+	var out []byte
+	if p, ok := f.(*HeartbeatPing); ok {
+		out = p.appendPayload(dst)
+	} else {
+		if c == nil {
+			fresh := dcbor.New()
+			c = &fresh
+		}
+		v, err := f.wireValue(*c)
+		if err == nil {
+			out, err = c.Append(dst, v)
+		}
+		if err != nil {
+			return dst[:start], fmt.Errorf("encode %s: %w", f.Type(), err)
+		}
 	}
 	n := uint64(len(out) - start - HeaderLen)
 	if n > 1<<32-1 {
@@ -34,22 +54,28 @@ func Encode(f Frame) ([]byte, error) { return AppendFrame(nil, f) }
 // DecodePayload strictly decodes the §12.2 body of type t (§12.1: payload
 // bytes that are not exactly that body are a protocol error).
 func DecodePayload(t FrameType, payload []byte) (Frame, error) {
+	return decodePayload(nil, t, payload)
+}
+
+// decodePayload decodes with c, or with a fresh codec if c is nil (built
+// only once the type is known).
+func decodePayload(c *dcbor.Codec, t FrameType, payload []byte) (Frame, error) {
 	f, err := NewFrame(t)
 	if err != nil {
 		return nil, err
 	}
-	if err := decodeInto(f, payload); err != nil {
+	if c == nil {
+		fresh := dcbor.New()
+		c = &fresh
+	}
+	if err := decodeInto(*c, f, payload); err != nil {
 		return nil, err
 	}
 	return f, nil
 }
 
-func decodeInto(f Frame, payload []byte) error {
-	d := decoder{b: payload}
-	if err := f.decodePayload(&d); err != nil {
-		return fmt.Errorf("decode %s: %w", f.Type(), err)
-	}
-	if err := d.end(); err != nil {
+func decodeInto(c dcbor.Codec, f Frame, payload []byte) error {
+	if err := f.decodePayload(c, payload); err != nil {
 		return fmt.Errorf("decode %s: %w", f.Type(), err)
 	}
 	return nil
@@ -90,10 +116,11 @@ func Decode(b []byte, maxFrameBytes uint32) (Frame, error) {
 // after a length passed the MAX_FRAME_BYTES check; decoded frames never
 // alias it. A Reader is not safe for concurrent use.
 type Reader struct {
-	r   io.Reader
-	max uint32
-	hdr [HeaderLen]byte
-	buf []byte
+	r     io.Reader
+	max   uint32
+	codec *dcbor.Codec // built on the first payload to decode
+	hdr   [HeaderLen]byte
+	buf   []byte
 }
 
 // NewReader returns a Reader enforcing maxFrameBytes (MAX_FRAME_BYTES, §13).
@@ -109,7 +136,11 @@ func (r *Reader) ReadFrame() (Frame, error) {
 	if err != nil {
 		return nil, err
 	}
-	return DecodePayload(t, payload)
+	if r.codec == nil {
+		c := dcbor.New()
+		r.codec = &c
+	}
+	return decodePayload(r.codec, t, payload)
 }
 
 // ReadRaw reads the next frame's type and payload without decoding the
@@ -153,9 +184,10 @@ func truncated(err error) error {
 // Writer writes §12.1 frames to a stream, one Write call per frame.
 // A Writer is not safe for concurrent use.
 type Writer struct {
-	w   io.Writer
-	max uint32
-	buf []byte
+	w     io.Writer
+	max   uint32
+	codec *dcbor.Codec // built on the first frame written
+	buf   []byte
 }
 
 // NewWriter returns a Writer that refuses frames over maxFrameBytes. See §12.1.
@@ -165,7 +197,11 @@ func NewWriter(w io.Writer, maxFrameBytes uint32) *Writer {
 
 // WriteFrame encodes f and writes the whole frame. See §12.1.
 func (w *Writer) WriteFrame(f Frame) error {
-	b, err := AppendFrame(w.buf[:0], f)
+	if w.codec == nil {
+		c := dcbor.New()
+		w.codec = &c
+	}
+	b, err := appendFrame(w.codec, w.buf[:0], f)
 	if err != nil {
 		return err
 	}

@@ -2,31 +2,24 @@ package wire
 
 import "errors"
 
-// Envelope and payload-structure errors (§12.1, DECISIONS D7–D9). Each is a
-// protocol error: the peer answers Goodbye{ProtocolError} if it can, else closes.
+// Envelope errors (§12.1). Each is a protocol error: the peer answers
+// Goodbye{ProtocolError} if it can, else closes. A payload that is not in
+// the §12.6 deterministic-CBOR profile (DECISIONS D7–D9) fails with a
+// sentinel of package internal/dcbor (ErrTruncated, ErrNonShortestInt,
+// ErrMissingKey, ErrByteLength, …), wrapped with the frame type; those are
+// protocol errors too.
 var (
 	ErrFrameEmpty         = errors.New("wire: frame length is 0")
 	ErrFrameTooLarge      = errors.New("wire: frame length exceeds MAX_FRAME_BYTES")
 	ErrFrameTruncated     = errors.New("wire: frame truncated")
 	ErrFrameUnknownType   = errors.New("wire: unknown frame type")
-	ErrFrameTrailingBytes = errors.New("wire: bytes after the frame payload")
-	ErrFrameFieldCount    = errors.New("wire: frame map has missing or extra fields")
-	ErrFrameKeyOrder      = errors.New("wire: frame map key out of place (unsorted, duplicate or unknown)")
+	ErrFrameTrailingBytes = errors.New("wire: bytes after the frame")
 )
 
-// Deterministic-CBOR profile violations (§12.6 profile, D9).
+// Field-level rules beyond the CBOR profile (§10.4 bounds, §12.6 enum tables).
 var (
-	ErrCBORTruncated    = errors.New("wire: CBOR item truncated")
-	ErrCBORIndefinite   = errors.New("wire: indefinite-length CBOR item")
-	ErrCBORNonCanonical = errors.New("wire: CBOR integer or length not in shortest form")
-	ErrCBORMalformed    = errors.New("wire: malformed CBOR head")
-	ErrCBORType         = errors.New("wire: CBOR item of the wrong type (tag, float or other major type)")
-	ErrCBORInvalidUTF8  = errors.New("wire: CBOR text string is not valid UTF-8")
-)
-
-// Field-level errors (§12.2 frame bodies, §12.6 enum tables).
-var (
-	ErrFieldLength = errors.New("wire: byte string of the wrong length")
+	// ErrFieldRange: JobProgress.fraction above 100 (§10.4). An integer too
+	// wide for its field's type is dcbor's ErrIntRange.
 	ErrFieldRange  = errors.New("wire: integer out of range for its field")
 	ErrEnumUnknown = errors.New("wire: unknown enum discriminant")
 )

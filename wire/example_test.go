@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/internal/dcbor"
 	"github.com/cip11/cip11/wire"
 )
 
@@ -36,9 +37,10 @@ func Example() {
 
 // Decode is strict: a non-shortest integer is rejected, not normalised.
 func ExampleDecode() {
-	frame := []byte{0, 0, 0, 5, 0xf0, 0xa4, 0x00, 0x18, 0x01} // Goodbye.reason 1 written as 0x1801
+	// Goodbye{reason: 1 written as 0x1801, detail: null, retry_after_blocks: null, signed: null}
+	frame := []byte{0, 0, 0, 11, 0xf0, 0xa4, 0x00, 0x18, 0x01, 0x01, 0xf6, 0x02, 0xf6, 0x03, 0xf6}
 	_, err := wire.Decode(frame, cip11.DefaultParams().MaxFrameBytes)
-	fmt.Println(errors.Is(err, wire.ErrCBORNonCanonical))
+	fmt.Println(errors.Is(err, dcbor.ErrNonShortestInt))
 	// Output: true
 }
 

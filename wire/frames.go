@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/internal/dcbor"
 )
 
 // FrameType is the §12.2 frame-type byte.
@@ -31,11 +32,13 @@ const (
 type Frame interface {
 	// Type returns the §12.2 type byte.
 	Type() FrameType
-	// appendPayload appends the §12.6 deterministic-CBOR payload, or fails
-	// if the value could not have been decoded (so encode∘decode = id).
-	appendPayload(b []byte) ([]byte, error)
-	// decodePayload fills the frame from a strict decoder.
-	decodePayload(d *decoder) error
+	// wireValue returns the value whose §12.6 profile encoding is the
+	// payload, or fails if the frame holds a value no decoder would accept
+	// (so encode∘decode = id).
+	wireValue(c dcbor.Codec) (any, error)
+	// decodePayload strictly decodes a payload into the frame, leaving it
+	// untouched on error.
+	decodePayload(c dcbor.Codec, payload []byte) error
 }
 
 // NewFrame returns a zero frame of type t (§12.2), or ErrFrameUnknownType.
@@ -106,37 +109,37 @@ type HelloAck struct {
 
 // HeartbeatPing is the §6.3 runner → validator liveness frame.
 type HeartbeatPing struct {
-	BlockHeight uint64    `json:"block_height,string"`
-	Nonce       uint64    `json:"nonce,string"`
-	Signed      RunnerSig `json:"signed"`
+	BlockHeight uint64    `json:"block_height,string" cbor:"0,keyasint"`
+	Nonce       uint64    `json:"nonce,string" cbor:"1,keyasint"`
+	Signed      RunnerSig `json:"signed" cbor:"2,keyasint"`
 }
 
 // HeartbeatPong is the §6.3 validator → runner liveness answer.
 type HeartbeatPong struct {
-	BlockHeight     uint64       `json:"block_height,string"`
-	NonceEcho       uint64       `json:"nonce_echo,string"`
-	AcceptingNew    bool         `json:"accepting_new"`
-	ValidatorSigned ValidatorSig `json:"validator_signed"`
+	BlockHeight     uint64       `json:"block_height,string" cbor:"0,keyasint"`
+	NonceEcho       uint64       `json:"nonce_echo,string" cbor:"1,keyasint"`
+	AcceptingNew    bool         `json:"accepting_new" cbor:"2,keyasint"`
+	ValidatorSigned ValidatorSig `json:"validator_signed" cbor:"3,keyasint"`
 }
 
 // BackpressureSignal is the §6.4 runner capacity signal.
 type BackpressureSignal struct {
-	BlockHeight   uint64    `json:"block_height,string"`
-	ActiveJobs    uint32    `json:"active_jobs"`
-	MaxConcurrent uint32    `json:"max_concurrent"`
-	AcceptingNew  bool      `json:"accepting_new"`
-	Reason        *string   `json:"reason"`
-	Signed        RunnerSig `json:"signed"`
+	BlockHeight   uint64    `json:"block_height,string" cbor:"0,keyasint"`
+	ActiveJobs    uint32    `json:"active_jobs" cbor:"1,keyasint"`
+	MaxConcurrent uint32    `json:"max_concurrent" cbor:"2,keyasint"`
+	AcceptingNew  bool      `json:"accepting_new" cbor:"3,keyasint"`
+	Reason        *string   `json:"reason" cbor:"4,keyasint"`
+	Signed        RunnerSig `json:"signed" cbor:"5,keyasint"`
 }
 
 // CapabilityDelta is the §6.5 advisory capability/entitlement update.
 type CapabilityDelta struct {
-	BlockHeight         uint64       `json:"block_height,string"`
-	AddedCapabilities   []string     `json:"added_capabilities"`
-	RemovedCapabilities []string     `json:"removed_capabilities"`
-	AddedEntitlements   []cip11.Hash `json:"added_entitlements"`
-	RemovedEntitlements []cip11.Hash `json:"removed_entitlements"`
-	Signed              RunnerSig    `json:"signed"`
+	BlockHeight         uint64       `json:"block_height,string" cbor:"0,keyasint"`
+	AddedCapabilities   []string     `json:"added_capabilities" cbor:"1,keyasint"`
+	RemovedCapabilities []string     `json:"removed_capabilities" cbor:"2,keyasint"`
+	AddedEntitlements   []cip11.Hash `json:"added_entitlements" cbor:"3,keyasint"`
+	RemovedEntitlements []cip11.Hash `json:"removed_entitlements" cbor:"4,keyasint"`
+	Signed              RunnerSig    `json:"signed" cbor:"5,keyasint"`
 }
 
 // JobAssignment is the §10.1 push; JobSpec is the opaque
@@ -164,29 +167,29 @@ type JobAck struct {
 
 // JobProgress is the §10.4 informational progress frame (unsigned).
 type JobProgress struct {
-	JobID    cip11.Hash `json:"job_id"`
-	Fraction uint8      `json:"fraction"` // 0–100
-	Detail   *string    `json:"detail"`
+	JobID    cip11.Hash `json:"job_id" cbor:"0,keyasint"`
+	Fraction uint8      `json:"fraction" cbor:"1,keyasint"` // 0–100
+	Detail   *string    `json:"detail" cbor:"2,keyasint"`
 }
 
 // JobResult carries a runner-signed JobResultSubmit transaction (§10.3).
 type JobResult struct {
-	JobID   cip11.Hash `json:"job_id"`
-	TxBytes Bytes      `json:"tx_bytes"`
+	JobID   cip11.Hash `json:"job_id" cbor:"0,keyasint"`
+	TxBytes Bytes      `json:"tx_bytes" cbor:"1,keyasint"`
 }
 
 // JobCancel is the §10.5 validator cancellation.
 type JobCancel struct {
-	JobID           cip11.Hash   `json:"job_id"`
-	AssignmentHash  cip11.Hash   `json:"assignment_hash"`
-	Reason          CancelReason `json:"reason"`
-	ValidatorSigned ValidatorSig `json:"validator_signed"`
+	JobID           cip11.Hash   `json:"job_id" cbor:"0,keyasint"`
+	AssignmentHash  cip11.Hash   `json:"assignment_hash" cbor:"1,keyasint"`
+	Reason          CancelReason `json:"reason" cbor:"2,keyasint"`
+	ValidatorSigned ValidatorSig `json:"validator_signed" cbor:"3,keyasint"`
 }
 
 // JobResultCommit carries a runner-signed JobResultCommit transaction (§10.3).
 type JobResultCommit struct {
-	JobID   cip11.Hash `json:"job_id"`
-	TxBytes Bytes      `json:"tx_bytes"`
+	JobID   cip11.Hash `json:"job_id" cbor:"0,keyasint"`
+	TxBytes Bytes      `json:"tx_bytes" cbor:"1,keyasint"`
 }
 
 // Goodbye is the §12.5 close frame; Detail, RetryAfterBlocks and Signed are nil when absent.

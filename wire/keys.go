@@ -2,10 +2,11 @@ package wire
 
 import (
 	"crypto/ed25519"
-	"encoding/hex"
 	"fmt"
 
 	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/internal/dcbor"
+	"github.com/cip11/cip11/internal/textform"
 	"github.com/decred/dcrd/dcrec/secp256k1/v4"
 	"github.com/decred/dcrd/dcrec/secp256k1/v4/ecdsa"
 )
@@ -124,14 +125,14 @@ func (k PubKey) CheckRole(r Role) error {
 }
 
 // String returns the tagged key as lowercase hex (§12.6).
-func (k PubKey) String() string { return hex.EncodeToString(k.b[:k.n]) }
+func (k PubKey) String() string { return textform.Hex(k.b[:k.n]) }
 
 // MarshalText writes lowercase hex of the tagged bytes (D18). See §12.6.
 func (k PubKey) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
 
 // UnmarshalText parses hex and validates like [ParsePubKey]. See §12.6.
 func (k *PubKey) UnmarshalText(b []byte) error {
-	raw, err := hex.DecodeString(string(b))
+	raw, err := textform.ParseHex(b)
 	if err != nil {
 		return err
 	}
@@ -195,11 +196,11 @@ func (s Sig) CheckRole(r Role) error {
 }
 
 // MarshalText writes lowercase hex (D18). See §12.6.
-func (s Sig) MarshalText() ([]byte, error) { return []byte(hex.EncodeToString(s.b[:s.n])), nil }
+func (s Sig) MarshalText() ([]byte, error) { return hexText(s.b[:s.n]), nil }
 
 // UnmarshalText parses hex and validates like [ParseSig]. See §12.6.
 func (s *Sig) UnmarshalText(b []byte) error {
-	raw, err := hex.DecodeString(string(b))
+	raw, err := textform.ParseHex(b)
 	if err != nil {
 		return err
 	}
@@ -240,19 +241,21 @@ func (b Bytes) MarshalText() ([]byte, error) { return hexText(b), nil }
 
 // UnmarshalText reads hex. See §12.6.
 func (b *Bytes) UnmarshalText(t []byte) error {
-	v, err := hex.DecodeString(string(t))
+	v, err := textform.ParseHex(t)
+	if err != nil {
+		return err
+	}
 	*b = v
-	return err
+	return nil
 }
 
-func hexText(b []byte) []byte { return []byte(hex.EncodeToString(b)) }
+func hexText(b []byte) []byte { return textform.AppendHex(nil, b) }
 
 func unhexFixed(dst, src []byte) error {
 	if len(src) != 2*len(dst) {
-		return fmt.Errorf("%w: %d hex digits, want %d", ErrFieldLength, len(src), 2*len(dst))
+		return fmt.Errorf("%w: %d hex digits, want %d", dcbor.ErrByteLength, len(src), 2*len(dst))
 	}
-	_, err := hex.Decode(dst, src)
-	return err
+	return textform.ParseHexInto(dst, src)
 }
 
 // Signer produces role-scheme signatures over §12.6 digests.

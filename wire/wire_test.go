@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/internal/dcbor"
 	"github.com/decred/dcrd/dcrec/secp256k1/v4"
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/crypto/sha3"
@@ -293,7 +294,7 @@ func TestDecodeLeavesReceiverUntouched(t *testing.T) {
 	good := &HeartbeatPing{BlockHeight: 1, Nonce: 2, Signed: RunnerSig(rep(9, 65))}
 	f := *good
 	bad, _ := hex.DecodeString("a300" + "05" + "01" + "06" + "02" + "5840" + strings.Repeat("11", 64))
-	if err := decodeInto(&f, bad); !errors.Is(err, ErrFieldLength) {
+	if err := decodeInto(dcbor.New(), &f, bad); !errors.Is(err, dcbor.ErrByteLength) {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(*good, f); diff != "" {
@@ -307,7 +308,7 @@ func TestAckAndGoodbyeMapping(t *testing.T) {
 	}
 	for err, want := range map[error]GoodbyeReason{
 		ErrUnsupportedVersion: GoodbyeUnsupportedVersion, ErrWrongChain: GoodbyeWrongChain, ErrNotInSubset: GoodbyeNotInSubset,
-		ErrSigInvalid: GoodbyeAuthFailed, ErrCBORIndefinite: GoodbyeProtocolError, ErrFrameTooLarge: GoodbyeProtocolError,
+		ErrSigInvalid: GoodbyeAuthFailed, dcbor.ErrIndefiniteLength: GoodbyeProtocolError, ErrFrameTooLarge: GoodbyeProtocolError,
 	} {
 		if got := GoodbyeReasonFor(err); got != want {
 			t.Errorf("%v → %s, want %s", err, got, want)
@@ -327,5 +328,26 @@ func TestSessionForNegotiatedVersion(t *testing.T) {
 	b, _ := SessionFor(peers, ours, cip11.Hash{})
 	if a.Version != 0x0100 || a.ID != b.ID || a.RunnerPubKey != rk.PubKey() || a.ValidatorPubKey != vk.PubKey() {
 		t.Fatalf("sessions disagree: %+v %+v", a.Conn, b.Conn)
+	}
+}
+
+// TestPingEncoderMatchesDcbor: the hand-written HeartbeatPing encoder of
+// ping.go writes exactly the profile encoding dcbor writes, at every
+// integer width boundary.
+func TestPingEncoderMatchesDcbor(t *testing.T) {
+	c := dcbor.New()
+	for _, n := range []uint64{0, 23, 24, 0xff, 0x100, 0xffff, 0x10000, 0xffffffff, 0x100000000, ^uint64(0)} {
+		p := &HeartbeatPing{BlockHeight: n, Nonce: ^n, Signed: RunnerSig(rep(byte(n), 65))}
+		want, err := c.Marshal(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.appendPayload(nil); !bytes.Equal(got, want) {
+			t.Fatalf("%d: hand-written %x, dcbor %x", n, got, want)
+		}
+		var back HeartbeatPing
+		if err := back.decodePayload(c, want); err != nil || back != *p {
+			t.Fatalf("%d: decode %v", n, err)
+		}
 	}
 }

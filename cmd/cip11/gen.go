@@ -2,80 +2,24 @@ package main
 
 import (
 	"compress/gzip"
-	"encoding/binary"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
 	"strings"
 
-	"github.com/cip11/cip11"
-	"github.com/cip11/cip11/chainlog"
-	"github.com/cip11/cip11/presence"
-	"github.com/cip11/cip11/seed"
-	"github.com/cip11/cip11/state"
+	"github.com/cip11/cip11/replay"
 )
-
-// genConfig are the knobs of a synthetic chain.
-type genConfig struct {
-	Seed    uint64
-	Runners int // runners registered over the first regBlocks blocks
-	Blocks  int
-	// MultiValidator marks the chain n > 1, so M > 1 committees take the
-	// §9.2 full_set branch.
-	MultiValidator bool
-}
-
-// Shape of the synthetic chain (docs/chainlog.md "The sample chain").
-const (
-	regBlocks         = 20  // initial registrations are spread over blocks 1..regBlocks
-	finalityLag       = 2   // block H executes with FinalizedUpTo{H−2}
-	viewsPerEpoch     = 300 // seed.FixedSchedule.ViewsPerEpoch
-	firstView         = 1   // seed.FixedSchedule.FirstView
-	submitterCount    = 40  // distinct submitters, so MRU keys repeat
-	mruActivation     = 100 // Params.MRUActivationHeight of the sample
-	minStake          = 10_000_000_000_000
-	stakeSpan         = 990_000_000_000_000 // stakes in [1e13, 1e15): total weight stays below 2^64 (D19)
-	chainNamespace    = "cip11-sample-chain"
-	keyDerivationName = "cip11-gen/v1/epoch-key"
-)
-
-// genRunner is the generator's private model of one registered runner.
-type genRunner struct {
-	addr      cip11.Address
-	health    chainlog.Health
-	lastHB    uint64
-	period    uint64 // heartbeat cadence in blocks
-	connected bool   // in the proposer's local presence
-}
-
-// generator writes a synthetic chain and runs the executor alongside, so
-// every block line carries the outputs this implementation produced.
-type generator struct {
-	cfg     genConfig
-	rng     *rand.Rand
-	x       *executor
-	hdr     chainlog.Header
-	rounds  []seed.Round // rounds[h] is block h's proposal round; rounds[0] unused
-	keys    map[uint64]seed.SecretKey
-	sigs    map[seed.Round]seed.Signature
-	runners []genRunner
-	subs    []cip11.Address
-	jobs    map[[32]byte]chainlog.Submit
-	results map[uint64][]chainlog.Result // by the height that carries them
-	nextJob uint64
-}
 
 func runGen(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("gen", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	s := fs.Uint64("seed", 1, "PRNG seed; the same seed gives the same chain byte for byte")
-	n := fs.Int("runners", 5000, "runners registered over the first blocks")
-	blocks := fs.Int("blocks", 2000, "number of blocks")
+	n := fs.Int("runners", 5000, "runners registered over the first blocks (≥ 1)")
+	blocks := fs.Int("blocks", 2000, "number of blocks (≥ 1)")
 	out := fs.String("o", "chain.jsonl.gz", "output file; .gz compresses; - writes plain JSON Lines to stdout")
-	multi := fs.Bool("multi-validator", false, "mark the chain multi-validator (M > 1 draws take the full_set branch)")
+	multi := fs.Bool("multi-validator", false, "a 4-validator chain (M > 1 draws take the full_set branch)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -83,17 +27,20 @@ func runGen(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "gen: -runners and -blocks must be ≥ 1; no positional arguments")
 		return 2
 	}
-	cfg := genConfig{Seed: *s, Runners: *n, Blocks: *blocks, MultiValidator: *multi}
-	if err := genToPath(cfg, *out, stdout, stderr); err != nil {
+	cfg := replay.GenConfig{Seed: *s, Runners: *n, Blocks: *blocks, MultiValidator: *multi}
+	if err := genToPath(cfg, *out, stdout); err != nil {
 		fmt.Fprintf(stderr, "gen: %v\n", err)
 		return 1
+	}
+	if *out != "-" {
+		fmt.Fprintf(stderr, "wrote %s\n", *out)
 	}
 	return 0
 }
 
-func genToPath(cfg genConfig, path string, stdout, stderr io.Writer) error {
+func genToPath(cfg replay.GenConfig, path string, stdout io.Writer) error {
 	if path == "-" {
-		return generate(cfg, stdout, stderr)
+		return replay.Generate(cfg, stdout, nil)
 	}
 	f, err := os.Create(path)
 	if err != nil {
@@ -105,375 +52,9 @@ func genToPath(cfg genConfig, path string, stdout, stderr io.Writer) error {
 		zw, _ = gzip.NewWriterLevel(f, gzip.BestCompression)
 		w = zw
 	}
-	err = generate(cfg, w, stderr)
+	err = replay.Generate(cfg, w, nil)
 	if zw != nil {
 		err = errors.Join(err, zw.Close())
 	}
-	if err = errors.Join(err, f.Close()); err != nil {
-		return err
-	}
-	fmt.Fprintf(stderr, "wrote %s\n", path)
-	return nil
-}
-
-// generate writes the chain cfg describes to w, deterministically.
-func generate(cfg genConfig, w io.Writer, progress io.Writer) error {
-	g, err := newGenerator(cfg)
-	if err != nil {
-		return err
-	}
-	cw, err := chainlog.NewWriter(w, g.hdr)
-	if err != nil {
-		return err
-	}
-	for h := uint64(1); h <= uint64(cfg.Blocks); h++ {
-		b, err := g.block(h)
-		if err != nil {
-			return fmt.Errorf("block %d: %w", h, err)
-		}
-		if err := cw.WriteBlock(b); err != nil {
-			return fmt.Errorf("block %d: %w", h, err)
-		}
-		if progress != nil && h%500 == 0 {
-			fmt.Fprintf(progress, "gen: block %d/%d\n", h, cfg.Blocks)
-		}
-	}
-	return cw.Flush()
-}
-
-func newGenerator(cfg genConfig) (*generator, error) {
-	g := &generator{
-		cfg:     cfg,
-		rng:     rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
-		keys:    make(map[uint64]seed.SecretKey),
-		sigs:    make(map[seed.Round]seed.Signature),
-		jobs:    make(map[[32]byte]chainlog.Submit),
-		results: make(map[uint64][]chainlog.Result),
-	}
-	if err := g.planRounds(); err != nil {
-		return nil, err
-	}
-	for i := range submitterCount {
-		g.subs = append(g.subs, g.address("submitter", uint64(i)))
-	}
-	hdr, err := g.header()
-	if err != nil {
-		return nil, err
-	}
-	g.hdr = hdr
-	g.x, err = newExecutor(hdr)
-	return g, err
-}
-
-// planRounds fixes every block's proposal round: one block per view, with
-// occasional nullified views skipped (their seeds still exist), epochs per
-// the fixed schedule.
-func (g *generator) planRounds() error {
-	sched := g.schedule()
-	g.rounds = make([]seed.Round, g.cfg.Blocks+1)
-	g.rounds[1] = seed.Round{Epoch: 0, View: firstView}
-	for h := 2; h <= g.cfg.Blocks; h++ {
-		step := uint64(1)
-		switch p := g.rng.IntN(100); {
-		case p < 1:
-			step = 3
-		case p < 5:
-			step = 2
-		}
-		next, _, err := sched.Advance(g.rounds[h-1], step)
-		if err != nil {
-			return err
-		}
-		g.rounds[h] = next
-	}
-	return nil
-}
-
-func (g *generator) schedule() seed.FixedSchedule {
-	// Every round the chain can reach, including r_seed of the last block
-	// (SELECTION_SEED_DELAY_VIEWS ahead), lies in a known epoch.
-	last := uint64(3*g.cfg.Blocks+16) / viewsPerEpoch
-	return seed.FixedSchedule{ViewsPerEpoch: viewsPerEpoch, FirstView: firstView, LastKnownEpoch: last + 1}
-}
-
-func (g *generator) header() (chainlog.Header, error) {
-	p := cip11.DefaultParams()
-	p.PresentFirstEnabled = true
-	p.TransportEnabled = true
-	p.MRUActivationHeight = mruActivation
-	sched := g.schedule()
-	h := chainlog.Header{
-		ChainID:   fmt.Sprintf("cip11-synthetic-%d", g.cfg.Seed),
-		Generator: g.commandLine(),
-		Params:    p,
-		Namespace: chainlog.Bytes(chainNamespace),
-		Schedule: chainlog.Schedule{ViewsPerEpoch: viewsPerEpoch, FirstView: firstView,
-			LastKnownEpoch: chainlog.U64(sched.LastKnownEpoch)},
-		EffectiveK:     1,
-		MultiValidator: g.cfg.MultiValidator,
-		Reputation: chainlog.ReputationConfig{
-			Normalizer:    chainlog.U64(state.DefaultReputationConfig().Normalizer),
-			WMinFloorX1e6: chainlog.U64(state.DefaultReputationConfig().WMinFloorX1e6),
-		},
-	}
-	for e := uint64(0); e <= sched.LastKnownEpoch; e++ {
-		h.ThresholdKeys = append(h.ThresholdKeys, chainlog.EpochKey{Epoch: chainlog.U64(e), PublicKey: g.key(e).PublicKey()})
-	}
-	gb, err := g.beacon(seed.Round{Epoch: 0, View: 0})
-	if err != nil {
-		return h, err
-	}
-	h.GenesisBeacon = gb
-	return h, nil
-}
-
-func (g *generator) commandLine() string {
-	s := fmt.Sprintf("cip11 gen -seed %d -runners %d -blocks %d", g.cfg.Seed, g.cfg.Runners, g.cfg.Blocks)
-	if g.cfg.MultiValidator {
-		s += " -multi-validator"
-	}
-	return s
-}
-
-// key is epoch e's devnet threshold secret key, derived from the seed.
-func (g *generator) key(e uint64) seed.SecretKey {
-	if k, ok := g.keys[e]; ok {
-		return k
-	}
-	b := binary.BigEndian.AppendUint64([]byte(keyDerivationName), g.cfg.Seed)
-	k := seed.DeriveSecretKey(binary.BigEndian.AppendUint64(b, e))
-	g.keys[e] = k
-	return k
-}
-
-// beacon returns the seed of round r signed under its epoch's key.
-func (g *generator) beacon(r seed.Round) (*chainlog.Beacon, error) {
-	sig, ok := g.sigs[r]
-	if !ok {
-		var err error
-		if sig, err = seed.SignSeed(g.key(r.Epoch), []byte(chainNamespace), r); err != nil {
-			return nil, err
-		}
-		g.sigs[r] = sig
-	}
-	return &chainlog.Beacon{Epoch: chainlog.U64(r.Epoch), View: chainlog.U64(r.View), Signature: chainlog.Signature(sig)}, nil
-}
-
-func (g *generator) address(kind string, i uint64) cip11.Address {
-	h := cip11.Keccak256([]byte("cip11-gen/"+kind), binary.BigEndian.AppendUint64(nil, g.cfg.Seed), binary.BigEndian.AppendUint64(nil, i))
-	return cip11.Address(h[12:])
-}
-
-// block builds block h's inputs, executes it and records its outputs.
-func (g *generator) block(h uint64) (*chainlog.Block, error) {
-	r := g.rounds[h]
-	b := &chainlog.Block{
-		Height: chainlog.U64(h),
-		Round:  chainlog.Round{Epoch: chainlog.U64(r.Epoch), View: chainlog.U64(r.View)},
-	}
-	var err error
-	if h > 1 {
-		if b.ParentBeacon, err = g.beacon(g.rounds[h-1]); err != nil {
-			return nil, err
-		}
-	}
-	if h > finalityLag {
-		f := chainlog.U64(h - finalityLag)
-		b.Finalized = &f
-	}
-	pres := g.presence()
-	b.Presence = &pres
-	if b.ConsumedSeeds, err = g.consumedSeeds(h, b.Finalized); err != nil {
-		return nil, err
-	}
-	g.churn(h, b)
-	g.submits(h, b)
-	b.Results = g.results[h]
-	delete(g.results, h)
-	out, err := g.x.step(b)
-	if err != nil {
-		return nil, err
-	}
-	b.Out = out
-	g.scheduleResults(h, out.Assignments)
-	return b, nil
-}
-
-// presence toggles a few runners' connectivity and encodes the proposer's
-// present set over registry(H−1): every runner registered before this block.
-func (g *generator) presence() chainlog.Bytes {
-	for range g.rng.IntN(8) {
-		if len(g.runners) > 0 {
-			i := g.rng.IntN(len(g.runners))
-			g.runners[i].connected = !g.runners[i].connected
-		}
-	}
-	var idx []int
-	for i, r := range g.runners {
-		if r.connected {
-			idx = append(idx, i)
-		}
-	}
-	s, err := presence.NewSet(len(g.runners), idx)
-	if err != nil { // indices are in range by construction
-		return nil
-	}
-	return presence.Encode(s)
-}
-
-// consumedSeeds commits the seed of every round r before this block's round
-// that has at least one live pending record with a finalized submission
-// block (§9.2), ascending, as ConsumedSeedsV1.
-func (g *generator) consumedSeeds(h uint64, fin *chainlog.U64) (chainlog.Bytes, error) {
-	var entries []seed.ConsumedSeed
-	prefix := len("cip11:pending-selection:v1:due-round")
-	for _, k := range g.x.pending.DueKeys() {
-		r := seed.Round{Epoch: binary.BigEndian.Uint64(k[prefix:]), View: binary.BigEndian.Uint64(k[prefix+8:])}
-		s := binary.BigEndian.Uint64(k[prefix+16:])
-		if fin == nil || s > uint64(*fin) || !r.Less(g.rounds[h]) {
-			continue
-		}
-		if n := len(entries); n > 0 && entries[n-1].Round == r {
-			continue
-		}
-		bc, err := g.beacon(r)
-		if err != nil {
-			return nil, err
-		}
-		entries = append(entries, seed.ConsumedSeed{Round: r, Signature: seed.Signature(bc.Signature)})
-	}
-	cs, err := seed.BuildConsumedSeeds(entries)
-	if err != nil {
-		return nil, err
-	}
-	return cs.Encode()
-}
-
-// churn adds the block's registry changes and heartbeats: registrations
-// (the bulk over the first blocks, then a trickle), health changes away from
-// Healthy and back, stake and reputation changes, and heartbeats at each
-// runner's cadence (a few runners' cadence exceeds HEARTBEAT_TIMEOUT_BLOCKS,
-// so they drop below the floor between beats).
-func (g *generator) churn(h uint64, b *chainlog.Block) {
-	n := len(g.runners) // registry(H−1) size: changes below address these
-	for i := 0; i < g.healthChanges(n); i++ {
-		j := g.rng.IntN(n)
-		next := g.nextHealth(g.runners[j].health)
-		g.runners[j].health = next
-		b.Registry = append(b.Registry, chainlog.RegistryOp{Op: chainlog.OpUpdate, Address: chainlog.Address(g.runners[j].addr), Health: &next})
-	}
-	if n > 0 && g.rng.IntN(2) == 0 {
-		j := g.rng.IntN(n)
-		op := chainlog.RegistryOp{Op: chainlog.OpUpdate, Address: chainlog.Address(g.runners[j].addr)}
-		if g.rng.IntN(2) == 0 {
-			s := chainlog.U128(cip11.U128From64(minStake + g.rng.Uint64N(stakeSpan)))
-			op.Stake = &s
-		} else {
-			rep := chainlog.U64(100_000_000 + g.rng.Uint64N(1_400_000_000))
-			op.ReputationX1e9 = &rep
-		}
-		b.Registry = append(b.Registry, op)
-	}
-	for i := 0; i < g.registrations(h); i++ {
-		b.Registry = append(b.Registry, g.register(h))
-	}
-	for i := range n {
-		r := &g.runners[i]
-		if r.health != chainlog.Deregistered && h-r.lastHB >= r.period {
-			r.lastHB = h
-			b.Heartbeats = append(b.Heartbeats, uint32(i))
-		}
-	}
-}
-
-func (g *generator) healthChanges(n int) int {
-	if n == 0 {
-		return 0
-	}
-	return g.rng.IntN(5)
-}
-
-// nextHealth leaves Healthy for one of the three other states, and returns
-// to Healthy from them most of the time.
-func (g *generator) nextHealth(cur chainlog.Health) chainlog.Health {
-	if cur == chainlog.Healthy || g.rng.IntN(10) < 3 {
-		return chainlog.Health(1 + g.rng.IntN(3))
-	}
-	return chainlog.Healthy
-}
-
-func (g *generator) registrations(h uint64) int {
-	switch {
-	case h < regBlocks:
-		return g.cfg.Runners / regBlocks
-	case h == regBlocks:
-		return g.cfg.Runners - (regBlocks-1)*(g.cfg.Runners/regBlocks)
-	case g.rng.IntN(10) < 3:
-		return 1
-	}
-	return 0
-}
-
-func (g *generator) register(h uint64) chainlog.RegistryOp {
-	gr := genRunner{
-		addr:      g.address("runner", uint64(len(g.runners))),
-		lastHB:    h,
-		period:    20 + g.rng.Uint64N(60),
-		connected: g.rng.IntN(10) < 9,
-	}
-	if g.rng.IntN(100) < 3 {
-		gr.period = 120 + g.rng.Uint64N(100) // stale past HEARTBEAT_TIMEOUT_BLOCKS between beats
-	}
-	g.runners = append(g.runners, gr)
-	stake := chainlog.U128(cip11.U128From64(minStake + g.rng.Uint64N(stakeSpan)))
-	rep := chainlog.U64(100_000_000 + g.rng.Uint64N(1_400_000_000))
-	return chainlog.RegistryOp{Op: chainlog.OpRegister, Address: chainlog.Address(gr.addr), Stake: &stake, ReputationX1e9: &rep}
-}
-
-// submits adds 0–5 JobSubmits: M == 1 a little over half the time, else M
-// in 2..5.
-func (g *generator) submits(h uint64, b *chainlog.Block) {
-	for range g.rng.IntN(6) {
-		id := cip11.Keccak256([]byte("cip11-gen/job"), binary.BigEndian.AppendUint64(nil, g.cfg.Seed), binary.BigEndian.AppendUint64(nil, g.nextJob))
-		g.nextJob++
-		m := uint32(1)
-		if g.rng.IntN(100) >= 55 {
-			m = 2 + uint32(g.rng.IntN(4))
-		}
-		s := chainlog.Submit{
-			JobID: chainlog.Hash(id), Submitter: chainlog.Address(g.subs[g.rng.IntN(len(g.subs))]),
-			JobKind: uint8(g.rng.IntN(6)), CommitteeSize: m, TimeoutBlocks: chainlog.U64(30 + g.rng.Uint64N(90)),
-		}
-		g.jobs[id] = s
-		b.Submits = append(b.Submits, s)
-	}
-}
-
-// scheduleResults gives most assigned committees a verified result 1–8
-// blocks later: each member matches with probability 0.8; some
-// non-matching members are slashed; a few matching ones go unrewarded.
-func (g *generator) scheduleResults(h uint64, as []chainlog.Assignment) {
-	for _, a := range as {
-		if len(a.Committee) == 0 || g.rng.IntN(100) >= 85 {
-			continue
-		}
-		job := g.jobs[cip11.Hash(a.JobID)]
-		r := chainlog.Result{
-			JobID: a.JobID, Submitter: job.Submitter, JobKind: job.JobKind,
-			Committee: a.Committee, Matching: []chainlog.Address{}, RunnersToSlash: []chainlog.Address{}, RunnersUnrewarded: []chainlog.Address{},
-		}
-		for _, m := range a.Committee {
-			switch p := g.rng.IntN(100); {
-			case p < 80:
-				r.Matching = append(r.Matching, m)
-				if p < 6 {
-					r.RunnersUnrewarded = append(r.RunnersUnrewarded, m)
-				}
-			case p < 90:
-				r.RunnersToSlash = append(r.RunnersToSlash, m)
-			}
-		}
-		due := h + 1 + g.rng.Uint64N(8)
-		g.results[due] = append(g.results[due], r)
-	}
+	return errors.Join(err, f.Close())
 }

@@ -1,10 +1,11 @@
 // Command cip11 is the operator tool of the CIP-11 Go implementation.
 //
-//	cip11 replay [-progress N] [-blocks N] [FILE]
+//	cip11 replay [-blocks N] [-json] [-no-cache] [-quiet] [FILE]
 //	                                    re-execute a chain log and compare every output
 //	cip11 gen [-seed N] [-runners N] [-blocks N] [-multi-validator] [-o FILE]
 //	                                    write a deterministic synthetic chain log
 //	cip11 vectors check FILE...         evaluate conformance vector files
+//	cip11 vectors gen [-dir DIR]        rewrite the vector files from their generators
 //
 // replay without FILE replays the sample chain embedded in the binary. A
 // chain log is the JSON Lines format of package chainlog, documented in
@@ -22,11 +23,13 @@ func main() {
 }
 
 const usage = `usage:
-  cip11 replay [-progress N] [-blocks N] [FILE]
+  cip11 replay [-blocks N] [-json] [-no-cache] [-quiet] [FILE]
                                         replay a chain log (default: the embedded sample)
   cip11 gen [-seed N] [-runners N] [-blocks N] [-multi-validator] [-o FILE]
                                         write a deterministic synthetic chain log
   cip11 vectors check FILE...           check conformance vector files
+  cip11 vectors gen [-dir DIR]          rewrite the vector files (default DIR:
+                                        conformance/testdata/vectors; run from the module root)
 `
 
 // run executes the command line args (without the program name) and returns
@@ -43,11 +46,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "gen":
 		return runGen(args[1:], stdout, stderr)
 	case "vectors":
-		if len(args) < 2 || args[1] != "check" {
-			fmt.Fprint(stderr, usage)
-			return 2
-		}
-		return runVectorsCheck(args[2:], stdout, stderr)
+		return runVectors(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -1,21 +1,62 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
-	"compress/gzip"
 	"encoding/json"
-	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
+	"regexp"
+	"runtime/debug"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/cip11/cip11/chainlog"
 	"github.com/cip11/cip11/conformance"
-	"github.com/cip11/cip11/seed"
+	"github.com/cip11/cip11/replay"
 )
+
+// cli runs the command line and returns its exit code, stdout and stderr.
+func cli(args ...string) (int, string, string) {
+	var out, errOut bytes.Buffer
+	code := run(args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// raceEnabled reports whether the test binary runs under the race detector.
+func raceEnabled() bool {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "-race" {
+				return s.Value == "true"
+			}
+		}
+	}
+	return false
+}
+
+// genFile writes `cip11 gen` output for args to a file in a temp dir.
+func genFile(t *testing.T, name string, args ...string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if code, _, errOut := cli(append(append([]string{"gen"}, args...), "-o", path)...); code != 0 {
+		t.Fatalf("gen %q: exit %d: %s", args, code, errOut)
+	}
+	return path
+}
+
+// summaryLine returns the value of the text summary line "label: value".
+func summaryLine(t *testing.T, out, label string) string {
+	t.Helper()
+	m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(label) + `:\s+(.*)$`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("summary lacks %q:\n%s", label, out)
+	}
+	return m[1]
+}
 
 func vectorFiles(t *testing.T) []string {
 	t.Helper()
@@ -27,14 +68,12 @@ func vectorFiles(t *testing.T) []string {
 }
 
 func TestVectorsCheckAgree(t *testing.T) {
-	files := vectorFiles(t)
-	var out, errOut bytes.Buffer
-	code := run(append([]string{"vectors", "check"}, files...), &out, &errOut)
+	code, out, errOut := cli(append([]string{"vectors", "check"}, vectorFiles(t)...)...)
 	if code != 0 {
-		t.Fatalf("exit %d, want 0:\n%s%s", code, out.String(), errOut.String())
+		t.Fatalf("exit %d, want 0:\n%s%s", code, out, errOut)
 	}
-	if n := strings.Count(out.String(), ": agree\n"); n == 0 || strings.Contains(out.String(), "disagree:") {
-		t.Fatalf("want only agreeing vectors, got %d agree:\n%s", n, out.String())
+	if n := strings.Count(out, ": agree\n"); n == 0 || strings.Contains(out, "disagree:") {
+		t.Fatalf("want only agreeing vectors, got %d agree:\n%s", n, out)
 	}
 }
 
@@ -97,89 +136,201 @@ func TestVectorsCheckTampered(t *testing.T) {
 	if err := os.WriteFile(bad, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var out, errOut bytes.Buffer
-	if code := run([]string{"vectors", "check", files[0], bad}, &out, &errOut); code == 0 {
-		t.Fatalf("tampered file accepted:\n%s", out.String())
+	code, out, _ := cli("vectors", "check", files[0], bad)
+	if code == 0 {
+		t.Fatalf("tampered file accepted:\n%s", out)
 	}
-	if !strings.Contains(out.String(), name+": disagree:") {
-		t.Fatalf("vector %q not reported as disagreeing:\n%s", name, out.String())
+	if !strings.Contains(out, name+": disagree:") {
+		t.Fatalf("vector %q not reported as disagreeing:\n%s", name, out)
 	}
-
 	unknown := filepath.Join(dir, "unknown.json")
 	if err := os.WriteFile(unknown, []byte(`{"function":"no_such_function","vectors":[]}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range []string{unknown, filepath.Join(dir, "missing.json")} {
-		out.Reset()
-		if code := run([]string{"vectors", "check", f}, &out, &errOut); code != 1 {
-			t.Errorf("%s: exit %d, want 1:\n%s", f, code, out.String())
+		if code, out, _ := cli("vectors", "check", f); code != 1 {
+			t.Errorf("%s: exit %d, want 1:\n%s", f, code, out)
 		}
 	}
 }
 
+// TestUsage: a bad command line is exit 2 with the complaint on stderr and
+// nothing on stdout.
 func TestUsage(t *testing.T) {
-	var out, errOut bytes.Buffer
-	for _, args := range [][]string{nil, {"frobnicate"}, {"vectors"}, {"vectors", "check"}, {"gen", "-runners", "0"}, {"replay", "a", "b"}} {
-		if code := run(args, &out, &errOut); code != 2 {
-			t.Errorf("%q: exit %d, want 2", args, code)
+	for _, args := range [][]string{
+		nil, {"frobnicate"}, {"vectors"}, {"vectors", "check"},
+		{"gen", "-runners", "0"}, {"gen", "-blocks", "0"}, {"gen", "-runners", "-3"}, {"gen", "-blocks", "-1"},
+		{"gen", "extra"}, {"gen", "-seed", "-1"}, {"gen", "-no-such-flag"},
+		{"replay", "a", "b"}, {"replay", "-blocks", "-1"}, {"replay", "-blocks", "x"}, {"replay", "-no-such-flag"},
+	} {
+		code, out, errOut := cli(args...)
+		if code != 2 || out != "" || errOut == "" {
+			t.Errorf("%q: exit %d, want 2 with stdout empty and stderr not (stdout %q, stderr %q)", args, code, out, errOut)
+		}
+	}
+	if code, out, _ := cli("help"); code != 0 || !strings.Contains(out, "cip11 replay") {
+		t.Errorf("help: exit %d:\n%s", code, out)
+	}
+}
+
+// TestReplayNegativeBlocks: -blocks below 0 is a usage error, even with a
+// file that would replay.
+func TestReplayNegativeBlocks(t *testing.T) {
+	path := genFile(t, "c.jsonl", "-runners", "20", "-blocks", "5")
+	for _, args := range [][]string{{"replay", "-blocks", "-1"}, {"replay", "-blocks", "-5", path}, {"replay", "-json", "-blocks=-2", path}} {
+		code, out, errOut := cli(args...)
+		if code != 2 || out != "" || !strings.Contains(errOut, "-blocks") {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2 and a usage line naming -blocks", args, code, out, errOut)
 		}
 	}
 }
 
-func TestReplaySample(t *testing.T) {
-	limit := 0
+// TestReplaySamplePrefix replays the first blocks of the embedded sample:
+// exit 0, the summary on stdout, nothing on stderr (stderr is no terminal,
+// so no progress bar).
+func TestReplaySamplePrefix(t *testing.T) {
+	code, out, errOut := cli("replay", "-blocks", "40")
+	if code != 0 || errOut != "" {
+		t.Fatalf("exit %d:\n%s%s", code, out, errOut)
+	}
+	if got := summaryLine(t, out, "blocks"); got != "40" {
+		t.Errorf("blocks: %s, want 40", got)
+	}
+	if got := summaryLine(t, out, "replayed"); !strings.Contains(got, "embedded sample") {
+		t.Errorf("replayed: %s", got)
+	}
+	if !regexp.MustCompile(`(?m)^final state digest: [0-9a-f]{64}$`).MatchString(out) || !strings.Contains(out, "blocks/s") {
+		t.Errorf("summary lacks digest or rate:\n%s", out)
+	}
+	if !strings.HasSuffix(out, "OK: every block's outputs and state digest agree with the log\n") {
+		t.Errorf("summary does not end in OK:\n%s", out)
+	}
+}
+
+// TestReplaySampleFull replays the whole embedded sample through the CLI;
+// under the race detector a prefix, so `go test -race` stays fast.
+func TestReplaySampleFull(t *testing.T) {
 	if testing.Short() {
-		limit = 150
+		t.Skip("full sample replay")
 	}
-	s, err := replay(bytes.NewReader(sampleLog), nil, 0, limit)
+	args, want := []string{"replay", "-json"}, 1000
+	if raceEnabled() {
+		args, want = append(args, "-blocks", "150"), 150
+	}
+	code, out, errOut := cli(args...)
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s%s", code, out, errOut)
+	}
+	var r report
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Blocks != want || r.Assignments == 0 || r.PendingConsumed == 0 {
+		t.Fatalf("replayed %+v", r)
+	}
+	if want == 1000 && (r.Reselections == 0 || r.Expired == 0 || r.MRUWrites == 0) {
+		t.Fatalf("the sample must exercise re-selection, expiry and MRU: %+v", r)
+	}
+}
+
+// TestReplayJSON: -json prints exactly one JSON object, with exactly the
+// documented keys, whose counts are replay.Run's summary of the same log.
+func TestReplayJSON(t *testing.T) {
+	path := genFile(t, "c.jsonl.gz", "-seed", "4", "-runners", "120", "-blocks", "60")
+	code, out, errOut := cli("replay", "-json", "-blocks", "50", path)
+	if code != 0 || errOut != "" {
+		t.Fatalf("exit %d:\n%s%s", code, out, errOut)
+	}
+	if strings.Count(out, "\n") != 1 || !strings.HasPrefix(out, "{") || !strings.HasSuffix(out, "}\n") {
+		t.Fatalf("stdout is not one JSON object on one line:\n%s", out)
+	}
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(out), &keys); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"file", "seconds", "blocks_per_second"}
+	st := reflect.TypeFor[replay.Summary]()
+	for i := range st.NumField() {
+		name, _, _ := strings.Cut(st.Field(i).Tag.Get("json"), ",")
+		want = append(want, name)
+	}
+	var got []string
+	for k := range keys {
+		got = append(got, k)
+	}
+	sort.Strings(got)
+	sort.Strings(want)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("keys %v, want %v", got, want)
+	}
+	dec := json.NewDecoder(strings.NewReader(out))
+	dec.DisallowUnknownFields()
+	var r report
+	if err := dec.Decode(&r); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if limit > 0 && s.blocks != limit || s.assignments == 0 || s.pendingConsumed == 0 || s.mruWrites == 0 {
-		t.Fatalf("sample replay saw too little: %+v", s)
+	defer f.Close()
+	s, err := replay.Run(f, replay.Config{Limit: 50})
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Logf("%d blocks, %d assignments, %d pending consumed, %d MRU writes in %v", s.blocks, s.assignments, s.pendingConsumed, s.mruWrites, s.elapsed)
-}
+	if r.Summary != s || r.File != path || r.Blocks != 50 || r.Seconds <= 0 || r.BlocksPerSec <= 0 {
+		t.Fatalf("-json %+v\nreplay.Run %+v", r, s)
+	}
 
-func TestReplayCLI(t *testing.T) {
-	var out, errOut bytes.Buffer
-	if code := run([]string{"replay", "-blocks", "40", "-progress", "20"}, &out, &errOut); code != 0 {
-		t.Fatalf("exit %d:\n%s%s", code, out.String(), errOut.String())
+	// The text summary of the same run shows the same numbers.
+	code, text, _ := cli("replay", "-blocks", "50", path)
+	if code != 0 {
+		t.Fatalf("text replay exit %d", code)
 	}
-	for _, want := range []string{"blocks:            40", "final state digest:", "blocks/s", "OK:"} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("summary lacks %q:\n%s", want, out.String())
+	for label, v := range map[string]string{
+		"blocks":             strconv.Itoa(s.Blocks),
+		"jobs submitted":     fmt.Sprintf("%d (M == 1: %d, M > 1: %d)", s.Jobs, s.JobsM1, s.Jobs-s.JobsM1),
+		"assignments":        fmt.Sprintf("%d (timeout re-selections: %d)", s.Assignments, s.Reselections),
+		"expired":            strconv.Itoa(s.Expired),
+		"pending written":    strconv.Itoa(s.PendingWritten),
+		"pending consumed":   strconv.Itoa(s.PendingConsumed),
+		"MRU writes":         strconv.Itoa(s.MRUWrites),
+		"final state digest": s.FinalDigest,
+	} {
+		if got := summaryLine(t, text, label); got != v {
+			t.Errorf("text %s: %q, want %q", label, got, v)
 		}
 	}
-	if !strings.Contains(errOut.String(), "replay: block 20") {
-		t.Errorf("no progress on stderr:\n%s", errOut.String())
+}
+
+// TestReplayNoCacheSameDigest: -no-cache changes speed, never results.
+func TestReplayNoCacheSameDigest(t *testing.T) {
+	path := genFile(t, "c.jsonl", "-seed", "6", "-runners", "80", "-blocks", "40")
+	var reports [2]report
+	for i, args := range [][]string{{"replay", "-json", path}, {"replay", "-json", "-no-cache", path}} {
+		code, out, errOut := cli(args...)
+		if code != 0 {
+			t.Fatalf("%q: exit %d: %s", args, code, errOut)
+		}
+		if err := json.Unmarshal([]byte(out), &reports[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if reports[0].Summary != reports[1].Summary {
+		t.Fatalf("cache %+v\nno cache %+v", reports[0].Summary, reports[1].Summary)
 	}
 }
 
-// sampleLines returns the embedded sample's lines, decompressed.
-func sampleLines(t *testing.T) [][]byte {
+// tamperedLog returns a generated log with committee[0] of an assignment
+// changed, the block's height and the error text replay must report.
+func tamperedLog(t *testing.T) ([]byte, uint64, string) {
 	t.Helper()
-	zr, err := gzip.NewReader(bytes.NewReader(sampleLog))
-	if err != nil {
+	var buf bytes.Buffer
+	if err := replay.Generate(replay.GenConfig{Seed: 9, Runners: 150, Blocks: 60}, &buf, nil); err != nil {
 		t.Fatal(err)
 	}
-	sc := bufio.NewScanner(zr)
-	sc.Buffer(nil, chainlog.MaxLineBytes)
-	var lines [][]byte
-	for sc.Scan() {
-		lines = append(lines, bytes.Clone(sc.Bytes()))
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return lines
-}
-
-func TestReplayTamperedCommittee(t *testing.T) {
-	lines := sampleLines(t)
-	// The first block from height 30 on with an assignment beyond the first
-	// whose committee is not empty: change committee[0] there.
-	for i := 30; i < len(lines); i++ {
+	lines := bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n"))
+	for i := 20; i < len(lines); i++ {
 		b, err := chainlog.DecodeBlock(lines[i])
 		if err != nil {
 			t.Fatal(err)
@@ -189,228 +340,209 @@ func TestReplayTamperedCommittee(t *testing.T) {
 			if len(c) == 0 {
 				continue
 			}
-			orig := c[0]
+			orig := c[0].String()
 			c[0][19] ^= 0xff
-			tampered := c[0]
+			want := fmt.Sprintf("block %d: assignments[%d].committee[0]: want %s got %s", b.Height, k, c[0], orig)
 			line, err := chainlog.EncodeBlock(&b)
 			if err != nil {
 				t.Fatal(err)
 			}
-			log := bytes.Join(append(append([][]byte{}, lines[:i]...), line), []byte("\n"))
-			path := filepath.Join(t.TempDir(), "tampered.jsonl")
-			if err := os.WriteFile(path, log, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			var out, errOut bytes.Buffer
-			if code := run([]string{"replay", "-progress", "0", path}, &out, &errOut); code != 1 {
-				t.Fatalf("exit %d, want 1:\n%s", code, errOut.String())
-			}
-			want := "block " + strconv.FormatUint(uint64(b.Height), 10) + ": assignments[" + strconv.Itoa(k) + "].committee[0]: want " + hexOf(tampered) + " got " + hexOf(orig)
-			if !strings.Contains(errOut.String(), want) {
-				t.Fatalf("divergence not reported as\n  %s\ngot:\n%s", want, errOut.String())
-			}
-			_, err = replay(bytes.NewReader(log), nil, 0, 0)
-			if !errors.Is(err, errDivergence) {
-				t.Fatalf("replay error %v does not wrap errDivergence", err)
-			}
-			return
+			lines[i] = line
+			return append(bytes.Join(lines, []byte("\n")), '\n'), uint64(b.Height), want
 		}
 	}
-	t.Fatal("sample has no block to tamper")
+	t.Fatal("generated chain has no block to tamper")
+	return nil, 0, ""
 }
 
-func TestReplayRejectsMalformed(t *testing.T) {
-	lines := sampleLines(t)
-	bad := append(bytes.Clone(lines[0]), '\n')
-	bad = append(bad, []byte(`{"height":"1"}`)...)
-	_, err := replay(bytes.NewReader(bad), nil, 0, 0)
-	if !errors.Is(err, chainlog.ErrMalformed) {
-		t.Fatalf("got %v, want ErrMalformed", err)
+// TestReplayTamperedCommittee: a changed committee member is a divergence
+// naming the block, the field and both values, on stderr, exit 1.
+func TestReplayTamperedCommittee(t *testing.T) {
+	log, _, want := tamperedLog(t)
+	path := filepath.Join(t.TempDir(), "tampered.jsonl")
+	if err := os.WriteFile(path, log, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := cli("replay", path)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1:\n%s%s", code, out, errOut)
+	}
+	if !strings.Contains(errOut, want) {
+		t.Fatalf("divergence not reported as\n  %s\ngot:\n%s", want, errOut)
 	}
 }
 
+// TestReplayFailurePrintsNoSummary: every failed replay prints nothing on
+// stdout (no summary a script could mistake for a result, also with
+// -json), one FAILED line on stderr that names the problem once, and
+// exits 1.
+func TestReplayFailurePrintsNoSummary(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	tampered, height, divergence := tamperedLog(t)
+	lines := bytes.Split(bytes.TrimSpace(tampered), []byte("\n"))
+	hostile := bytes.Replace(lines[height], []byte(`"consumed_seeds":"`), []byte(`"consumed_seeds":"ff`), 1)
+	if bytes.Equal(hostile, lines[height]) {
+		t.Fatal("hostile mutation did not apply")
+	}
+	v1 := bytes.Replace(lines[0], []byte(`"version":2`), []byte(`"version":1`), 1)
+	cases := map[string]struct {
+		path string
+		want string // on stderr
+	}{
+		"divergence": {write("tampered.jsonl", tampered), divergence},
+		"malformed line": {write("malformed.jsonl", append(append(bytes.Clone(lines[0]), '\n'), `{"height":"1"}`...)),
+			"line 2: chainlog: malformed log"},
+		"version 1":     {write("v1.jsonl", append(v1, '\n')), "unsupported format version"},
+		"invalid block": {write("hostile.jsonl", bytes.Join(append(append([][]byte{}, lines[:height]...), hostile), []byte("\n"))), fmt.Sprintf("block %d: engine: ConsumedSeedsV1 invalid", height)},
+		"missing file":  {filepath.Join(dir, "missing.jsonl"), "missing.jsonl"},
+		"empty file":    {write("empty.jsonl", nil), "empty log"},
+	}
+	blockRe, lineRe := regexp.MustCompile(`\bblock \d+`), regexp.MustCompile(`\bline \d+`)
+	for name, c := range cases {
+		for _, extra := range [][]string{nil, {"-json"}} {
+			code, out, errOut := cli(append(append([]string{"replay"}, extra...), c.path)...)
+			if code != 1 || out != "" {
+				t.Errorf("%s %v: exit %d, stdout %q; want exit 1 and nothing on stdout", name, extra, code, out)
+			}
+			if !strings.Contains(errOut, c.want) || strings.Count(errOut, "\n") != 1 {
+				t.Errorf("%s %v: stderr %q, want one line containing %q", name, extra, errOut, c.want)
+			}
+			if name != "missing file" && !strings.Contains(errOut, "FAILED") {
+				t.Errorf("%s: stderr does not say FAILED: %q", name, errOut)
+			}
+			for _, re := range []*regexp.Regexp{blockRe, lineRe} {
+				if m := re.FindAllString(errOut, -1); len(m) > 1 {
+					t.Errorf("%s: stderr names %q %d times: %s", name, m[0], len(m), errOut)
+				}
+			}
+			if strings.Count(errOut, c.path) > 1 {
+				t.Errorf("%s: stderr repeats the file name: %s", name, errOut)
+			}
+		}
+	}
+}
+
+// TestGenDeterministicAndReplays: gen to stdout is the same bytes for the
+// same flags, other bytes for another seed, and replays.
 func TestGenDeterministicAndReplays(t *testing.T) {
-	cfg := genConfig{Seed: 7, Runners: 300, Blocks: 120}
-	var a, b, c bytes.Buffer
-	if err := generate(cfg, &a, nil); err != nil {
-		t.Fatal(err)
+	args := []string{"gen", "-seed", "7", "-runners", "300", "-blocks", "60", "-o", "-"}
+	code, a, errOut := cli(args...)
+	if code != 0 || errOut != "" {
+		t.Fatalf("gen exit %d: %s", code, errOut)
 	}
-	if err := generate(cfg, &b, nil); err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(a.Bytes(), b.Bytes()) {
+	if _, b, _ := cli(args...); a != b {
 		t.Fatal("same seed, different chain")
 	}
-	cfg.Seed = 8
-	if err := generate(cfg, &c, nil); err != nil {
-		t.Fatal(err)
-	}
-	if bytes.Equal(a.Bytes(), c.Bytes()) {
+	if _, c, _ := cli("gen", "-seed", "8", "-runners", "300", "-blocks", "60", "-o", "-"); a == c {
 		t.Fatal("different seeds, same chain")
 	}
-	s, err := replay(bytes.NewReader(a.Bytes()), nil, 0, 0)
-	if err != nil {
+	if !strings.HasPrefix(a, `{"format":"cip11-chainlog","version":2,`) {
+		t.Fatalf("stdout is not a plain version 2 chain log: %.80s", a)
+	}
+	path := filepath.Join(t.TempDir(), "c.jsonl")
+	if err := os.WriteFile(path, []byte(a), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if s.blocks != cfg.Blocks || s.pendingConsumed == 0 || s.mruWrites == 0 {
-		t.Fatalf("generated chain too thin: %+v", s)
-	}
-	if s.pendingConsumed > s.pendingWritten {
-		t.Fatalf("consumed %d > written %d", s.pendingConsumed, s.pendingWritten)
+	code, out, errOut := cli("replay", path)
+	if code != 0 || summaryLine(t, out, "blocks") != "60" {
+		t.Fatalf("replay exit %d:\n%s%s", code, out, errOut)
 	}
 }
 
-func TestGenMultiValidator(t *testing.T) {
-	var buf bytes.Buffer
-	if err := generate(genConfig{Seed: 2, Runners: 100, Blocks: 40, MultiValidator: true}, &buf, nil); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := replay(bytes.NewReader(buf.Bytes()), nil, 0, 0); err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Contains(buf.Bytes(), []byte(`"branch":"full_set"`)) || !bytes.Contains(buf.Bytes(), []byte(`"branch":"present_first"`)) {
-		t.Fatal("multi-validator chain lacks full_set (M > 1) or present_first (M == 1) assignments")
-	}
-}
-
+// TestGenWritesGzipFile: -o NAME.gz writes gzip, another name plain JSON
+// Lines; both replay.
 func TestGenWritesGzipFile(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "c.jsonl.gz")
-	var out, errOut bytes.Buffer
-	if code := run([]string{"gen", "-seed", "3", "-runners", "50", "-blocks", "30", "-o", path}, &out, &errOut); code != 0 {
-		t.Fatalf("gen exit %d: %s", code, errOut.String())
-	}
-	out.Reset()
-	if code := run([]string{"replay", path}, &out, &errOut); code != 0 || !strings.Contains(out.String(), "blocks:            30") {
-		t.Fatalf("replay exit %d:\n%s%s", code, out.String(), errOut.String())
-	}
-}
-
-// BenchmarkReplaySample replays the whole embedded sample per iteration and
-// reports blocks per second.
-func BenchmarkReplaySample(b *testing.B) {
-	blocks := 0
-	for b.Loop() {
-		s, err := replay(bytes.NewReader(sampleLog), nil, 0, 0)
-		if err != nil {
-			b.Fatal(err)
+	dir := t.TempDir()
+	for name, gz := range map[string]bool{"c.jsonl.gz": true, "c.jsonl": false} {
+		path := filepath.Join(dir, name)
+		code, out, errOut := cli("gen", "-seed", "3", "-runners", "50", "-blocks", "30", "-o", path)
+		if code != 0 || out != "" || errOut != "wrote "+path+"\n" {
+			t.Fatalf("gen exit %d: stdout %q stderr %q", code, out, errOut)
 		}
-		blocks += s.blocks
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if isGz := len(b) > 2 && b[0] == 0x1f && b[1] == 0x8b; isGz != gz {
+			t.Errorf("%s: gzip %v, want %v", name, isGz, gz)
+		}
+		code, out, errOut = cli("replay", path)
+		if code != 0 || summaryLine(t, out, "blocks") != "30" {
+			t.Fatalf("replay %s exit %d:\n%s%s", name, code, out, errOut)
+		}
 	}
-	b.ReportMetric(float64(blocks)/b.Elapsed().Seconds(), "blocks/s")
 }
 
-func hexOf(a chainlog.Address) string {
-	b, _ := a.MarshalText()
-	return string(b)
-}
-
-// TestSampleShape checks that the sample exercises what it claims
-// (docs/chainlog.md "The sample chain"): seeds of nullified views are
-// consumed, MRU writes start at MRU_ACTIVATION_HEIGHT, every health state
-// and stale heartbeats occur.
-func TestSampleShape(t *testing.T) {
-	lines := sampleLines(t)
-	h, err := chainlog.DecodeHeader(lines[0])
+// TestGen19Runners: -runners 19 -blocks 19 registers all 19 runners (the
+// registrations are spread over min(20, blocks) blocks), the header records
+// the command line, and the chain replays.
+func TestGen19Runners(t *testing.T) {
+	path := genFile(t, "c.jsonl.gz", "-runners", "19", "-blocks", "19")
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	blockRounds := make(map[seed.Round]bool)
-	var nullified, firstMRU, multi int
-	healths := make(map[chainlog.Health]bool)
-	for _, line := range lines[1:] {
-		b, err := chainlog.DecodeBlock(line)
+	defer f.Close()
+	cr, err := chainlog.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := cr.Header().Generator; g != "cip11 gen -seed 1 -runners 19 -blocks 19" {
+		t.Errorf("generator %q", g)
+	}
+	registered, blocks := 0, 0
+	for {
+		b, err := cr.Next()
 		if err != nil {
-			t.Fatal(err)
+			break
 		}
-		blockRounds[seed.Round{Epoch: uint64(b.Round.Epoch), View: uint64(b.Round.View)}] = true
-		cs, err := seed.DecodeConsumedSeedsV1(b.ConsumedSeeds)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range cs {
-			if !blockRounds[e.Round] {
-				nullified++
-			}
-		}
-		if len(cs) > 1 {
-			multi++
-		}
-		if len(b.Out.MRUWrites) > 0 && firstMRU == 0 {
-			firstMRU = int(b.Height)
-		}
+		blocks++
 		for _, op := range b.Registry {
-			if op.Health != nil {
-				healths[*op.Health] = true
+			if op.Op == chainlog.OpRegister {
+				registered++
 			}
 		}
 	}
-	if nullified == 0 {
-		t.Error("no seed of a nullified view is consumed")
+	if registered != 19 || blocks != 19 {
+		t.Fatalf("%d runners registered in %d blocks, want 19 in 19", registered, blocks)
 	}
-	if act := int(h.Params.MRUActivationHeight); firstMRU < act || firstMRU > act+10 {
-		t.Errorf("first MRU write at %d, want at or shortly after MRU_ACTIVATION_HEIGHT %d", firstMRU, act)
+	code, out, errOut := cli("replay", "-json", path)
+	var r report
+	if code != 0 || json.Unmarshal([]byte(out), &r) != nil || r.Blocks != 19 {
+		t.Fatalf("replay exit %d:\n%s%s", code, out, errOut)
 	}
-	if len(healths) != 4 {
-		t.Errorf("health states seen: %v", healths)
-	}
-	t.Logf("%d nullified-view seeds consumed, %d blocks consume several rounds", nullified, multi)
 }
 
-// TestReplayHostileBlocks replaces the last block of a small generated
-// chain by hostile variants: each must be reported as an error naming the
-// block, never a panic and never silently accepted.
-func TestReplayHostileBlocks(t *testing.T) {
-	var buf bytes.Buffer
-	if err := generate(genConfig{Seed: 5, Runners: 60, Blocks: 25}, &buf, nil); err != nil {
-		t.Fatal(err)
+// TestGenMultiValidatorFlag: -multi-validator writes a 4-participant
+// validator set and M > 1 committees take full_set.
+func TestGenMultiValidatorFlag(t *testing.T) {
+	code, out, errOut := cli("gen", "-seed", "2", "-runners", "100", "-blocks", "40", "-multi-validator", "-o", "-")
+	if code != 0 {
+		t.Fatalf("gen exit %d: %s", code, errOut)
 	}
-	lines := bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n"))
-	prefix := lines[:len(lines)-1]
-	last, err := chainlog.DecodeBlock(lines[len(lines)-1])
-	if err != nil {
-		t.Fatal(err)
+	first, _, _ := strings.Cut(out, "\n")
+	if !strings.Contains(first, `"validator_sets":[{"activation_height":"0","participants":4}]`) ||
+		!strings.Contains(first, "-multi-validator") {
+		t.Errorf("header: %s", first)
 	}
-	someone := chainlog.Address{0xde, 0xad}
-	bad := chainlog.Health(chainlog.Paused)
-	cases := map[string]func(b *chainlog.Block){
-		"malformed presence":     func(b *chainlog.Block) { p := chainlog.Bytes{1, 0}; b.Presence = &p },
-		"absent presence":        func(b *chainlog.Block) { b.Presence = nil },
-		"garbage consumed seeds": func(b *chainlog.Block) { b.ConsumedSeeds = chainlog.Bytes{0xff} },
-		"forged parent beacon":   func(b *chainlog.Block) { b.ParentBeacon.Signature[5] ^= 1 },
-		"update unknown runner": func(b *chainlog.Block) {
-			b.Registry = append(b.Registry, chainlog.RegistryOp{Op: chainlog.OpUpdate, Address: someone, Health: &bad})
-		},
-		"heartbeat beyond list": func(b *chainlog.Block) { b.Heartbeats = append(b.Heartbeats, 1<<20) },
-		"duplicate job": func(b *chainlog.Block) {
-			j := chainlog.Submit{JobID: chainlog.Hash{1}, Submitter: someone, CommitteeSize: 1, TimeoutBlocks: 5}
-			b.Submits = append(b.Submits, j, j)
-		},
-		"seed no record consumes": func(b *chainlog.Block) {
-			cs := seed.ConsumedSeedsV1{{Round: seed.Round{Epoch: 0, View: 1}, Signature: seed.Signature(b.ParentBeacon.Signature)}}
-			enc, err := cs.Encode()
-			if err != nil {
-				t.Fatal(err)
-			}
-			b.ConsumedSeeds = enc
-		},
+	if !strings.Contains(out, `"branch":"full_set"`) {
+		t.Error("no full_set assignment")
 	}
-	for name, mutate := range cases {
-		b := last
-		b.Registry = append([]chainlog.RegistryOp(nil), last.Registry...)
-		b.Heartbeats = append([]uint32(nil), last.Heartbeats...)
-		b.Submits = append([]chainlog.Submit(nil), last.Submits...)
-		b.Results = append([]chainlog.Result(nil), last.Results...)
-		pb := *last.ParentBeacon
-		b.ParentBeacon = &pb
-		mutate(&b)
-		line, err := chainlog.EncodeBlock(&b)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		log := bytes.Join(append(append([][]byte{}, prefix...), line), []byte("\n"))
-		_, err = replay(bytes.NewReader(log), nil, 0, 0)
-		if err == nil || errors.Is(err, errPanic) || errors.Is(err, errDivergence) || !strings.Contains(err.Error(), "block 25") {
-			t.Errorf("%s: got %v, want an execution error at block 25", name, err)
-		}
+}
+
+// TestGenFailureMessage: an unwritable output is exit 1 with one message
+// that names the file once.
+func TestGenFailureMessage(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "no", "such", "dir", "c.jsonl")
+	code, out, errOut := cli("gen", "-runners", "5", "-blocks", "2", "-o", path)
+	if code != 1 || out != "" || strings.Count(errOut, path) != 1 || strings.Count(errOut, "\n") != 1 {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }

@@ -1,73 +1,46 @@
 package main
 
 import (
-	"bytes"
-	_ "embed"
-	"encoding"
-	"errors"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"reflect"
-	"strings"
 	"time"
 
-	"github.com/cip11/cip11/chainlog"
+	"github.com/cip11/cip11/replay"
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
 )
 
-// Regenerate the sample (only on purpose: it pins the engine's outputs):
-//go:generate go run . gen -seed 1 -runners 5000 -blocks 1000 -o testdata/sample.jsonl.gz
+// snapshotCache is the replay's block-S candidate cache size (§9.2 allows
+// a non-consensus cache; digests are identical without it).
+const snapshotCache = 4096
 
-// sampleLog is the shipped sample chain (see docs/chainlog.md "The sample
-// chain"), replayed by `cip11 replay` without a FILE. Read-only: the one
-// package-level variable, required by go:embed.
-//
-//go:embed testdata/sample.jsonl.gz
-var sampleLog []byte
-
-// errDivergence marks a block whose recomputed outputs differ from the log.
-var errDivergence = errors.New("divergence")
-
-// divergence names the block and the first differing output field.
-type divergence struct {
-	height    uint64
-	field     string
-	want, got string
-}
-
-func (d *divergence) Error() string {
-	return fmt.Sprintf("block %d: %s: want %s got %s", d.height, d.field, d.want, d.got)
-}
-
-func (d *divergence) Unwrap() error { return errDivergence }
-
-// summary counts what a replay saw.
-type summary struct {
-	blocks          int
-	jobs, jobsM1    int
-	assignments     int
-	pendingWritten  int
-	pendingConsumed int
-	mruWrites       int
-	digest          chainlog.Hash
-	elapsed         time.Duration
+// report is the -json summary.
+type report struct {
+	File string `json:"file"`
+	replay.Summary
+	Seconds      float64 `json:"seconds"`
+	BlocksPerSec float64 `json:"blocks_per_second"`
 }
 
 func runReplay(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	every := fs.Int("progress", 250, "report progress on stderr every N blocks (0 = never)")
 	limit := fs.Int("blocks", 0, "stop after N blocks (0 = all)")
+	asJSON := fs.Bool("json", false, "print the summary as one JSON object")
+	noCache := fs.Bool("no-cache", false, "re-derive every block-S snapshot (no §9.2 candidate cache)")
+	quiet := fs.Bool("quiet", false, "no progress bar even on a terminal")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	var in io.Reader
-	name := "embedded sample (cmd/cip11/testdata/sample.jsonl.gz)"
-	switch fs.NArg() {
-	case 0:
-		in = bytes.NewReader(sampleLog)
-	case 1:
+	if *limit < 0 || fs.NArg() > 1 {
+		fmt.Fprintln(stderr, "usage: cip11 replay [-blocks N ≥ 0] [-json] [-no-cache] [-quiet] [FILE]")
+		return 2
+	}
+	in, name := replay.Sample(), "embedded sample (replay/testdata/sample.jsonl.gz)"
+	if fs.NArg() == 1 {
 		f, err := os.Open(fs.Arg(0))
 		if err != nil {
 			fmt.Fprintf(stderr, "replay: %v\n", err)
@@ -75,154 +48,55 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		}
 		defer f.Close()
 		in, name = f, fs.Arg(0)
-	default:
-		fmt.Fprintln(stderr, "usage: cip11 replay [-progress N] [-blocks N] [FILE]")
-		return 2
 	}
-	fmt.Fprintf(stderr, "replaying %s\n", name)
-	s, err := replay(in, stderr, *every, *limit)
-	printSummary(stdout, s)
+	cfg := replay.Config{Limit: *limit}
+	if !*noCache {
+		cfg.SnapshotCache = snapshotCache
+	}
+	if bar := progressBar(stderr, *quiet); bar != nil {
+		cfg.Progress = func(h uint64, _ *replay.Summary) { _ = bar.Set64(int64(h)) }
+		defer func() { _ = bar.Finish() }()
+	}
+	start := time.Now()
+	s, err := replay.Run(in, cfg)
 	if err != nil {
-		fmt.Fprintf(stderr, "replay: FAILED: %v\n", err)
+		fmt.Fprintf(stderr, "replay %s: FAILED: %v\n", name, err)
 		return 1
 	}
-	fmt.Fprintln(stdout, "OK: every block's outputs and state digest agree with the log")
+	printSummary(stdout, report{File: name, Summary: s, Seconds: time.Since(start).Seconds()}, *asJSON)
 	return 0
 }
 
-func printSummary(w io.Writer, s summary) {
-	rate := 0.0
-	if s.elapsed > 0 {
-		rate = float64(s.blocks) / s.elapsed.Seconds()
-	}
-	fmt.Fprintf(w, "blocks:            %d\n", s.blocks)
-	fmt.Fprintf(w, "jobs submitted:    %d (M == 1: %d, M > 1: %d)\n", s.jobs, s.jobsM1, s.jobs-s.jobsM1)
-	fmt.Fprintf(w, "assignments:       %d\n", s.assignments)
-	fmt.Fprintf(w, "pending written:   %d\n", s.pendingWritten)
-	fmt.Fprintf(w, "pending consumed:  %d\n", s.pendingConsumed)
-	fmt.Fprintf(w, "MRU writes:        %d\n", s.mruWrites)
-	fmt.Fprintf(w, "final state digest: %x\n", s.digest[:])
-	fmt.Fprintf(w, "time:              %.2fs (%.0f blocks/s)\n", s.elapsed.Seconds(), rate)
-}
-
-// replay re-executes the log in r from a fresh state, block by block, and
-// compares every recorded output with the recomputed one. It stops at the
-// first divergence (an error wrapping errDivergence) or malformed line.
-// limit > 0 stops after that many blocks; every > 0 reports progress.
-func replay(r io.Reader, progress io.Writer, every, limit int) (s summary, err error) {
-	start := time.Now()
-	defer func() { s.elapsed = time.Since(start) }()
-	cr, err := chainlog.NewReader(r)
-	if err != nil {
-		return s, err
-	}
-	x, err := newExecutor(cr.Header())
-	if err != nil {
-		return s, err
-	}
-	for limit <= 0 || s.blocks < limit {
-		b, err := cr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return s, err
-		}
-		got, err := safeStep(x, &b)
-		if err != nil {
-			return s, fmt.Errorf("block %d: %w", b.Height, err)
-		}
-		if d := diffOutput(uint64(b.Height), &b.Out, &got); d != nil {
-			return s, d
-		}
-		s.count(&b)
-		if every > 0 && s.blocks%every == 0 && progress != nil {
-			fmt.Fprintf(progress, "replay: block %d, %.0f blocks/s\n", b.Height, float64(s.blocks)/time.Since(start).Seconds())
-		}
-	}
-	s.elapsed = time.Since(start)
-	return s, nil
-}
-
-// errPanic marks a block whose execution panicked: a malformed log must
-// yield an error, never crash the replayer.
-var errPanic = errors.New("execution panicked")
-
-// safeStep is x.step with any panic turned into an error wrapping errPanic.
-func safeStep(x *executor, b *chainlog.Block) (out chainlog.Output, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%w: %v", errPanic, r)
-		}
-	}()
-	return x.step(b)
-}
-
-func (s *summary) count(b *chainlog.Block) {
-	s.blocks++
-	s.jobs += len(b.Submits)
-	for _, j := range b.Submits {
-		if j.CommitteeSize == 1 {
-			s.jobsM1++
-		}
-	}
-	s.assignments += len(b.Out.Assignments)
-	s.pendingWritten += len(b.Out.PendingWritten)
-	s.pendingConsumed += len(b.Out.PendingConsumed)
-	s.mruWrites += len(b.Out.MRUWrites)
-	s.digest = b.Out.StateDigest
-}
-
-// diffOutput returns nil if got equals want, else the first differing field
-// in the log's field order (slice elements before slice lengths).
-func diffOutput(h uint64, want, got *chainlog.Output) *divergence {
-	if reflect.DeepEqual(want, got) {
+// progressBar returns a bar on stderr when it is a terminal, else nil.
+func progressBar(stderr io.Writer, quiet bool) *progressbar.ProgressBar {
+	f, ok := stderr.(*os.File)
+	if quiet || !ok || !term.IsTerminal(int(f.Fd())) {
 		return nil
 	}
-	if d := diffValue("", reflect.ValueOf(*want), reflect.ValueOf(*got)); d != nil {
-		d.height = h
-		return d
-	}
-	return nil
+	return progressbar.NewOptions64(-1, progressbar.OptionSetWriter(f), progressbar.OptionSetDescription("replay"),
+		progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString("blocks"),
+		progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
 }
 
-func diffValue(path string, w, g reflect.Value) *divergence {
-	if m, ok := w.Interface().(encoding.TextMarshaler); ok {
-		ws, _ := m.MarshalText()
-		gs, _ := g.Interface().(encoding.TextMarshaler).MarshalText()
-		if !bytes.Equal(ws, gs) {
-			return &divergence{field: path, want: string(ws), got: string(gs)}
-		}
-		return nil
+func printSummary(w io.Writer, r report, asJSON bool) {
+	if r.Seconds > 0 {
+		r.BlocksPerSec = float64(r.Blocks) / r.Seconds
 	}
-	switch w.Kind() {
-	case reflect.Struct:
-		for i := range w.NumField() {
-			name, _, _ := strings.Cut(w.Type().Field(i).Tag.Get("json"), ",")
-			if d := diffValue(joinPath(path, name), w.Field(i), g.Field(i)); d != nil {
-				return d
-			}
-		}
-	case reflect.Slice:
-		for i := 0; i < w.Len() && i < g.Len(); i++ {
-			if d := diffValue(fmt.Sprintf("%s[%d]", path, i), w.Index(i), g.Index(i)); d != nil {
-				return d
-			}
-		}
-		if w.Len() != g.Len() {
-			return &divergence{field: path + " length", want: fmt.Sprint(w.Len()), got: fmt.Sprint(g.Len())}
-		}
-	default:
-		if !reflect.DeepEqual(w.Interface(), g.Interface()) {
-			return &divergence{field: path, want: fmt.Sprint(w.Interface()), got: fmt.Sprint(g.Interface())}
-		}
+	if asJSON {
+		b, _ := json.Marshal(r)
+		fmt.Fprintf(w, "%s\n", b)
+		return
 	}
-	return nil
-}
-
-func joinPath(path, name string) string {
-	if path == "" {
-		return name
-	}
-	return path + "." + name
+	s := r.Summary
+	fmt.Fprintf(w, "replayed:           %s\n", r.File)
+	fmt.Fprintf(w, "blocks:             %d\n", s.Blocks)
+	fmt.Fprintf(w, "jobs submitted:     %d (M == 1: %d, M > 1: %d)\n", s.Jobs, s.JobsM1, s.Jobs-s.JobsM1)
+	fmt.Fprintf(w, "assignments:        %d (timeout re-selections: %d)\n", s.Assignments, s.Reselections)
+	fmt.Fprintf(w, "expired:            %d\n", s.Expired)
+	fmt.Fprintf(w, "pending written:    %d\n", s.PendingWritten)
+	fmt.Fprintf(w, "pending consumed:   %d\n", s.PendingConsumed)
+	fmt.Fprintf(w, "MRU writes:         %d\n", s.MRUWrites)
+	fmt.Fprintf(w, "final state digest: %s\n", s.FinalDigest)
+	fmt.Fprintf(w, "time:               %.2fs (%.0f blocks/s)\n", r.Seconds, r.BlocksPerSec)
+	fmt.Fprintln(w, "OK: every block's outputs and state digest agree with the log")
 }

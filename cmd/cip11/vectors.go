@@ -1,25 +1,42 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 
 	"github.com/cip11/cip11/conformance"
 )
 
+// runVectors dispatches the vectors sub-commands.
+func runVectors(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "check":
+			return runVectorsCheck(args[1:], stdout, stderr)
+		case "gen":
+			return runVectorsGen(args[1:], stdout, stderr)
+		}
+	}
+	fmt.Fprint(stderr, usage)
+	return 2
+}
+
 // runVectorsCheck evaluates every vector of every file with this
-// implementation and prints one line per vector. It returns 1 if any vector
-// disagrees or any file is unreadable or names an unknown function.
+// implementation: one agree/disagree line per vector and a summary on
+// stdout, file-level errors (unreadable, malformed, unknown function, no
+// vectors) on stderr. It returns 1 if any vector disagrees or any file is
+// in error.
 func runVectorsCheck(files []string, stdout, stderr io.Writer) int {
 	if len(files) == 0 {
-		fmt.Fprint(stderr, "usage: cip11 vectors check FILE...\n")
+		fmt.Fprint(stderr, usage)
 		return 2
 	}
 	var agree, disagree, broken int
 	for _, path := range files {
 		fn, results, err := conformance.CheckFile(path)
 		if err != nil {
-			fmt.Fprintf(stdout, "%s: error: %v\n", path, err)
+			fmt.Fprintf(stderr, "%s: error: %v\n", path, err)
 			broken++
 			continue
 		}
@@ -33,10 +50,33 @@ func runVectorsCheck(files []string, stdout, stderr io.Writer) int {
 			disagree++
 		}
 	}
-	fmt.Fprintf(stdout, "%d files, %d vectors: %d agree, %d disagree, %d files unreadable\n",
+	fmt.Fprintf(stdout, "%d files, %d vectors: %d agree, %d disagree, %d files in error\n",
 		len(files), agree+disagree, agree, disagree, broken)
 	if disagree > 0 || broken > 0 {
 		return 1
 	}
+	return 0
+}
+
+// runVectorsGen rewrites every vector file from the generators in package
+// conformance. Regenerate only on purpose: a changed file is a consensus
+// change unless the change is a new vector. DIR must exist, so a run from
+// outside the module root fails instead of creating a stray tree.
+func runVectorsGen(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("vectors gen", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dir := fs.String("dir", "conformance/testdata/vectors", "output directory (must exist)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() != 0 {
+		fmt.Fprint(stderr, "vectors gen: no positional arguments\n"+usage)
+		return 2
+	}
+	if err := conformance.WriteAll(*dir); err != nil {
+		fmt.Fprintf(stderr, "vectors gen: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "wrote %d vector files to %s\n", len(conformance.Functions()), *dir)
 	return 0
 }
