@@ -46,7 +46,11 @@ func Root(leaves []Leaf) cip11.Hash {
 		return cip11.Keccak256([]byte(emptyDomain))
 	}
 	h := newHasher()
-	return h.fold(h.level(leaves, 0, 0))
+	nodes := make([]cip11.Hash, len(leaves))
+	for i := range leaves {
+		nodes[i] = h.leaf(uint32(i), &leaves[i])
+	}
+	return h.fold(nodes)
 }
 
 // Level returns level k of the §9.2 tree restricted to leaves, which sit at
@@ -60,23 +64,66 @@ func Root(leaves []Leaf) cip11.Hash {
 // every odd level even when it is alone. Level(leaves, 0, 0) are the leaf
 // hashes.
 func Level(leaves []Leaf, first uint32, k int) []cip11.Hash {
-	return newHasher().level(leaves, first, k)
+	return NewRun(leaves, first, k, nil).Top()
 }
 
-func (h *hasher) level(leaves []Leaf, first uint32, k int) []cip11.Hash {
-	nodes := make([]cip11.Hash, len(leaves))
-	for i := range leaves {
-		nodes[i] = h.leaf(first+uint32(i), &leaves[i])
-	}
-	for ; k > 0 && len(nodes) > 0; k-- {
-		nodes = h.reduce(nodes)
-	}
-	return nodes
+// Run is [Level] kept whole: a run of leaves hashed up to level k with every
+// intermediate level retained, so the run of a later snapshot at the same
+// position reuses each node whose inputs did not change (a leaf equal at
+// the same index, an inner node whose two children are equal). Candidate
+// lists change in a few places per block, so most of a tree carries over.
+// A Run is immutable once built.
+type Run struct {
+	first  uint32
+	leaves []Leaf
+	levels [][]cip11.Hash // levels[0] are the leaf hashes, levels[k] the top
 }
+
+// NewRun hashes leaves (at positions first, first+1, …) up to level k,
+// reusing prev where it applies (prev may be nil or any earlier run; one
+// at another position or height reuses nothing). Top() equals
+// Level(leaves, first, k) whatever prev is.
+func NewRun(leaves []Leaf, first uint32, k int, prev *Run) *Run {
+	h := newHasher()
+	r := &Run{first: first, leaves: leaves, levels: make([][]cip11.Hash, 0, k+1)}
+	if prev != nil && (prev.first != first || len(prev.levels) != k+1) {
+		prev = nil
+	}
+	cur := make([]cip11.Hash, len(leaves))
+	for i := range leaves {
+		if prev != nil && i < len(prev.leaves) && prev.leaves[i] == leaves[i] {
+			cur[i] = prev.levels[0][i]
+			continue
+		}
+		cur[i] = h.leaf(first+uint32(i), &leaves[i])
+	}
+	r.levels = append(r.levels, cur)
+	for lv := 1; lv <= k; lv++ {
+		below := r.levels[lv-1]
+		var old, oldBelow []cip11.Hash
+		if prev != nil {
+			old, oldBelow = prev.levels[lv], prev.levels[lv-1]
+		}
+		next := make([]cip11.Hash, (len(below)+1)/2)
+		for i := range next {
+			l, rt := 2*i, min(2*i+1, len(below)-1)
+			if i < len(old) && below[l] == oldBelow[l] && below[rt] == oldBelow[min(2*i+1, len(oldBelow)-1)] {
+				next[i] = old[i]
+				continue
+			}
+			next[i] = h.inner(&below[l], &below[rt])
+		}
+		r.levels = append(r.levels, next)
+	}
+	return r
+}
+
+// Top returns the run's level-k nodes (do not modify them).
+func (r *Run) Top() []cip11.Hash { return r.levels[len(r.levels)-1] }
 
 // Fold reduces one level of the tree to its root (§9.2: an odd level
 // duplicates its final node; a single node is the root). Fold of no nodes
-// is the empty-snapshot root.
+// is the empty-snapshot root. It hashes in place: nodes is overwritten.
 func Fold(nodes []cip11.Hash) cip11.Hash {
 	if len(nodes) == 0 {
 		return cip11.Keccak256([]byte(emptyDomain))

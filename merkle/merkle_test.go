@@ -3,6 +3,7 @@ package merkle
 import (
 	"encoding/hex"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/cip11/cip11"
@@ -188,4 +189,44 @@ func TestLevelsJoin(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestRunReuseMatchesLevel: a Run built reusing an earlier run of an
+// edited list (replaced, inserted and removed leaves) has exactly the top
+// level a fresh hash gives, and joined runs give Root.
+func TestRunReuseMatchesLevel(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		mk := func(i int) Leaf {
+			var l Leaf
+			l.Address[0], l.Address[1] = byte(i), byte(i>>8)
+			l.ReputationX1e9 = uint64(i)
+			return l
+		}
+		n := rapid.IntRange(0, 300).Draw(t, "n")
+		leaves := make([]Leaf, n)
+		for i := range leaves {
+			leaves[i] = mk(i)
+		}
+		k := rapid.IntRange(0, 4).Draw(t, "k")
+		prev := NewRun(leaves, 0, k, nil)
+		next := slices.Clone(leaves)
+		for range rapid.IntRange(0, 6).Draw(t, "edits") {
+			switch op := rapid.IntRange(0, 2).Draw(t, "op"); {
+			case op == 0 && len(next) > 0:
+				next[rapid.IntRange(0, len(next)-1).Draw(t, "at")].ReputationX1e9 ^= 1
+			case op == 1:
+				next = slices.Insert(next, rapid.IntRange(0, len(next)).Draw(t, "at"), mk(1000+len(next)))
+			case op == 2 && len(next) > 0:
+				at := rapid.IntRange(0, len(next)-1).Draw(t, "at")
+				next = slices.Delete(next, at, at+1)
+			}
+		}
+		got := NewRun(next, 0, k, prev).Top()
+		if want := Level(next, 0, k); !slices.Equal(got, want) {
+			t.Fatalf("reused run differs (n=%d→%d, k=%d)", n, len(next), k)
+		}
+		if len(next) > 1<<k && Fold(slices.Clone(got)) != Root(next) {
+			t.Fatal("folded run differs from Root")
+		}
+	})
 }

@@ -1,9 +1,9 @@
 package replay
 
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/cip11/cip11"
@@ -33,6 +33,7 @@ type Executor struct {
 	pending *engine.MemPendingStore
 	jobs    *engine.MemJobStore
 	mruKV   mru.MemKV
+	mruKeys []string // the keys of mruKV, ascending (records are never deleted)
 	pre     *preVerified
 	eng     *engine.Engine
 
@@ -67,7 +68,7 @@ func NewExecutor(h chainlog.Header, o Options) (*Executor, error) {
 		Params: h.Params, GenesisBeacon: beaconFrom(h.GenesisBeacon),
 		Registry: x.reg, Validators: h, Jobs: x.jobs, Pending: x.pending,
 		Keys: x.pre, Advance: sched.Advance, MRU: mru.KVStore{KV: x.mruKV},
-		Presence: presence.NewPresenceSource(h.Params), SnapshotCache: o.SnapshotCache, Root: parallelRoot,
+		Presence: presence.NewPresenceSource(h.Params), SnapshotCache: o.SnapshotCache, Root: new(rootHasher).root,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("header: %w", err)
@@ -113,6 +114,10 @@ func (x *Executor) Step(b *chainlog.Block) (chainlog.Output, error) {
 		out.Expired = append(out.Expired, id)
 	}
 	for _, w := range res.MRUWrites {
+		k := mru.Key(w.Submitter, w.Kind)
+		if i, found := slices.BinarySearch(x.mruKeys, string(k[:])); !found {
+			x.mruKeys = slices.Insert(x.mruKeys, i, string(k[:]))
+		}
 		out.MRUWrites = append(out.MRUWrites, chainlog.MRUWrite{Submitter: w.Submitter, JobKind: uint8(w.Kind),
 			Runner: w.Record.Runner, SetAtBlock: chainlog.U64(w.Record.SetAt)})
 	}
@@ -244,18 +249,15 @@ func (x *Executor) Digest() cip11.Hash {
 	live := x.jobs.Live()
 	buf = binary.BigEndian.AppendUint64(buf, uint64(len(live)))
 	for _, id := range live {
-		r, _, _ := x.jobs.Job(id)
-		enc := r.Encode()
+		enc := x.jobs.Encoded(id)
 		buf = binary.BigEndian.AppendUint32(buf, uint32(len(enc)))
 		buf = append(buf, enc...)
 	}
-	keys := make([]string, 0, len(x.mruKV))
-	for k := range x.mruKV {
-		keys = append(keys, k)
+	if len(x.mruKeys) != len(x.mruKV) { // a write not reported as an MRUWrite: re-list
+		x.mruKeys = slices.Sorted(maps.Keys(x.mruKV))
 	}
-	slices.SortFunc(keys, func(a, b string) int { return bytes.Compare([]byte(a), []byte(b)) })
-	buf = binary.BigEndian.AppendUint64(buf, uint64(len(keys)))
-	for _, k := range keys {
+	buf = binary.BigEndian.AppendUint64(buf, uint64(len(x.mruKeys)))
+	for _, k := range x.mruKeys {
 		buf = append(append(buf, k...), x.mruKV[k]...)
 	}
 	if x.listLen != len(x.order) || x.listLen == 0 {

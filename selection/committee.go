@@ -66,6 +66,11 @@ type pool struct {
 	sum     sum192
 }
 
+func (p *pool) grow(n int) {
+	p.addrs = make([]cip11.Address, 0, n)
+	p.weights = make([]cip11.U128, 0, n)
+}
+
 func (p *pool) push(a cip11.Address, w cip11.U128) {
 	p.addrs = append(p.addrs, a)
 	p.weights = append(p.weights, w)
@@ -178,10 +183,22 @@ func NewPools(branch Branch, eligible []Eligible) *Pools {
 // NewPools(branch, s.Eligible(isPresent)) but without the intermediate list.
 func (s *Snapshot) Pools(branch Branch, isPresent func(cip11.Address) bool) *Pools {
 	p := &Pools{}
+	flags := make([]bool, len(s.Leaves))
+	np := 0
+	for i := range s.Leaves {
+		flags[i] = branch == BranchFullSet || (isPresent != nil && isPresent(s.Leaves[i].Address))
+		if flags[i] {
+			np++
+		}
+	}
+	p.present.grow(np)
+	if branch == BranchPresentFirst {
+		p.fallback.grow(len(s.Leaves) - np)
+	}
 	for i := range s.Leaves {
 		l := &s.Leaves[i]
-		switch present := isPresent != nil && isPresent(l.Address); {
-		case branch == BranchFullSet || present:
+		switch {
+		case flags[i]:
 			p.present.push(l.Address, l.BaseWeight)
 		case branch == BranchPresentFirst:
 			p.fallback.push(l.Address, l.BaseWeight)

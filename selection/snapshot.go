@@ -42,6 +42,7 @@ type Snapshot struct {
 	T      uint64
 	Leaves []merkle.Leaf
 	root   *cip11.Hash // memoised candidates_snapshot_root
+	cfg    state.ReputationConfig
 }
 
 // BuildSnapshot evaluates the §9.1 chain over the registry view that block T
@@ -50,16 +51,32 @@ type Snapshot struct {
 // floor, and computes each survivor's §9.3 base weight from the same view's
 // reputation snapshot and ReputationConfig_at(T) (§9.2 point e).
 func BuildSnapshot(view state.RegistryView, t uint64, p cip11.Params, filters ...Filter) (*Snapshot, error) {
+	return BuildSnapshotFrom(view, t, p, nil, filters...)
+}
+
+// BuildSnapshotFrom is [BuildSnapshot] reusing the base weights of prev, an
+// earlier snapshot (nil for none): a runner whose effective stake and
+// reputation equal its leaf in prev under the same ReputationConfig keeps
+// that leaf's weight instead of recomputing the isqrt. The result is
+// identical to BuildSnapshot's; prev only saves work.
+func BuildSnapshotFrom(view state.RegistryView, t uint64, p cip11.Params, prev *Snapshot, filters ...Filter) (*Snapshot, error) {
 	cfg := view.ReputationConfig()
-	s := &Snapshot{T: t}
+	s := &Snapshot{T: t, cfg: cfg, Leaves: make([]merkle.Leaf, 0, len(view.ActiveRunners()))}
+	var reuse []merkle.Leaf
+	if prev != nil && prev.cfg == cfg {
+		reuse = prev.Leaves
+	}
 	add := func(r state.Runner) error {
 		if !Floor(r, t, p.HeartbeatTimeoutBlocks) || !admitAll(filters, r) {
 			return nil
 		}
 		stake := r.EffectiveStake()
-		w, err := BaseWeight(stake, r.ReputationX1e9, cfg.Normalizer, cfg.WMinFloorX1e6)
-		if err != nil {
-			return fmt.Errorf("snapshot at %d: %w", t, err)
+		w, ok := reusedWeight(&reuse, r.Address, stake, r.ReputationX1e9)
+		if !ok {
+			var err error
+			if w, err = BaseWeight(stake, r.ReputationX1e9, cfg.Normalizer, cfg.WMinFloorX1e6); err != nil {
+				return fmt.Errorf("snapshot at %d: %w", t, err)
+			}
 		}
 		s.Leaves = append(s.Leaves, merkle.Leaf{Address: r.Address, EffectiveStake: stake, ReputationX1e9: r.ReputationX1e9, BaseWeight: w})
 		return nil
@@ -83,6 +100,21 @@ func BuildSnapshot(view state.RegistryView, t uint64, p cip11.Params, filters ..
 	}
 	slices.SortFunc(s.Leaves, func(a, b merkle.Leaf) int { return bytes.Compare(a.Address[:], b.Address[:]) })
 	return s, nil
+}
+
+// reusedWeight looks addr up in the address-sorted leaves, advancing past
+// smaller addresses (callers ask in ascending order; out-of-order asks
+// just miss), and returns its weight if the weight inputs are unchanged.
+func reusedWeight(leaves *[]merkle.Leaf, addr cip11.Address, stake cip11.U128, rep uint64) (cip11.U128, bool) {
+	l := *leaves
+	for len(l) > 0 && bytes.Compare(l[0].Address[:], addr[:]) < 0 {
+		l = l[1:]
+	}
+	*leaves = l
+	if len(l) == 0 || l[0].Address != addr || l[0].EffectiveStake != stake || l[0].ReputationX1e9 != rep {
+		return cip11.U128{}, false
+	}
+	return l[0].BaseWeight, true
 }
 
 func admitAll(filters []Filter, r state.Runner) bool {

@@ -18,8 +18,9 @@ func (p plainView) Runner(a cip11.Address) (state.Runner, bool) { return p.v.Run
 func (p plainView) ReputationConfig() state.ReputationConfig    { return p.v.ReputationConfig() }
 
 // TestSortedViewSnapshotEqual: a snapshot built through the registry's
-// address-ordered fast path equals the one built by lookup and sort, at
-// the newest height and at every historical one.
+// address-ordered fast path, or reusing the previous height's weights,
+// equals the one built by lookup and sort, at the newest height and at
+// every historical one.
 func TestSortedViewSnapshotEqual(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		reg := state.NewMemRegistry(state.DefaultReputationConfig())
@@ -46,13 +47,16 @@ func TestSortedViewSnapshotEqual(t *testing.T) {
 			}
 		}
 		p := cip11.DefaultParams()
+		var prev *Snapshot
 		for h := uint64(0); h <= uint64(heights); h++ {
 			v, _ := reg.At(h)
 			a, err1 := BuildSnapshot(v, h+1, p)
 			b, err2 := BuildSnapshot(plainView{v}, h+1, p)
-			if err1 != nil || err2 != nil || !slices.Equal(a.Leaves, b.Leaves) {
-				t.Fatalf("height %d: sorted view snapshot differs (%v, %v)", h, err1, err2)
+			c, err3 := BuildSnapshotFrom(v, h+1, p, prev) // weights reused from the previous height
+			if err1 != nil || err2 != nil || err3 != nil || !slices.Equal(a.Leaves, b.Leaves) || !slices.Equal(a.Leaves, c.Leaves) {
+				t.Fatalf("height %d: snapshots differ (%v, %v, %v)", h, err1, err2, err3)
 			}
+			prev = c
 		}
 	})
 }

@@ -80,6 +80,10 @@ type Engine struct {
 	cfg     Config
 	timeout TimeoutPolicy
 	cache   *snapshotCache
+	// prev is the last filter-free snapshot built, whose base weights the
+	// next one reuses where the weight inputs are unchanged (a weight is a
+	// pure function of them, so this is safe across any reorganisation).
+	prev *selection.Snapshot
 }
 
 // New validates cfg and returns an engine. A nil required dependency wraps
@@ -334,13 +338,14 @@ func (c *blockCtx) snapshot(t uint64, j Job) (*selection.Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := selection.BuildSnapshot(v, t, c.e.cfg.Params, filters...)
+	s, err := selection.BuildSnapshotFrom(v, t, c.e.cfg.Params, c.e.prev, filters...)
 	if err != nil {
 		return nil, err
 	}
 	if len(filters) == 0 {
 		c.snapshots[t] = s
 		c.e.cache.put(s)
+		c.e.prev = s
 	}
 	return s, nil
 }

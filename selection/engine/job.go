@@ -215,8 +215,9 @@ type JobStore interface {
 // deadline index of assigned jobs.
 type MemJobStore struct {
 	jobs      map[[32]byte]JobRecord
-	deadlines []deadlineKey // sorted
-	live      [][32]byte    // ids of pending or assigned jobs, sorted
+	deadlines []deadlineKey       // sorted
+	live      [][32]byte          // ids of pending or assigned jobs, sorted
+	enc       map[[32]byte][]byte // Encode of every record, kept for digests
 }
 
 type deadlineKey struct {
@@ -232,7 +233,9 @@ func cmpDeadline(a, b deadlineKey) int {
 }
 
 // NewMemJobStore returns an empty store.
-func NewMemJobStore() *MemJobStore { return &MemJobStore{jobs: make(map[[32]byte]JobRecord)} }
+func NewMemJobStore() *MemJobStore {
+	return &MemJobStore{jobs: make(map[[32]byte]JobRecord), enc: make(map[[32]byte][]byte)}
+}
 
 // Job implements [JobStore].
 func (m *MemJobStore) Job(id [32]byte) (JobRecord, bool, error) {
@@ -246,6 +249,7 @@ func (m *MemJobStore) Insert(r JobRecord) error {
 		return fmt.Errorf("%w: %x", ErrDuplicateJob, r.JobID)
 	}
 	m.jobs[r.JobID] = r.clone()
+	m.enc[r.JobID] = r.Encode()
 	m.index(r, true)
 	m.setLive(r)
 	return nil
@@ -259,10 +263,15 @@ func (m *MemJobStore) Update(r JobRecord) error {
 	}
 	m.index(old, false)
 	m.jobs[r.JobID] = r.clone()
+	m.enc[r.JobID] = r.Encode()
 	m.index(r, true)
 	m.setLive(r)
 	return nil
 }
+
+// Encoded returns the stored form ([JobRecord.Encode]) of job id, or nil.
+// The slice is the store's: do not modify it.
+func (m *MemJobStore) Encoded(id [32]byte) []byte { return m.enc[id] }
 
 // index adds or removes r's deadline entry; only assigned jobs are indexed.
 func (m *MemJobStore) index(r JobRecord, add bool) {
