@@ -22,7 +22,11 @@ func TestDigestEmptyState(t *testing.T) {
 	empty := cip11.Keccak256()
 	pre = append(pre, empty[:]...)
 	want := cip11.Keccak256(pre)
-	if got := x.Digest(); got != want {
+	got, err := x.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != want {
 		t.Fatalf("got %s, want %s", got, want)
 	}
 	t.Logf("empty-state digest %s", want)

@@ -45,7 +45,11 @@ func TestDocMatchesCode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := x.Digest().String(); got != m[1] {
+	d, err := x.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := d.String(); got != m[1] {
 		t.Errorf("empty-state digest: doc says %s, the executor computes %s", m[1], got)
 	}
 

@@ -2,11 +2,12 @@ package replay
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
-	"maps"
 	"slices"
 
 	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/adapters/store"
 	"github.com/cip11/cip11/chainlog"
 	"github.com/cip11/cip11/mru"
 	"github.com/cip11/cip11/presence"
@@ -15,33 +16,48 @@ import (
 	"github.com/cip11/cip11/state"
 )
 
-// Options tune an [Executor]; the zero value is the plain, cache-less one.
+// Options tune an [Executor]; the zero value is the plain, cache-less one
+// over in-memory state.
 type Options struct {
 	// SnapshotCache is engine.Config.SnapshotCache: the non-consensus
 	// block-S candidate cache (§9.2). Digests are identical with and
 	// without it.
 	SnapshotCache int
+	// OpenStore, if non-nil, returns the chain state to run on (for
+	// example an adapters/pebble store); nil is a fresh store.Mem. The
+	// store must use the header's reputation configuration; it may hold
+	// committed blocks, and [Run] then resumes after them.
+	OpenStore func(chainlog.Header) (store.Store, error)
 }
 
-// Executor is a fresh CIP-11 state driven block by block from a chain log:
-// the block engine over in-memory stores, plus the end-of-block writes the
-// log carries (registry changes, heartbeats).
+// ErrStoreMismatch marks a store that cannot hold this log's state: its
+// reputation configuration differs from the header's, or it has committed
+// blocks the log does not reach.
+var ErrStoreMismatch = errors.New("replay: store does not match the log")
+
+// Executor is a CIP-11 state driven block by block from a chain log: the
+// block engine over a [store.Store], plus the end-of-block writes the log
+// carries (registry changes, heartbeats), one atomic store batch per
+// block.
 type Executor struct {
-	params  cip11.Params
-	reg     *state.MemRegistry
-	order   []cip11.Address // ACTIVE_RUNNERS_KEY, append order
-	pending *engine.MemPendingStore
-	jobs    *engine.MemJobStore
-	mruKV   mru.MemKV
-	mruKeys []string // the keys of mruKV, ascending (records are never deleted)
-	pre     *preVerified
-	eng     *engine.Engine
+	params cip11.Params
+	cfg    state.ReputationConfig
+	s      store.Store
+	pre    *preVerified
+	eng    *engine.Engine
 
-	listLen  int        // len(order) when listHash was computed
-	listHash cip11.Hash // keccak256 of order
+	order     []cip11.Address // ACTIVE_RUNNERS_KEY, append order (mirror of the store's)
+	cfgOK     bool            // the store's reputation configuration was checked
+	open      bool            // a block batch is open
+	lastH     uint64          // last committed height, if hasLast
+	hasLast   bool
+	listLen   int        // len(order) when listHash was computed
+	listHash  cip11.Hash // keccak256 of order
+	digestBuf []byte
 }
 
-// NewExecutor builds the engine a header describes, over empty state.
+// NewExecutor builds the engine a header describes, over o.OpenStore's
+// store (default: empty in-memory state).
 func NewExecutor(h chainlog.Header, o Options) (*Executor, error) {
 	cfg := state.ReputationConfig{Normalizer: uint64(h.Reputation.Normalizer), WMinFloorX1e6: uint64(h.Reputation.WMinFloorX1e6)}
 	keys := seed.MemoryThresholdKeys{}
@@ -52,13 +68,27 @@ func NewExecutor(h chainlog.Header, o Options) (*Executor, error) {
 		}
 		keys[uint64(k.Epoch)] = v
 	}
-	x := &Executor{
-		params:  h.Params,
-		reg:     state.NewMemRegistry(cfg),
-		pending: engine.NewMemPendingStore(),
-		jobs:    engine.NewMemJobStore(),
-		mruKV:   mru.MemKV{},
-		pre:     newPreVerified(keys),
+	var st store.Store = store.NewMemConfig(cfg)
+	if o.OpenStore != nil {
+		var err error
+		if st, err = o.OpenStore(h); err != nil {
+			return nil, fmt.Errorf("open store: %w", err)
+		}
+	}
+	x := &Executor{params: h.Params, cfg: cfg, s: st, pre: newPreVerified(keys)}
+	last, ok, err := st.LastCommitted()
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	if x.lastH, x.hasLast = last, ok; ok {
+		v, err := st.Registry().At(last)
+		if err != nil {
+			return nil, fmt.Errorf("open store: registry at %d: %w", last, err)
+		}
+		if v.ReputationConfig() != cfg {
+			return nil, fmt.Errorf("%w: reputation configuration %+v, header has %+v", ErrStoreMismatch, v.ReputationConfig(), cfg)
+		}
+		x.order, x.cfgOK = slices.Clone(v.ActiveRunners()), true
 	}
 	sched := seed.FixedSchedule{
 		ViewsPerEpoch: uint64(h.Schedule.ViewsPerEpoch), FirstView: uint64(h.Schedule.FirstView),
@@ -66,8 +96,8 @@ func NewExecutor(h chainlog.Header, o Options) (*Executor, error) {
 	}
 	eng, err := engine.New(engine.Config{
 		Params: h.Params, GenesisBeacon: beaconFrom(h.GenesisBeacon),
-		Registry: x.reg, Validators: h, Jobs: x.jobs, Pending: x.pending,
-		Keys: x.pre, Advance: sched.Advance, MRU: mru.KVStore{KV: x.mruKV},
+		Registry: st.Registry(), Validators: h, Jobs: st.Jobs(), Pending: st.Pending(),
+		Keys: x.pre, Advance: sched.Advance, MRU: st.MRU(),
 		Presence: presence.NewPresenceSource(h.Params), SnapshotCache: o.SnapshotCache, Root: new(rootHasher).root,
 	})
 	if err != nil {
@@ -77,6 +107,16 @@ func NewExecutor(h chainlog.Header, o Options) (*Executor, error) {
 	return x, nil
 }
 
+// LastCommitted is the height of the last block the executor's store
+// committed (ok false for an empty store).
+func (x *Executor) LastCommitted() (h uint64, ok bool) { return x.lastH, x.hasLast }
+
+// Close discards an open block and closes the store.
+func (x *Executor) Close() error {
+	x.discard()
+	return x.s.Close()
+}
+
 func beaconFrom(b *chainlog.Beacon) *seed.Beacon {
 	if b == nil {
 		return nil
@@ -84,17 +124,53 @@ func beaconFrom(b *chainlog.Beacon) *seed.Beacon {
 	return &seed.Beacon{Round: seed.Round{Epoch: uint64(b.Epoch), View: uint64(b.View)}, Signature: seed.Signature(b.Signature)}
 }
 
-// Step executes block b on the state and returns what it produced: first
-// the engine (which selects from the registry as stored at the end of
-// b−1, then runs the block's transactions in order), then the block's
-// registry changes and heartbeats, then the state digest.
+// Step executes block b on the state, commits it and returns what it
+// produced: first the engine (which selects from the registry as stored at
+// the end of b−1, then runs the block's transactions in order), then the
+// block's registry changes and heartbeats, then the state digest. An
+// invalid block is discarded: the store stays at the previous block.
 func (x *Executor) Step(b *chainlog.Block) (chainlog.Output, error) {
+	out, err := x.execute(b)
+	if err != nil {
+		return out, err
+	}
+	return out, x.commit()
+}
+
+// execute runs block b in a new store batch and leaves the batch open for
+// [Executor.commit] or [Executor.discard]; on error it is discarded.
+func (x *Executor) execute(b *chainlog.Block) (out chainlog.Output, err error) {
 	h := uint64(b.Height)
+	if err := x.s.Begin(h); err != nil {
+		return out, err
+	}
+	x.open = true
+	defer func() {
+		if err != nil {
+			x.discard()
+		}
+	}()
+	if !x.cfgOK {
+		v, err := x.s.Registry().At(h)
+		if err != nil {
+			return out, err
+		}
+		if v.ReputationConfig() != x.cfg {
+			return out, fmt.Errorf("%w: reputation configuration %+v, header has %+v", ErrStoreMismatch, v.ReputationConfig(), x.cfg)
+		}
+		x.cfgOK = true
+	}
+	n := len(x.order)
+	defer func() {
+		if err != nil {
+			x.order = x.order[:n] // registrations of the discarded block
+		}
+	}()
 	res, err := x.eng.ExecuteBlock(engineBlock(b))
 	if err != nil {
-		return chainlog.Output{}, err
+		return out, err
 	}
-	out := chainlog.Output{
+	out = chainlog.Output{
 		Assignments:     make([]chainlog.Assignment, 0, len(res.Assignments)),
 		PendingWritten:  make([]chainlog.Bytes, 0, len(res.PendingWritten)),
 		PendingConsumed: make([]cip11.Hash, 0, len(res.PendingConsumed)),
@@ -114,18 +190,36 @@ func (x *Executor) Step(b *chainlog.Block) (chainlog.Output, error) {
 		out.Expired = append(out.Expired, id)
 	}
 	for _, w := range res.MRUWrites {
-		k := mru.Key(w.Submitter, w.Kind)
-		if i, found := slices.BinarySearch(x.mruKeys, string(k[:])); !found {
-			x.mruKeys = slices.Insert(x.mruKeys, i, string(k[:]))
-		}
 		out.MRUWrites = append(out.MRUWrites, chainlog.MRUWrite{Submitter: w.Submitter, JobKind: uint8(w.Kind),
 			Runner: w.Record.Runner, SetAtBlock: chainlog.U64(w.Record.SetAt)})
 	}
 	if err := x.applyRegistry(h, b); err != nil {
-		return chainlog.Output{}, err
+		return out, err
 	}
-	out.StateDigest = x.Digest()
+	if out.StateDigest, err = x.Digest(); err != nil {
+		return out, err
+	}
 	return out, nil
+}
+
+func (x *Executor) commit() error {
+	if err := x.s.Commit(); err != nil {
+		x.discard()
+		return fmt.Errorf("commit: %w", err)
+	}
+	h, ok, err := x.s.LastCommitted()
+	if err != nil || !ok {
+		return fmt.Errorf("commit: last committed height: %v", err)
+	}
+	x.open, x.lastH, x.hasLast = false, h, true
+	return nil
+}
+
+func (x *Executor) discard() {
+	if x.open {
+		x.s.Discard()
+		x.open = false
+	}
 }
 
 // engineBlock is the engine's view of a chain-log block.
@@ -177,13 +271,20 @@ func (x *Executor) applyRegistry(h uint64, b *chainlog.Block) error {
 			return fmt.Errorf("registry[%d] %s %s: %w", i, op.Op, op.Address, err)
 		}
 	}
+	w := x.s.Registrar()
 	for i, idx := range b.Heartbeats {
 		if int(idx) >= len(x.order) {
 			return fmt.Errorf("heartbeats[%d]: %w: index %d beyond %d runners", i, chainlog.ErrMalformed, idx, len(x.order))
 		}
-		r, _ := x.reg.Latest(x.order[idx])
+		r, ok, err := w.Latest(x.order[idx])
+		if err != nil {
+			return fmt.Errorf("heartbeats[%d]: %w", i, err)
+		}
+		if !ok {
+			return fmt.Errorf("heartbeats[%d]: %w: %s", i, state.ErrNotRegistered, x.order[idx])
+		}
 		r.LastHeartbeat = h
-		if err := x.reg.Update(h, r); err != nil {
+		if err := w.Update(r); err != nil {
 			return fmt.Errorf("heartbeats[%d]: %w", i, err)
 		}
 	}
@@ -191,12 +292,17 @@ func (x *Executor) applyRegistry(h uint64, b *chainlog.Block) error {
 }
 
 func (x *Executor) applyOp(h uint64, op chainlog.RegistryOp) error {
+	w := x.s.Registrar()
 	r := state.Runner{Address: op.Address, Health: state.Healthy, LastHeartbeat: h}
+	prev, exists, err := w.Latest(op.Address)
+	if err != nil {
+		return err
+	}
 	if op.Op == chainlog.OpUpdate {
-		var ok bool
-		if r, ok = x.reg.Latest(op.Address); !ok {
+		if !exists {
 			return state.ErrNotRegistered
 		}
+		r = prev
 	}
 	if op.Health != nil {
 		r.Health = state.Health(*op.Health)
@@ -214,12 +320,12 @@ func (x *Executor) applyOp(h uint64, op chainlog.RegistryOp) error {
 		r.LastHeartbeat = uint64(*op.LastHeartbeat)
 	}
 	if op.Op == chainlog.OpUpdate {
-		return x.reg.Update(h, r)
+		return w.Update(r)
 	}
-	if _, ok := x.reg.Latest(op.Address); ok {
+	if exists {
 		return state.ErrAlreadyRegistered // the context names the runner
 	}
-	if err := x.reg.Register(h, r); err != nil {
+	if err := w.Register(r); err != nil {
 		return err
 	}
 	x.order = append(x.order, op.Address)
@@ -229,36 +335,61 @@ func (x *Executor) applyOp(h uint64, op chainlog.RegistryOp) error {
 // DigestDomain prefixes the state digest preimage (docs/chainlog.md).
 const DigestDomain = "cip11-chainlog/state-digest/v2"
 
-// Digest is the normative state digest of docs/chainlog.md: keccak256
-// over the live pending records in due-round key order, the live (pending
-// or assigned) job records in job_id order, the MRU records in D15 key order and the
-// ACTIVE_RUNNERS_KEY list.
-func (x *Executor) Digest() cip11.Hash {
-	buf := []byte(DigestDomain)
-	due := x.pending.DueKeys()
-	buf = binary.BigEndian.AppendUint64(buf, uint64(len(due)))
-	for _, k := range due {
-		var id [32]byte
-		copy(id[:], k[len(k)-32:])
-		r, _, _ := x.pending.Get(id)
+// encodedJobs is an optional store fast path: the stored encoding of a
+// job record (store.Mem has it), saving a decode and re-encode per live
+// job per block.
+type encodedJobs interface {
+	EncodedJob(id [32]byte) []byte
+}
+
+// Digest is the normative state digest of docs/chainlog.md over the
+// executor's store, including an open block's writes: keccak256 over the
+// live pending records in due-round key order, the live (pending or
+// assigned) job records in job_id order, the MRU records in D15 key order
+// and the ACTIVE_RUNNERS_KEY list.
+func (x *Executor) Digest() (cip11.Hash, error) {
+	buf := append(x.digestBuf[:0], DigestDomain...)
+	pend, err := x.s.PendingRecords()
+	if err != nil {
+		return cip11.Hash{}, fmt.Errorf("digest: %w", err)
+	}
+	buf = binary.BigEndian.AppendUint64(buf, uint64(len(pend)))
+	for _, r := range pend {
 		enc := r.Encode()
-		buf = append(buf, k...)
+		buf = append(buf, engine.PendingDueRoundKey(r)...)
 		buf = binary.BigEndian.AppendUint16(buf, uint16(len(enc)))
 		buf = append(buf, enc...)
 	}
-	live := x.jobs.Live()
+	live, err := x.s.LiveJobs()
+	if err != nil {
+		return cip11.Hash{}, fmt.Errorf("digest: %w", err)
+	}
 	buf = binary.BigEndian.AppendUint64(buf, uint64(len(live)))
+	fast, _ := x.s.(encodedJobs)
 	for _, id := range live {
-		enc := x.jobs.Encoded(id)
+		var enc []byte
+		if fast != nil {
+			enc = fast.EncodedJob(id)
+		}
+		if enc == nil {
+			r, ok, err := x.s.Jobs().Job(id)
+			if err != nil || !ok {
+				return cip11.Hash{}, fmt.Errorf("digest: live job %x: %w (found %v)", id, err, ok)
+			}
+			enc = r.Encode()
+		}
 		buf = binary.BigEndian.AppendUint32(buf, uint32(len(enc)))
 		buf = append(buf, enc...)
 	}
-	if len(x.mruKeys) != len(x.mruKV) { // a write not reported as an MRUWrite: re-list
-		x.mruKeys = slices.Sorted(maps.Keys(x.mruKV))
+	recs, err := x.s.MRURecords()
+	if err != nil {
+		return cip11.Hash{}, fmt.Errorf("digest: %w", err)
 	}
-	buf = binary.BigEndian.AppendUint64(buf, uint64(len(x.mruKeys)))
-	for _, k := range x.mruKeys {
-		buf = append(append(buf, k...), x.mruKV[k]...)
+	buf = binary.BigEndian.AppendUint64(buf, uint64(len(recs)))
+	for _, e := range recs {
+		k := mru.Key(e.Submitter, e.Kind)
+		rec := e.Record.Encode()
+		buf = append(append(buf, k[:]...), rec[:]...)
 	}
 	if x.listLen != len(x.order) || x.listLen == 0 {
 		flat := make([]byte, 0, 20*len(x.order))
@@ -269,5 +400,6 @@ func (x *Executor) Digest() cip11.Hash {
 	}
 	buf = binary.BigEndian.AppendUint64(buf, uint64(len(x.order)))
 	buf = append(buf, x.listHash[:]...)
-	return cip11.Keccak256(buf)
+	x.digestBuf = buf
+	return cip11.Keccak256(buf), nil
 }

@@ -289,7 +289,7 @@ func (g *generator) consumedSeeds(h uint64, fin *chainlog.U64) (chainlog.Bytes, 
 		}
 		return seed.Signature(bc.Signature), true, nil
 	}
-	return engine.ProposeConsumedSeeds(g.x.pending, g.rounds[h], f, seeds)
+	return engine.ProposeConsumedSeeds(g.x.s.Pending(), g.rounds[h], f, seeds)
 }
 
 // churn adds the block's registry changes and heartbeats: registrations

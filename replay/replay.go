@@ -45,6 +45,7 @@ func (d *Divergence) Unwrap() error { return ErrDivergence }
 // Summary counts what a replay saw.
 type Summary struct {
 	Blocks          int    `json:"blocks"`
+	Resumed         int    `json:"resumed"` // blocks the store already held
 	Jobs            int    `json:"jobs"`
 	JobsM1          int    `json:"jobs_m1"`
 	Assignments     int    `json:"assignments"`
@@ -65,12 +66,22 @@ type Config struct {
 	Progress func(height uint64, s *Summary)
 }
 
-// Run re-executes the log in r from a fresh state, block by block, and
-// compares every recorded output with the recomputed one. It stops at the
-// first divergence (an error wrapping [ErrDivergence]), invalid block or
-// malformed line. A panic is a bug and is not recovered.
-func Run(r io.Reader, cfg Config) (Summary, error) {
-	var s Summary
+// Run re-executes the log in r block by block and compares every
+// recorded output with the recomputed one. It stops at the first
+// divergence (an error wrapping [ErrDivergence]), invalid block or
+// malformed line. A divergent or invalid block is never committed: the
+// store stays at the last block that matched the log.
+//
+// Over a store that already holds committed blocks (cfg.OpenStore), Run
+// resumes: it skips the log's blocks up to the store's last committed
+// height h, checks that the store's state digest equals the log's at h
+// (else a Divergence at h), and executes from h+1. A store ahead of the
+// log, or at a height the log does not have, is [ErrStoreMismatch].
+// Summary.Resumed is h's block count; the other counts cover the blocks
+// executed.
+//
+// A panic is a bug and is not recovered.
+func Run(r io.Reader, cfg Config) (s Summary, err error) {
 	cr, err := chainlog.NewReader(r)
 	if err != nil {
 		return s, err
@@ -79,8 +90,14 @@ func Run(r io.Reader, cfg Config) (Summary, error) {
 	if err != nil {
 		return s, err
 	}
+	defer func() {
+		if cerr := x.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("close store: %w", cerr)
+		}
+	}()
 	p := newPipeline(cr, x)
 	defer p.stop()
+	last, resume := x.LastCommitted()
 	for cfg.Limit <= 0 || s.Blocks < cfg.Limit {
 		b, err := p.next()
 		if err == io.EOF {
@@ -89,17 +106,45 @@ func Run(r io.Reader, cfg Config) (Summary, error) {
 		if err != nil {
 			return s, err
 		}
-		got, err := x.Step(b)
-		if err != nil {
-			return s, fmt.Errorf("block %d: %w", b.Height, err)
+		h := uint64(b.Height)
+		if resume {
+			if h < last {
+				s.Resumed++
+				continue
+			}
+			if h > last {
+				return s, fmt.Errorf("%w: store at height %d, the log has no such block", ErrStoreMismatch, last)
+			}
+			s.Resumed++
+			resume = false
+			d, err := x.Digest()
+			if err != nil {
+				return s, fmt.Errorf("block %d: %w", h, err)
+			}
+			if d != b.Out.StateDigest {
+				return s, &Divergence{Height: h, Field: "state_digest (resumed store)", Want: b.Out.StateDigest.String(), Got: d.String()}
+			}
+			s.FinalDigest = d.String()
+			continue
 		}
-		if d := DiffOutput(uint64(b.Height), &b.Out, &got); d != nil {
+		got, err := x.execute(b)
+		if err != nil {
+			return s, fmt.Errorf("block %d: %w", h, err)
+		}
+		if d := DiffOutput(h, &b.Out, &got); d != nil {
+			x.discard()
 			return s, d
+		}
+		if err := x.commit(); err != nil {
+			return s, fmt.Errorf("block %d: %w", h, err)
 		}
 		s.count(b)
 		if cfg.Progress != nil {
-			cfg.Progress(uint64(b.Height), &s)
+			cfg.Progress(h, &s)
 		}
+	}
+	if resume {
+		return s, fmt.Errorf("%w: store at height %d, beyond the log", ErrStoreMismatch, last)
 	}
 	return s, nil
 }

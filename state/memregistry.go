@@ -177,3 +177,44 @@ func (v memView) ByAddress() iter.Seq[Runner] {
 		}
 	}
 }
+
+// Rollback drops every write made at height h or above — registrations,
+// record versions and reputation-configuration changes — as if they had
+// never been made, so the next write may again be at any height ≥ h. It is
+// the discard of a block batch at height h (adapters/store). Views of
+// heights below h are unaffected; views of heights ≥ h taken before the
+// call are no longer meaningful. The configuration stored at height 0 is
+// always kept. It costs O(runners).
+func (m *MemRegistry) Rollback(h uint64) {
+	if h > m.last {
+		return // nothing was written at h or above
+	}
+	n := sort.Search(len(m.orderAt), func(i int) bool { return m.orderAt[i] >= h })
+	for _, a := range m.order[n:] {
+		delete(m.index, a)
+	}
+	// Clip so that later appends reallocate instead of overwriting entries
+	// that older views may still slice.
+	m.order = slices.Clip(m.order[:n])
+	m.orderAt = slices.Clip(m.orderAt[:n])
+	m.versions = slices.Clip(m.versions[:n])
+	for i, vs := range m.versions {
+		j := sort.Search(len(vs), func(j int) bool { return vs[j].height >= h })
+		if j < len(vs) {
+			m.versions[i] = vs[:j:j] // j ≥ 1: the registration itself is below h
+		}
+	}
+	m.byAddr = slices.DeleteFunc(m.byAddr, func(i int) bool { return i >= n })
+	m.latest = make([]Runner, len(m.byAddr))
+	for k, i := range m.byAddr {
+		vs := m.versions[i]
+		m.latest[k] = vs[len(vs)-1].runner
+	}
+	c := sort.Search(len(m.configs), func(i int) bool { return m.configs[i].height >= h })
+	m.configs = slices.Clip(m.configs[:max(c, 1)])
+	// The last written height is that of the newest write that survived.
+	m.last = m.configs[len(m.configs)-1].height
+	for _, vs := range m.versions {
+		m.last = max(m.last, vs[len(vs)-1].height)
+	}
+}

@@ -5,10 +5,16 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"time"
 
+	"github.com/cip11/cip11/adapters/pebble"
+	"github.com/cip11/cip11/adapters/store"
+	"github.com/cip11/cip11/chainlog"
 	"github.com/cip11/cip11/replay"
+	"github.com/cip11/cip11/state"
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 )
@@ -23,11 +29,27 @@ type report struct {
 	replay.Summary
 	Seconds      float64 `json:"seconds"`
 	BlocksPerSec float64 `json:"blocks_per_second"`
+	// Store is the pebble directory (-store), with its size after the run.
+	Store     string `json:"store,omitempty"`
+	StoreSize int64  `json:"store_bytes,omitempty"`
 }
+
+// optString is a string flag that records whether it was given, so that
+// "-store ”" (a fresh temporary directory) differs from no -store.
+type optString struct {
+	set bool
+	v   string
+}
+
+func (o *optString) String() string     { return o.v }
+func (o *optString) Set(v string) error { o.set, o.v = true, v; return nil }
 
 func runReplay(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	var dir optString
+	fs.Var(&dir, "store", "replay over the pebble store in `DIR` (\"\": a fresh temporary directory); a store holding blocks resumes after them")
+	fsync := fs.Bool("fsync", true, "with -store: fsync every block commit (the store's production setting)")
 	limit := fs.Int("blocks", 0, "stop after N blocks (0 = all)")
 	asJSON := fs.Bool("json", false, "print the summary as one JSON object")
 	noCache := fs.Bool("no-cache", false, "re-derive every block-S snapshot (no §9.2 candidate cache)")
@@ -36,7 +58,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if *limit < 0 || fs.NArg() > 1 {
-		fmt.Fprintln(stderr, "usage: cip11 replay [-blocks N ≥ 0] [-json] [-no-cache] [-quiet] [FILE]")
+		fmt.Fprintln(stderr, "usage: cip11 replay [-blocks N ≥ 0] [-json] [-no-cache] [-quiet] [-store DIR [-fsync=false]] [FILE]")
 		return 2
 	}
 	in, name := replay.Sample(), "embedded sample (replay/testdata/sample.jsonl.gz)"
@@ -57,13 +79,38 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		cfg.Progress = func(h uint64, _ *replay.Summary) { _ = bar.Set64(int64(h)) }
 		defer func() { _ = bar.Finish() }()
 	}
+	r := report{File: name}
+	if dir.set {
+		if dir.v == "" {
+			tmp, err := os.MkdirTemp("", "cip11-replay-")
+			if err != nil {
+				fmt.Fprintf(stderr, "replay: %v\n", err)
+				return 1
+			}
+			defer os.RemoveAll(tmp)
+			dir.v = filepath.Join(tmp, "store")
+		}
+		r.Store = dir.v
+		sync := pebble.SyncAlways
+		if !*fsync {
+			sync = pebble.SyncNever
+		}
+		cfg.OpenStore = func(h chainlog.Header) (store.Store, error) {
+			rc := state.ReputationConfig{Normalizer: uint64(h.Reputation.Normalizer), WMinFloorX1e6: uint64(h.Reputation.WMinFloorX1e6)}
+			return pebble.Open(dir.v, pebble.Options{Sync: sync, ReputationConfig: &rc})
+		}
+	}
 	start := time.Now()
 	s, err := replay.Run(in, cfg)
+	r.Summary, r.Seconds = s, time.Since(start).Seconds()
 	if err != nil {
 		fmt.Fprintf(stderr, "replay %s: FAILED: %v\n", name, err)
 		return 1
 	}
-	printSummary(stdout, report{File: name, Summary: s, Seconds: time.Since(start).Seconds()}, *asJSON)
+	if r.Store != "" {
+		r.StoreSize = dirSize(r.Store)
+	}
+	printSummary(stdout, r, *asJSON)
 	return 0
 }
 
@@ -89,6 +136,12 @@ func printSummary(w io.Writer, r report, asJSON bool) {
 	}
 	s := r.Summary
 	fmt.Fprintf(w, "replayed:           %s\n", r.File)
+	if r.Store != "" {
+		fmt.Fprintf(w, "store:              %s (pebble, %.1f MiB)\n", r.Store, float64(r.StoreSize)/(1<<20))
+		if s.Resumed > 0 {
+			fmt.Fprintf(w, "resumed after:      %d blocks already in the store\n", s.Resumed)
+		}
+	}
 	fmt.Fprintf(w, "blocks:             %d\n", s.Blocks)
 	fmt.Fprintf(w, "jobs submitted:     %d (M == 1: %d, M > 1: %d)\n", s.Jobs, s.JobsM1, s.Jobs-s.JobsM1)
 	fmt.Fprintf(w, "assignments:        %d (timeout re-selections: %d)\n", s.Assignments, s.Reselections)
@@ -99,4 +152,18 @@ func printSummary(w io.Writer, r report, asJSON bool) {
 	fmt.Fprintf(w, "final state digest: %s\n", s.FinalDigest)
 	fmt.Fprintf(w, "time:               %.2fs (%.0f blocks/s)\n", r.Seconds, r.BlocksPerSec)
 	fmt.Fprintln(w, "OK: every block's outputs and state digest agree with the log")
+}
+
+// dirSize is the total size of the regular files under dir.
+func dirSize(dir string) int64 {
+	var n int64
+	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
 }

@@ -1,0 +1,546 @@
+// Package pebble is the on-disk [store.Store] of cip11, on
+// github.com/cockroachdb/pebble/v2. The §9.2 pending-selection keys and the
+// §9.4 mru_key family are stored under exactly the spec's bytes; the rest of
+// the key layout (registry history, job records, markers) is documented in
+// docs/storage.md.
+//
+// Each block is one pebble indexed batch: Begin opens it, every read in the
+// block goes through it (and so sees its writes), and Commit writes the
+// height marker into the same batch and commits it atomically.
+//
+// Registry history is kept as versioned keys (address ‖ ^height), so a view
+// of block h seeks the newest version at or below h; views read through a
+// pebble snapshot shared by every view taken between two commits, so a view
+// never changes under later writes and never copies the registry. History
+// older than the retention window is pruned on Commit.
+//
+// A Store is not safe for concurrent use, except that registry views may be
+// read from several goroutines while the store is open.
+package pebble
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"weak"
+
+	pdb "github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/adapters/store"
+	"github.com/cip11/cip11/mru"
+	"github.com/cip11/cip11/selection/engine"
+	"github.com/cip11/cip11/state"
+)
+
+// FormatVersion is the on-disk format this code writes and reads. A store
+// with a higher version is refused with ErrNewerFormat.
+const FormatVersion = 1
+
+// DefaultRetention is the default history window in heights. At 1 s blocks
+// it is about 68 minutes: far beyond the §9.2 pending delay (r_seed is
+// SELECTION_SEED_DELAY_VIEWS = 3 views after r_submit, plus finality of S
+// and proposer-rotation withholding, seconds to minutes) and any timeout
+// re-selection read point, with margin for a node that stalls. Pruning also
+// never passes the submitted_at of a live pending record, so the block-S
+// view of every pending job survives however long its seed takes.
+const DefaultRetention = 4096
+
+// SyncMode selects whether Commit fsyncs.
+type SyncMode uint8
+
+const (
+	// SyncDefault is SyncAlways.
+	SyncDefault SyncMode = iota
+	// SyncAlways commits every block with pebble.Sync.
+	SyncAlways
+	// SyncNever commits with pebble.NoSync (tests, benchmarks, replays).
+	SyncNever
+)
+
+// Options configures Open. The zero value is the production setting.
+type Options struct {
+	// Sync is the Commit durability (default: fsync every block).
+	Sync SyncMode
+	// Retention is the history window in heights (0: DefaultRetention).
+	// At(h) below LastCommitted − Retention fails with state.ErrUnknownHeight
+	// (unless a live pending record still needs it).
+	Retention uint64
+	// ReputationConfig is ReputationConfig_at(h) from height 0 on, written
+	// when the store is created (nil: state.DefaultReputationConfig). It is
+	// ignored when an existing store is opened; later changes go through
+	// SetReputationConfig.
+	ReputationConfig *state.ReputationConfig
+	// CacheSize is pebble's block cache in bytes (0: DefaultCacheSize).
+	// Every block builds a registry snapshot from a full pass over the
+	// runner keys (§9.1), so the cache should hold the live registry.
+	CacheSize int64
+}
+
+// DefaultCacheSize is the block cache of Options.CacheSize 0: enough for
+// the registry history of a few thousand runners over the retention
+// window.
+const DefaultCacheSize = 128 << 20
+
+// Errors of Open and of reading stored values.
+var (
+	// ErrNotAStore: the directory holds files that are not a cip11 store.
+	ErrNotAStore = errors.New("pebble store: directory is not a cip11 store")
+	// ErrNewerFormat: the store was written by a newer format version.
+	ErrNewerFormat = errors.New("pebble store: store format is newer than this code")
+	// ErrCorrupt: a stored value does not decode, a checksum does not
+	// match, or pebble reports corruption. It wraps the decode sentinel or
+	// pebble's error.
+	ErrCorrupt = errors.New("pebble store: corrupt store")
+)
+
+// Store is the pebble [store.Store].
+type Store struct {
+	mu     sync.Mutex
+	db     *pdb.DB
+	closed atomic.Bool
+	sync   bool
+	keep   uint64
+
+	hasCommitted bool
+	committed    uint64
+	floor        uint64 // oldest height At serves
+
+	batch  *pdb.Batch
+	batchH uint64
+
+	// ACTIVE_RUNNERS in memory (append-only, mirrors the active family):
+	// views share prefixes of it with a capped capacity.
+	order      []cip11.Address
+	orderAt    []uint64
+	committedN int
+
+	// Registry writes of the open batch, for views at the batch height.
+	overlay    map[cip11.Address]state.Runner
+	overlayCfg *state.ReputationConfig
+	frozen     *frozenOverlay
+
+	snapMu sync.Mutex
+	snaps  map[*pdb.Snapshot]struct{}
+	cur    weak.Pointer[snapRef]
+}
+
+var _ store.Store = (*Store)(nil)
+
+type quietLogger struct{}
+
+func (quietLogger) Infof(string, ...any)      {}
+func (quietLogger) Errorf(f string, a ...any) { pdb.DefaultLogger.Errorf(f, a...) }
+func (quietLogger) Fatalf(f string, a ...any) { pdb.DefaultLogger.Fatalf(f, a...) }
+func wrapCorrupt(err error) error {
+	if err != nil && pdb.IsCorruptionError(err) && !errors.Is(err, ErrCorrupt) {
+		return fmt.Errorf("%w: %w", ErrCorrupt, err)
+	}
+	return err
+}
+
+// Open opens the cip11 store in dir, creating it if dir is missing or
+// empty. A directory with other content wraps ErrNotAStore, a newer format
+// ErrNewerFormat, an undecodable marker ErrCorrupt.
+func Open(dir string, o Options) (*Store, error) {
+	if dir == "" {
+		return nil, fmt.Errorf("%w: empty directory name", ErrNotAStore)
+	}
+	fresh := false
+	entries, err := os.ReadDir(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		fresh = true
+	case err != nil:
+		return nil, fmt.Errorf("%w: %w", ErrNotAStore, err)
+	case len(entries) == 0:
+		fresh = true
+	}
+	if !fresh {
+		desc, err := pdb.Peek(dir, vfs.Default)
+		switch {
+		case err != nil && pdb.IsCorruptionError(err):
+			return nil, wrapCorrupt(err)
+		case err != nil:
+			return nil, fmt.Errorf("%w: %w", ErrNotAStore, err)
+		case !desc.Exists:
+			return nil, fmt.Errorf("%w: %s holds no pebble database", ErrNotAStore, dir)
+		}
+	}
+	cache := o.CacheSize
+	if cache <= 0 {
+		cache = DefaultCacheSize
+	}
+	// A 64 MiB memtable (CockroachDB's setting) holds a few hundred
+	// 1,000-job blocks, so most reads of recent state stay in memory and
+	// L0 gets few files.
+	po := &pdb.Options{Logger: quietLogger{}, ErrorIfNotExists: !fresh, CacheSize: cache, MemTableSize: 64 << 20}
+	for i := range po.Levels {
+		// Bloom filters on every level: most point reads of a block are
+		// misses (the duplicate check of each new job, absent MRU keys).
+		po.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
+	}
+	db, err := pdb.Open(dir, po)
+	if err != nil {
+		if pdb.IsCorruptionError(err) {
+			return nil, wrapCorrupt(err)
+		}
+		return nil, fmt.Errorf("pebble store: open %s: %w", dir, err)
+	}
+	s := &Store{
+		db:      db,
+		sync:    o.Sync != SyncNever,
+		keep:    o.Retention,
+		overlay: make(map[cip11.Address]state.Runner),
+		snaps:   make(map[*pdb.Snapshot]struct{}),
+	}
+	if s.keep == 0 {
+		s.keep = DefaultRetention
+	}
+	cfg := state.DefaultReputationConfig()
+	if o.ReputationConfig != nil {
+		cfg = *o.ReputationConfig
+	}
+	if err := s.load(cfg); err != nil {
+		return nil, errors.Join(err, db.Close())
+	}
+	return s, nil
+}
+
+// load checks the format key, reads the height marker and ACTIVE_RUNNERS,
+// or initialises an empty database.
+func (s *Store) load(cfg state.ReputationConfig) error {
+	v, ok, err := get(s.db, []byte(keyFormat))
+	if err != nil {
+		return err
+	}
+	if !ok {
+		empty, err := isEmpty(s.db)
+		if err != nil {
+			return err
+		}
+		if !empty {
+			return fmt.Errorf("%w: no format key", ErrNotAStore)
+		}
+		b := s.db.NewBatch()
+		defer b.Close()
+		if err := errors.Join(
+			b.Set([]byte(keyFormat), be4(FormatVersion), nil),
+			b.Set(repCfgKey(0), encodeRepCfg(cfg), nil),
+		); err != nil {
+			return err
+		}
+		return wrapCorrupt(b.Commit(pdb.Sync))
+	}
+	switch {
+	case len(v) != 4:
+		return fmt.Errorf("%w: format key is %d bytes", ErrCorrupt, len(v))
+	case be4u(v) > FormatVersion:
+		return fmt.Errorf("%w: format %d > %d", ErrNewerFormat, be4u(v), FormatVersion)
+	case be4u(v) == 0:
+		return fmt.Errorf("%w: format version 0", ErrCorrupt)
+	}
+	if v, ok, err := get(s.db, []byte(keyHeight)); err != nil {
+		return err
+	} else if ok {
+		if s.committed, s.floor, err = decodeHeight(v); err != nil {
+			return err
+		}
+		s.hasCommitted = true
+	}
+	err = scan(s.db, []byte(pfxActive), prefixEnd([]byte(pfxActive)), func(k, v []byte) (bool, error) {
+		if len(k) != activeKeyLen || len(v) != activeValueLen || be8u(k[len(pfxActive):]) != uint64(len(s.order)) {
+			return false, fmt.Errorf("%w: ACTIVE_RUNNERS entry %d", ErrCorrupt, len(s.order))
+		}
+		at := be8u(v[20:])
+		if n := len(s.orderAt); n > 0 && at < s.orderAt[n-1] {
+			return false, fmt.Errorf("%w: ACTIVE_RUNNERS entry %d appended before its predecessor", ErrCorrupt, n)
+		}
+		s.order = append(s.order, cip11.Address(v[:20]))
+		s.orderAt = append(s.orderAt, at)
+		return true, nil
+	})
+	s.committedN = len(s.order)
+	return err
+}
+
+func isEmpty(r pdb.Reader) (bool, error) {
+	empty := true
+	err := scan(r, nil, nil, func(_, _ []byte) (bool, error) { empty = false; return false, nil })
+	return empty, err
+}
+
+func (s *Store) lock() error {
+	if s == nil {
+		return store.ErrClosed
+	}
+	s.mu.Lock()
+	if s.closed.Load() {
+		s.mu.Unlock()
+		return store.ErrClosed
+	}
+	return nil
+}
+
+// reader is the batch while a block is open, else the database.
+func (s *Store) reader() pdb.Reader {
+	if s.batch != nil {
+		return s.batch
+	}
+	return s.db
+}
+
+// Begin implements [store.Store].
+func (s *Store) Begin(h uint64) error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	switch {
+	case s.batch != nil:
+		return fmt.Errorf("%w: block %d", store.ErrBatchOpen, s.batchH)
+	case s.hasCommitted && h <= s.committed:
+		return fmt.Errorf("%w: %d ≤ %d", store.ErrHeightOrder, h, s.committed)
+	}
+	s.batch, s.batchH = s.db.NewIndexedBatch(), h
+	return nil
+}
+
+// Commit implements [store.Store]: it prunes history outside the window,
+// writes the height marker and commits the batch in one pebble write.
+func (s *Store) Commit() error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	if s.batch == nil {
+		return store.ErrNoBatch
+	}
+	floor, err := s.prune()
+	if err == nil {
+		err = s.batch.Set([]byte(keyHeight), encodeHeight(s.batchH, floor), nil)
+	}
+	if err == nil {
+		wo := pdb.NoSync
+		if s.sync {
+			wo = pdb.Sync
+		}
+		err = s.batch.Commit(wo)
+	}
+	if err != nil {
+		s.discard()
+		return fmt.Errorf("pebble store: commit block: %w", wrapCorrupt(err))
+	}
+	closeErr := s.batch.Close()
+	s.batch = nil
+	s.committed, s.hasCommitted, s.floor = s.batchH, true, floor
+	s.committedN = len(s.order)
+	s.clearOverlay()
+	s.cur = weak.Pointer[snapRef]{} // views from now on see the new state
+	return closeErr
+}
+
+// prune deletes, inside the batch, every registry version that no view at
+// or above the new floor can see, and returns the floor.
+func (s *Store) prune() (uint64, error) {
+	floor := uint64(0)
+	if s.batchH > s.keep {
+		floor = s.batchH - s.keep
+	}
+	// Keep the block-S state of every live pending record (§9.2).
+	err := scan(s.batch, []byte(pendingDueDomain), prefixEnd([]byte(pendingDueDomain)), func(k, _ []byte) (bool, error) {
+		if len(k) == dueKeyLen {
+			if sub := be8u(k[len(pendingDueDomain)+16:]); sub < floor {
+				floor = sub
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	floor = max(floor, s.floor)
+	var dead [][]byte
+	err = scan(s.batch, []byte(pfxGC), prefixEnd(cat([]byte(pfxGC), be8(floor))), func(k, _ []byte) (bool, error) {
+		dead = append(dead, append([]byte(nil), k...))
+		return true, nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	for _, k := range dead {
+		if err := errors.Join(s.batch.Delete(k[len(pfxGC)+8:], nil), s.batch.Delete(k, nil)); err != nil {
+			return 0, err
+		}
+	}
+	return floor, nil
+}
+
+// Discard implements [store.Store].
+func (s *Store) Discard() {
+	if s.lock() != nil {
+		return
+	}
+	defer s.mu.Unlock()
+	s.discard()
+}
+
+func (s *Store) discard() {
+	if s.batch == nil {
+		return
+	}
+	_ = s.batch.Close() // dropping the batch's writes is the intent
+	s.batch = nil
+	n := s.committedN
+	s.order, s.orderAt = s.order[:n:n], s.orderAt[:n:n]
+	s.clearOverlay()
+}
+
+func (s *Store) clearOverlay() {
+	clear(s.overlay)
+	s.overlayCfg, s.frozen = nil, nil
+}
+
+// LastCommitted implements [store.Store].
+func (s *Store) LastCommitted() (uint64, bool, error) {
+	if err := s.lock(); err != nil {
+		return 0, false, err
+	}
+	defer s.mu.Unlock()
+	return s.committed, s.hasCommitted, nil
+}
+
+// Close implements [store.Store]: an open batch is discarded, every view
+// snapshot released, and the database closed. Views of a closed store
+// report store.ErrClosed from Err and show nothing.
+func (s *Store) Close() error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	s.discard()
+	s.snapMu.Lock()
+	s.closed.Store(true)
+	var err error
+	for snap := range s.snaps {
+		err = errors.Join(err, snap.Close())
+	}
+	clear(s.snaps)
+	s.snapMu.Unlock()
+	return errors.Join(err, s.db.Close())
+}
+
+// Registry implements [store.Store].
+func (s *Store) Registry() state.Registry { return registry{s} }
+
+// Registrar implements [store.Store].
+func (s *Store) Registrar() store.Registrar { return registrar{s} }
+
+// Jobs implements [store.Store].
+func (s *Store) Jobs() engine.JobStore { return jobs{s} }
+
+// Pending implements [store.Store].
+func (s *Store) Pending() engine.PendingStore { return pending{s} }
+
+// MRU implements [store.Store].
+func (s *Store) MRU() mru.Store { return mruStore{s} }
+
+// snapRef is a pebble snapshot of the committed state, shared by every view
+// taken between two commits and closed when the last of them is collected.
+// It records the committed height it shows (ok false: nothing committed).
+type snapRef struct {
+	snap *pdb.Snapshot
+	h    uint64
+	ok   bool
+}
+
+func (s *Store) snapshot() *snapRef {
+	if r := s.cur.Value(); r != nil {
+		return r
+	}
+	snap := s.db.NewSnapshot()
+	s.snapMu.Lock()
+	s.snaps[snap] = struct{}{}
+	s.snapMu.Unlock()
+	r := &snapRef{snap, s.committed, s.hasCommitted}
+	runtime.AddCleanup(r, s.releaseSnapshot, snap)
+	s.cur = weak.Make(r)
+	return r
+}
+
+func (s *Store) releaseSnapshot(snap *pdb.Snapshot) {
+	s.snapMu.Lock()
+	defer s.snapMu.Unlock()
+	if _, ok := s.snaps[snap]; ok {
+		delete(s.snaps, snap)
+		_ = snap.Close() // nothing reads it any more
+	}
+}
+
+// get reads key; a missing key is ok == false. The value is a copy.
+func get(r pdb.Reader, key []byte) ([]byte, bool, error) {
+	v, c, err := r.Get(key)
+	if errors.Is(err, pdb.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, wrapCorrupt(err)
+	}
+	out := append([]byte(nil), v...)
+	return out, true, c.Close()
+}
+
+// scan calls fn for every key in [lower, upper) in order until fn returns
+// false or an error. k and v are valid only during the call.
+func scan(r pdb.Reader, lower, upper []byte, fn func(k, v []byte) (bool, error)) error {
+	it, err := r.NewIter(&pdb.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		return wrapCorrupt(err)
+	}
+	for ok := it.First(); ok; ok = it.Next() {
+		v, err := it.ValueAndErr()
+		if err != nil {
+			return errors.Join(wrapCorrupt(err), it.Close())
+		}
+		more, err := fn(it.Key(), v)
+		if err != nil {
+			return errors.Join(err, it.Close())
+		}
+		if !more {
+			break
+		}
+	}
+	return errors.Join(wrapCorrupt(it.Error()), wrapCorrupt(it.Close()))
+}
+
+func (s *Store) set(k, v []byte) error {
+	if s.batch == nil {
+		return store.ErrNoBatch
+	}
+	return s.batch.Set(k, v, nil)
+}
+
+func (s *Store) del(k []byte) error {
+	if s.batch == nil {
+		return store.ErrNoBatch
+	}
+	return s.batch.Delete(k, nil)
+}
+
+func be4(v uint32) []byte { return []byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)} }
+func be4u(b []byte) uint32 {
+	return uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
+}
+func be8u(b []byte) uint64 {
+	var v uint64
+	for _, c := range b[:8] {
+		v = v<<8 | uint64(c)
+	}
+	return v
+}
