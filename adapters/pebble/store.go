@@ -126,6 +126,10 @@ type Store struct {
 	overlayCfg *state.ReputationConfig
 	frozen     *frozenOverlay
 
+	// commitHook, if set (tests only, export_test.go), runs inside Commit
+	// just before (stage 0) and just after (stage 1) the pebble commit.
+	commitHook func(stage int)
+
 	snapMu sync.Mutex
 	snaps  map[*pdb.Snapshot]struct{}
 	cur    weak.Pointer[snapRef]
@@ -331,7 +335,13 @@ func (s *Store) Commit() error {
 		if s.sync {
 			wo = pdb.Sync
 		}
+		if s.commitHook != nil {
+			s.commitHook(0)
+		}
 		err = s.batch.Commit(wo)
+		if s.commitHook != nil {
+			s.commitHook(1)
+		}
 	}
 	if err != nil {
 		s.discard()
