@@ -37,11 +37,31 @@ func benchStore(b *testing.B) *Store {
 func BenchmarkHistoricalView(b *testing.B) {
 	s := benchStore(b)
 	defer s.Close()
-	bare := func(b *testing.B, all bool) {
+	bare := func(b *testing.B, all bool) { bareIter(b, s, pfxRunner, all, 3*benchRunners) }
+	view := func(b *testing.B, all bool) { viewIter(b, s, 1, all) }
+	b.Run("FirstRunner/View", func(b *testing.B) { view(b, false) })
+	b.Run("FirstRunner/Bare", func(b *testing.B) { bare(b, false) })
+	b.Run("Full/View", func(b *testing.B) { view(b, true) })
+	b.Run("Full/Bare", func(b *testing.B) { bare(b, true) })
+}
+
+// BenchmarkCurrentView is the view of the last committed block (what every
+// block's snapshot reads) against a bare iteration of the current family.
+func BenchmarkCurrentView(b *testing.B) {
+	s := benchStore(b)
+	defer s.Close()
+	b.Run("FirstRunner/View", func(b *testing.B) { viewIter(b, s, 3, false) })
+	b.Run("FirstRunner/Bare", func(b *testing.B) { bareIter(b, s, pfxCur, false, benchRunners) })
+	b.Run("Full/View", func(b *testing.B) { viewIter(b, s, 3, true) })
+	b.Run("Full/Bare", func(b *testing.B) { bareIter(b, s, pfxCur, true, benchRunners) })
+}
+
+func bareIter(b *testing.B, s *Store, pfx string, all bool, want int) {
+	{
 		snap := s.db.NewSnapshot()
 		defer snap.Close()
 		for b.Loop() {
-			it, err := snap.NewIter(&pdb.IterOptions{LowerBound: []byte(pfxRunner), UpperBound: prefixEnd([]byte(pfxRunner))})
+			it, err := snap.NewIter(&pdb.IterOptions{LowerBound: []byte(pfx), UpperBound: prefixEnd([]byte(pfx))})
 			must(b, err)
 			n := 0
 			for ok := it.First(); ok; ok = it.Next() {
@@ -54,18 +74,21 @@ func BenchmarkHistoricalView(b *testing.B) {
 				}
 			}
 			must(b, it.Close())
-			if all && n != 3*benchRunners {
+			if all && n != want {
 				b.Fatal(n)
 			}
 		}
 	}
-	view := func(b *testing.B, all bool) {
+}
+
+func viewIter(b *testing.B, s *Store, h uint64, all bool) {
+	{
 		for b.Loop() {
-			v, err := s.At(1)
+			v, err := s.At(h)
 			must(b, err)
 			n := 0
 			for r := range v.ByAddress() {
-				if r.LastHeartbeat != 1 {
+				if r.LastHeartbeat != h {
 					b.Fatal(r)
 				}
 				n++
@@ -78,8 +101,4 @@ func BenchmarkHistoricalView(b *testing.B) {
 			}
 		}
 	}
-	b.Run("FirstRunner/View", func(b *testing.B) { view(b, false) })
-	b.Run("FirstRunner/Bare", func(b *testing.B) { bare(b, false) })
-	b.Run("Full/View", func(b *testing.B) { view(b, true) })
-	b.Run("Full/Bare", func(b *testing.B) { bare(b, true) })
 }

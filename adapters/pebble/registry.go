@@ -224,12 +224,9 @@ func (s *Store) At(h uint64) (*View, error) {
 		v.cfg = *v.ov.cfg
 		return v, nil
 	}
-	cfg, _, found, err := s.repCfg(v.snap.snap, h)
+	cfg, err := s.cfgAt(h)
 	if err != nil {
 		return nil, err
-	}
-	if !found {
-		return nil, fmt.Errorf("%w: no reputation config at or below %d", ErrCorrupt, h)
 	}
 	v.cfg = cfg
 	return v, nil
@@ -453,13 +450,14 @@ func (v *View) byAddressCurrent(yield func(state.Runner) bool, flush func([]byte
 			v.fail(err)
 		}
 	}()
+	var a cip11.Address // outside the loop: flush(a[:]) would move a per-runner copy to the heap
 	for ok := it.First(); ok; ok = it.Next() {
 		k := it.Key()
 		if len(k) != curKeyLen {
 			v.fail(fmt.Errorf("%w: current runner key length %d", ErrCorrupt, len(k)))
 			return
 		}
-		a := cip11.Address(k[len(pfxCur):])
+		copy(a[:], k[len(pfxCur):])
 		if !flush(a[:]) {
 			return
 		}

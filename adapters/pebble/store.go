@@ -24,6 +24,8 @@ import (
 	"io/fs"
 	"os"
 	"runtime"
+	"slices"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"weak"
@@ -124,6 +126,7 @@ type Store struct {
 	// Registry writes of the open batch, for views at the batch height.
 	overlay    map[cip11.Address]state.Runner
 	overlayCfg *state.ReputationConfig
+	cfgs       []cfgVersion // committed configuration versions, ascending
 	frozen     *frozenOverlay
 
 	// commitHook, if set (tests only, export_test.go), runs inside Commit
@@ -240,7 +243,11 @@ func (s *Store) load(cfg state.ReputationConfig) error {
 		); err != nil {
 			return err
 		}
-		return wrapCorrupt(b.Commit(pdb.Sync))
+		if err := wrapCorrupt(b.Commit(pdb.Sync)); err != nil {
+			return err
+		}
+		s.cfgs = []cfgVersion{{0, cfg}}
+		return nil
 	}
 	switch {
 	case len(v) != 4:
@@ -271,7 +278,38 @@ func (s *Store) load(cfg state.ReputationConfig) error {
 		return true, nil
 	})
 	s.committedN = len(s.order)
+	if err != nil {
+		return err
+	}
+	// Every configuration version, ascending (the keys are ^height).
+	err = scan(s.db, []byte(pfxRepCfg), prefixEnd([]byte(pfxRepCfg)), func(k, v []byte) (bool, error) {
+		if len(k) != repCfgKeyLen {
+			return false, fmt.Errorf("%w: reputation config key length %d", ErrCorrupt, len(k))
+		}
+		cfg, err := decodeRepCfg(v)
+		s.cfgs = append(s.cfgs, cfgVersion{^be8u(k[len(pfxRepCfg):]), cfg})
+		return true, err
+	})
+	slices.Reverse(s.cfgs)
+	if err == nil && len(s.cfgs) == 0 {
+		err = fmt.Errorf("%w: no reputation configuration", ErrCorrupt)
+	}
 	return err
+}
+
+// cfgVersion is ReputationConfig_at(h) from height at on.
+type cfgVersion struct {
+	at  uint64
+	cfg state.ReputationConfig
+}
+
+// cfgAt is the configuration version in force at h.
+func (s *Store) cfgAt(h uint64) (state.ReputationConfig, error) {
+	i := sort.Search(len(s.cfgs), func(i int) bool { return s.cfgs[i].at > h })
+	if i == 0 {
+		return state.ReputationConfig{}, fmt.Errorf("%w: no reputation config at or below %d", ErrCorrupt, h)
+	}
+	return s.cfgs[i-1].cfg, nil
 }
 
 func isEmpty(r pdb.Reader) (bool, error) {
@@ -350,6 +388,9 @@ func (s *Store) Commit() error {
 	closeErr := s.batch.Close()
 	s.batch = nil
 	s.committed, s.hasCommitted, s.floor = s.batchH, true, floor
+	if c := s.overlayCfg; c != nil {
+		s.cfgs = append(s.cfgs, cfgVersion{s.batchH, *c})
+	}
 	s.committedN = len(s.order)
 	s.clearOverlay()
 	s.cur = weak.Pointer[snapRef]{} // views from now on see the new state

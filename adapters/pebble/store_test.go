@@ -297,3 +297,39 @@ func TestNilClosed(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestReputationConfigHistory: SetReputationConfig changes
+// ReputationConfig_at(h) from its block on; views of earlier heights keep
+// the old one, a discarded change is forgotten, and all of it survives a
+// reopen.
+func TestReputationConfigHistory(t *testing.T) {
+	dir := t.TempDir()
+	base := state.ReputationConfig{Normalizer: 7, WMinFloorX1e6: 3}
+	s := mustOpen(t, dir, Options{Sync: SyncNever, ReputationConfig: &base})
+	must(t, s.Register(1, addr(1)))
+	next := state.ReputationConfig{Normalizer: 9, WMinFloorX1e6: 4}
+	must(t, s.Begin(2))
+	must(t, s.SetReputationConfig(state.ReputationConfig{Normalizer: 1}))
+	s.Discard()
+	must(t, s.Begin(2))
+	must(t, s.SetReputationConfig(next))
+	if v, err := s.At(2); err != nil || v.ReputationConfig() != next {
+		t.Fatalf("batch view: %v %+v", err, v)
+	}
+	must(t, s.Commit())
+	must(t, s.Register(3, addr(2)))
+	check := func(s *Store) {
+		t.Helper()
+		for h, want := range map[uint64]state.ReputationConfig{1: base, 2: next, 3: next} {
+			v, err := s.At(h)
+			if err != nil || v.ReputationConfig() != want {
+				t.Fatalf("At(%d): %v, config %+v, want %+v", h, err, v.ReputationConfig(), want)
+			}
+		}
+	}
+	check(s)
+	must(t, s.Close())
+	s = mustOpen(t, dir, Options{Sync: SyncNever})
+	defer s.Close()
+	check(s)
+}
