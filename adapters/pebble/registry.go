@@ -21,15 +21,16 @@ import (
 
 type registrar struct{ s *Store }
 
-// latest reads the newest version of addr through the batch (or the
-// database): the record and the height it was written at.
+// latest is the newest version of addr, the batch's write included: the
+// record and the height it was written at.
 func (s *Store) latest(addr cip11.Address) (state.Runner, uint64, bool, error) {
-	v, ok, err := get(s.reader(), curKey(addr))
-	if err != nil || !ok {
-		return state.Runner{}, 0, false, err
+	if r, ok := s.overlay[addr]; ok {
+		return r, s.batchH, true, nil
 	}
-	r, at, err := decodeCur(addr, v)
-	return r, at, err == nil, err
+	if i, ok := findCur(s.reg, addr); ok {
+		return s.reg[i].r, s.reg[i].at, true, nil
+	}
+	return state.Runner{}, 0, false, nil
 }
 
 func checkRunner(r state.Runner) error {
@@ -215,6 +216,9 @@ func (s *Store) At(h uint64) (*View, error) {
 		return nil, fmt.Errorf("%w: %d is below the retention floor %d", state.ErrUnknownHeight, h, s.floor)
 	}
 	v := &View{s: s, snap: s.snapshot(), h: h}
+	if h >= s.committed {
+		v.cur, v.isCur = s.reg, true
+	}
 	if s.batch != nil && h == s.batchH {
 		v.ov = s.freeze()
 	}
@@ -243,6 +247,8 @@ type View struct {
 	order []cip11.Address
 	cfg   state.ReputationConfig
 	ov    *frozenOverlay // the batch's writes, for a view at the batch height
+	cur   []curRec       // the committed registry, for a view at or above the committed height
+	isCur bool
 
 	errMu sync.Mutex
 	err   error
@@ -292,16 +298,9 @@ func (v *View) Runner(addr cip11.Address) (state.Runner, bool) {
 	if !v.open() {
 		return state.Runner{}, false
 	}
-	if v.current() {
-		b, ok, err := get(v.snap.snap, curKey(addr))
-		if err == nil && ok {
-			var r state.Runner
-			if r, _, err = decodeCur(addr, b); err == nil {
-				return r, true
-			}
-		}
-		if err != nil {
-			v.fail(err)
+	if v.isCur {
+		if i, ok := findCur(v.cur, addr); ok {
+			return v.cur[i].r, true
 		}
 		return state.Runner{}, false
 	}
@@ -324,11 +323,6 @@ func (v *View) Runner(addr cip11.Address) (state.Runner, bool) {
 	}
 	return r, found
 }
-
-// current reports whether the view's height is at or above its snapshot's
-// committed height, so the current family (plus the batch overlay) is
-// exactly its state.
-func (v *View) current() bool { return v.snap.ok && v.h >= v.snap.h }
 
 // skipSteps is how many Next calls ByAddress spends skipping versions of
 // one runner before it seeks past them instead.
@@ -356,8 +350,20 @@ func (v *View) ByAddress() iter.Seq[state.Runner] {
 			}
 			return true
 		}
-		if v.current() {
-			v.byAddressCurrent(yield, flush, &ov)
+		if v.isCur {
+			for _, c := range v.cur {
+				if !flush(c.r.Address[:]) {
+					return
+				}
+				r := c.r
+				if len(ov) > 0 && ov[0].Address == r.Address {
+					r, ov = ov[0], ov[1:]
+				}
+				if !yield(r) {
+					return
+				}
+			}
+			flush(nil)
 			return
 		}
 		it, err := v.snap.snap.NewIter(&pdb.IterOptions{LowerBound: []byte(pfxRunner), UpperBound: prefixEnd([]byte(pfxRunner))})
@@ -435,53 +441,4 @@ func (v *View) ByAddress() iter.Seq[state.Runner] {
 		}
 		flush(nil)
 	}
-}
-
-// byAddressCurrent is ByAddress for a current view: one pass over the
-// current family, merged with the overlay.
-func (v *View) byAddressCurrent(yield func(state.Runner) bool, flush func([]byte) bool, ov *[]state.Runner) {
-	it, err := v.snap.snap.NewIter(&pdb.IterOptions{LowerBound: []byte(pfxCur), UpperBound: prefixEnd([]byte(pfxCur))})
-	if err != nil {
-		v.fail(wrapCorrupt(err))
-		return
-	}
-	defer func() {
-		if err := errors.Join(wrapCorrupt(it.Error()), wrapCorrupt(it.Close())); err != nil {
-			v.fail(err)
-		}
-	}()
-	var a cip11.Address // outside the loop: flush(a[:]) would move a per-runner copy to the heap
-	for ok := it.First(); ok; ok = it.Next() {
-		k := it.Key()
-		if len(k) != curKeyLen {
-			v.fail(fmt.Errorf("%w: current runner key length %d", ErrCorrupt, len(k)))
-			return
-		}
-		copy(a[:], k[len(pfxCur):])
-		if !flush(a[:]) {
-			return
-		}
-		if len(*ov) > 0 && (*ov)[0].Address == a {
-			r := (*ov)[0]
-			*ov = (*ov)[1:]
-			if !yield(r) {
-				return
-			}
-			continue
-		}
-		val, err := it.ValueAndErr()
-		if err != nil {
-			v.fail(wrapCorrupt(err))
-			return
-		}
-		r, _, err := decodeCur(a, val)
-		if err != nil {
-			v.fail(err)
-			return
-		}
-		if !yield(r) {
-			return
-		}
-	}
-	flush(nil)
 }

@@ -19,6 +19,7 @@
 package pebble
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -124,7 +125,11 @@ type Store struct {
 	committedN int
 
 	// Registry writes of the open batch, for views at the batch height.
-	overlay    map[cip11.Address]state.Runner
+	overlay map[cip11.Address]state.Runner
+	// The registry as of the committed height, in address order, rebuilt
+	// (never mutated) by a Commit that changed it, so a current view keeps
+	// the slice it was given. It mirrors the current family on disk.
+	reg        []curRec
 	overlayCfg *state.ReputationConfig
 	cfgs       []cfgVersion // committed configuration versions, ascending
 	frozen     *frozenOverlay
@@ -281,6 +286,20 @@ func (s *Store) load(cfg state.ReputationConfig) error {
 	if err != nil {
 		return err
 	}
+	err = scan(s.db, []byte(pfxCur), prefixEnd([]byte(pfxCur)), func(k, v []byte) (bool, error) {
+		if len(k) != curKeyLen {
+			return false, fmt.Errorf("%w: current runner key length %d", ErrCorrupt, len(k))
+		}
+		r, at, err := decodeCur(cip11.Address(k[len(pfxCur):]), v)
+		s.reg = append(s.reg, curRec{r, at})
+		return true, err
+	})
+	if err == nil && len(s.reg) != len(s.order) {
+		err = fmt.Errorf("%w: %d current runner records, %d registered runners", ErrCorrupt, len(s.reg), len(s.order))
+	}
+	if err != nil {
+		return err
+	}
 	// Every configuration version, ascending (the keys are ^height).
 	err = scan(s.db, []byte(pfxRepCfg), prefixEnd([]byte(pfxRepCfg)), func(k, v []byte) (bool, error) {
 		if len(k) != repCfgKeyLen {
@@ -295,6 +314,41 @@ func (s *Store) load(cfg state.ReputationConfig) error {
 		err = fmt.Errorf("%w: no reputation configuration", ErrCorrupt)
 	}
 	return err
+}
+
+// curRec is a runner's newest record and the height it was written at.
+type curRec struct {
+	r  state.Runner
+	at uint64
+}
+
+// mergeCur is cur with the batch's writes (sorted by address) applied at h,
+// as a new slice.
+func mergeCur(cur []curRec, writes []state.Runner, h uint64) []curRec {
+	out := make([]curRec, 0, len(cur)+len(writes))
+	for len(cur) > 0 || len(writes) > 0 {
+		switch {
+		case len(writes) == 0:
+			out, cur = append(out, cur...), nil
+		case len(cur) == 0:
+			out, writes = append(out, curRec{writes[0], h}), writes[1:]
+		default:
+			switch c := bytes.Compare(cur[0].r.Address[:], writes[0].Address[:]); {
+			case c < 0:
+				out, cur = append(out, cur[0]), cur[1:]
+			case c > 0:
+				out, writes = append(out, curRec{writes[0], h}), writes[1:]
+			default:
+				out, cur, writes = append(out, curRec{writes[0], h}), cur[1:], writes[1:]
+			}
+		}
+	}
+	return out
+}
+
+// findCur is the index of addr in cur, if present.
+func findCur(cur []curRec, addr cip11.Address) (int, bool) {
+	return slices.BinarySearchFunc(cur, addr, func(c curRec, a cip11.Address) int { return bytes.Compare(c.r.Address[:], a[:]) })
 }
 
 // cfgVersion is ReputationConfig_at(h) from height at on.
@@ -388,6 +442,9 @@ func (s *Store) Commit() error {
 	closeErr := s.batch.Close()
 	s.batch = nil
 	s.committed, s.hasCommitted, s.floor = s.batchH, true, floor
+	if len(s.overlay) > 0 {
+		s.reg = mergeCur(s.reg, s.freeze().sorted, s.batchH)
+	}
 	if c := s.overlayCfg; c != nil {
 		s.cfgs = append(s.cfgs, cfgVersion{s.batchH, *c})
 	}

@@ -198,29 +198,28 @@ func TestCorruption(t *testing.T) {
 	if _, _, err := s.MRU().Get(addr(1), 0); !errors.Is(err, ErrCorrupt) || !errors.Is(err, mru.ErrRecordLength) {
 		t.Fatal(err)
 	}
-	for _, h := range []uint64{1, 2} { // a historical view (history versions) and the current one
-		v, err := s.At(h)
-		must(t, err)
-		if _, ok := v.Runner(addr(1)); ok || !errors.Is(v.Err(), ErrCorrupt) {
-			t.Fatalf("view %d: Runner: %v", h, v.Err())
-		}
-		v, err = s.At(h)
-		must(t, err)
-		for range v.ByAddress() {
-		}
-		if !errors.Is(v.Err(), ErrCorrupt) {
-			t.Fatalf("view %d: ByAddress: %v", h, v.Err())
-		}
+	// A historical view reads the history versions from disk.
+	v, err := s.At(1)
+	must(t, err)
+	if _, ok := v.Runner(addr(1)); ok || !errors.Is(v.Err(), ErrCorrupt) {
+		t.Fatalf("view 1: Runner: %v", v.Err())
 	}
-	must(t, s.Begin(3))
-	if _, _, err := s.Registrar().Latest(addr(1)); !errors.Is(err, ErrCorrupt) {
-		t.Fatalf("Latest: %v", err)
+	v, err = s.At(1)
+	must(t, err)
+	for range v.ByAddress() {
 	}
-	if err := s.Registrar().Update(state.Runner{Address: addr(1)}); !errors.Is(err, ErrCorrupt) {
-		t.Fatalf("Update: %v", err)
+	if !errors.Is(v.Err(), ErrCorrupt) {
+		t.Fatalf("view 1: ByAddress: %v", v.Err())
 	}
-	s.Discard()
+	// The current records are loaded (and checked) by Open.
 	must(t, s.Close())
+	if _, err := Open(dir, Options{}); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("Open with a corrupt current record: %v", err)
+	}
+	editRaw(t, dir, func(db *pdb.DB) { must(t, db.Delete(curKey(addr(1)), pdb.Sync)) })
+	if _, err := Open(dir, Options{}); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("Open with a missing current record: %v", err)
+	}
 	db, err := pdb.Open(dir, &pdb.Options{Logger: quietLogger{}})
 	must(t, err)
 	m, c, err := db.Get([]byte(keyHeight))
@@ -238,6 +237,15 @@ func TestCorruption(t *testing.T) {
 		db, err = pdb.Open(dir, &pdb.Options{Logger: quietLogger{}})
 		must(t, err)
 	}
+	must(t, db.Close())
+}
+
+// editRaw edits the pebble database in dir directly.
+func editRaw(t *testing.T, dir string, edit func(db *pdb.DB)) {
+	t.Helper()
+	db, err := pdb.Open(dir, &pdb.Options{Logger: quietLogger{}})
+	must(t, err)
+	edit(db)
 	must(t, db.Close())
 }
 
