@@ -79,3 +79,50 @@ func TestActiveRunnersIsCapped(t *testing.T) {
 		t.Fatal("view aliasing corrupted the registry")
 	}
 }
+
+// TestRollback: Rollback(h) undoes every registration, update and
+// configuration change at h or above, keeps everything below, and lets the
+// next write be at h again (the discard of a block batch, adapters/store).
+func TestRollback(t *testing.T) {
+	cfg := DefaultReputationConfig()
+	m := NewMemRegistry(cfg)
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(m.Register(1, Runner{Address: a(1), LastHeartbeat: 1}))
+	must(m.Register(2, Runner{Address: a(2), LastHeartbeat: 2}))
+	must(m.Update(3, Runner{Address: a(1), LastHeartbeat: 3}))
+	must(m.Register(3, Runner{Address: a(3), LastHeartbeat: 3}))
+	must(m.SetReputationConfig(3, ReputationConfig{Normalizer: 5}))
+	m.Rollback(3)
+	if r, ok := m.Latest(a(1)); !ok || r.LastHeartbeat != 1 {
+		t.Fatalf("a(1) after rollback: %+v %v", r, ok)
+	}
+	if _, ok := m.Latest(a(3)); ok {
+		t.Fatal("a(3) registered at 3 survived the rollback")
+	}
+	v, err := m.At(2)
+	must(err)
+	if len(v.ActiveRunners()) != 2 || v.ReputationConfig() != cfg {
+		t.Fatalf("view 2: %v %+v", v.ActiveRunners(), v.ReputationConfig())
+	}
+	// Height 3 is writable again, a(3) can register again.
+	must(m.Register(3, Runner{Address: a(3), LastHeartbeat: 3}))
+	must(m.Update(3, Runner{Address: a(2), LastHeartbeat: 3}))
+	v, err = m.At(3)
+	must(err)
+	if got := v.ActiveRunners(); len(got) != 3 || got[2] != a(3) {
+		t.Fatalf("order after re-registration: %v", got)
+	}
+	// A rollback above every write changes nothing; the newest surviving
+	// write height (2) still orders writes.
+	m.Rollback(10)
+	m.Rollback(3)
+	if err := m.Update(1, Runner{Address: a(1)}); err == nil {
+		t.Fatal("write at 1 after the newest surviving write at 2 was accepted")
+	}
+	must(m.Update(2, Runner{Address: a(1), LastHeartbeat: 2}))
+}

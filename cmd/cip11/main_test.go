@@ -546,3 +546,47 @@ func TestGenFailureMessage(t *testing.T) {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }
+
+// TestReplayStore: `replay -store DIR` prints the in-memory run's digest,
+// resumes a second run after the blocks the store holds, and fails on a
+// directory that is not a store.
+func TestReplayStore(t *testing.T) {
+	path := genFile(t, "s.jsonl.gz", "-seed", "4", "-runners", "120", "-blocks", "60")
+	digest := func(out string) string {
+		var r struct {
+			Final   string `json:"final_state_digest"`
+			Blocks  int    `json:"blocks"`
+			Resumed int    `json:"resumed"`
+			Store   string `json:"store"`
+		}
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		return fmt.Sprintf("%s %d %d %v", r.Final, r.Blocks, r.Resumed, r.Store != "")
+	}
+	_, mem, _ := cli("replay", "-json", path)
+	dir := filepath.Join(t.TempDir(), "st")
+	code, part, errOut := cli("replay", "-json", "-fsync=false", "-blocks", "25", "-store", dir, path)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	code, rest, errOut := cli("replay", "-json", "-store", dir, path)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	m, p, r := digest(mem), digest(part), digest(rest)
+	if want := strings.Replace(m, " 60 0 false", " 35 25 true", 1); r != want || !strings.HasSuffix(p, " 25 0 true") {
+		t.Fatalf("in memory %q, first 25 blocks %q, resumed %q", m, p, r)
+	}
+	code, _, errOut = cli("replay", "-store", "", "-blocks", "5", path)
+	if code != 0 {
+		t.Fatalf("-store '': exit %d: %s", code, errOut)
+	}
+	bad := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bad, "x"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := cli("replay", "-store", bad, path); code != 1 || out != "" || !strings.Contains(errOut, "not a cip11 store") {
+		t.Fatalf("not a store: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
