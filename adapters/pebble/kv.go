@@ -2,8 +2,10 @@ package pebble
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/adapters/store"
@@ -54,9 +56,11 @@ func (s *Store) indexJob(r engine.JobRecord, add bool) error {
 	var err error
 	if r.Status == engine.StatusAssigned {
 		err = op(deadlineKey(r.DeadlineBlock, r.JobID))
+		s.dueOv[dueEntry{r.DeadlineBlock, r.JobID}] = add
 	}
 	if live(r) {
 		err = errors.Join(err, op(liveKey(r.JobID)))
+		s.liveOv[r.JobID] = add
 	}
 	return err
 }
@@ -115,15 +119,30 @@ func (j jobs) DueBefore(h uint64) ([][32]byte, error) {
 		return nil, err
 	}
 	defer s.mu.Unlock()
-	var out [][32]byte
-	err := scan(s.reader(), []byte(pfxDeadline), cat([]byte(pfxDeadline), be8(h)), func(k, _ []byte) (bool, error) {
-		if len(k) != deadlineKeyLen {
-			return false, fmt.Errorf("%w: deadline key length %d", ErrCorrupt, len(k))
+	var due []dueEntry
+	for e := range s.due {
+		if e.deadline < h {
+			if add, ok := s.dueOv[e]; !ok || add {
+				due = append(due, e)
+			}
 		}
-		out = append(out, [32]byte(k[len(pfxDeadline)+8:]))
-		return true, nil
+	}
+	for e, add := range s.dueOv {
+		if _, ok := s.due[e]; add && !ok && e.deadline < h {
+			due = append(due, e)
+		}
+	}
+	slices.SortFunc(due, func(a, b dueEntry) int {
+		if c := cmp.Compare(a.deadline, b.deadline); c != 0 {
+			return c
+		}
+		return bytes.Compare(a.id[:], b.id[:])
 	})
-	return out, err
+	out := make([][32]byte, len(due))
+	for i, e := range due {
+		out[i] = e.id
+	}
+	return out, nil
 }
 
 // LiveJobs implements [store.Store].
@@ -132,15 +151,65 @@ func (s *Store) LiveJobs() ([][32]byte, error) {
 		return nil, err
 	}
 	defer s.mu.Unlock()
-	var out [][32]byte
-	err := scan(s.reader(), []byte(pfxLive), prefixEnd([]byte(pfxLive)), func(k, _ []byte) (bool, error) {
+	out := make([][32]byte, 0, len(s.live)+len(s.liveOv))
+	for id := range s.live {
+		if add, ok := s.liveOv[id]; !ok || add {
+			out = append(out, id)
+		}
+	}
+	for id, add := range s.liveOv {
+		if _, ok := s.live[id]; add && !ok {
+			out = append(out, id)
+		}
+	}
+	slices.SortFunc(out, func(a, b [32]byte) int { return bytes.Compare(a[:], b[:]) })
+	return out, nil
+}
+
+// dueEntry is a key of the deadline family.
+type dueEntry struct {
+	deadline uint64
+	id       [32]byte
+}
+
+// applyJobIndex moves the batch's live and deadline index writes into the
+// committed in-memory sets (after a successful commit).
+func (s *Store) applyJobIndex() {
+	for id, add := range s.liveOv {
+		if add {
+			s.live[id] = struct{}{}
+		} else {
+			delete(s.live, id)
+		}
+	}
+	for e, add := range s.dueOv {
+		if add {
+			s.due[e] = struct{}{}
+		} else {
+			delete(s.due, e)
+		}
+	}
+}
+
+// loadJobIndex reads the live and deadline families into memory (Open).
+func (s *Store) loadJobIndex() error {
+	err := scan(s.db, []byte(pfxLive), prefixEnd([]byte(pfxLive)), func(k, _ []byte) (bool, error) {
 		if len(k) != liveKeyLen {
 			return false, fmt.Errorf("%w: live-job key length %d", ErrCorrupt, len(k))
 		}
-		out = append(out, [32]byte(k[len(pfxLive):]))
+		s.live[[32]byte(k[len(pfxLive):])] = struct{}{}
 		return true, nil
 	})
-	return out, err
+	if err != nil {
+		return err
+	}
+	return scan(s.db, []byte(pfxDeadline), prefixEnd([]byte(pfxDeadline)), func(k, _ []byte) (bool, error) {
+		if len(k) != deadlineKeyLen {
+			return false, fmt.Errorf("%w: deadline key length %d", ErrCorrupt, len(k))
+		}
+		s.due[dueEntry{be8u(k[len(pfxDeadline):]), [32]byte(k[len(pfxDeadline)+8:])}] = struct{}{}
+		return true, nil
+	})
 }
 
 // Pending (§9.2) ----------------------------------------------------------------

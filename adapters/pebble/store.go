@@ -129,7 +129,13 @@ type Store struct {
 	// The registry as of the committed height, in address order, rebuilt
 	// (never mutated) by a Commit that changed it, so a current view keeps
 	// the slice it was given. It mirrors the current family on disk.
-	reg        []curRec
+	reg []curRec
+	// The live and deadline job families in memory (mirrors, loaded by
+	// Open), with the open batch's writes (true: set, false: deleted).
+	live       map[[32]byte]struct{}
+	due        map[dueEntry]struct{}
+	liveOv     map[[32]byte]bool
+	dueOv      map[dueEntry]bool
 	overlayCfg *state.ReputationConfig
 	cfgs       []cfgVersion // committed configuration versions, ascending
 	frozen     *frozenOverlay
@@ -210,6 +216,10 @@ func Open(dir string, o Options) (*Store, error) {
 		sync:    o.Sync != SyncNever,
 		keep:    o.Retention,
 		overlay: make(map[cip11.Address]state.Runner),
+		live:    make(map[[32]byte]struct{}),
+		due:     make(map[dueEntry]struct{}),
+		liveOv:  make(map[[32]byte]bool),
+		dueOv:   make(map[dueEntry]bool),
 		snaps:   make(map[*pdb.Snapshot]struct{}),
 	}
 	if s.keep == 0 {
@@ -294,6 +304,9 @@ func (s *Store) load(cfg state.ReputationConfig) error {
 		s.reg = append(s.reg, curRec{r, at})
 		return true, err
 	})
+	if err == nil {
+		err = s.loadJobIndex()
+	}
 	if err == nil && len(s.reg) != len(s.order) {
 		err = fmt.Errorf("%w: %d current runner records, %d registered runners", ErrCorrupt, len(s.reg), len(s.order))
 	}
@@ -445,6 +458,7 @@ func (s *Store) Commit() error {
 	if len(s.overlay) > 0 {
 		s.reg = mergeCur(s.reg, s.freeze().sorted, s.batchH)
 	}
+	s.applyJobIndex()
 	if c := s.overlayCfg; c != nil {
 		s.cfgs = append(s.cfgs, cfgVersion{s.batchH, *c})
 	}
@@ -512,6 +526,8 @@ func (s *Store) discard() {
 
 func (s *Store) clearOverlay() {
 	clear(s.overlay)
+	clear(s.liveOv)
+	clear(s.dueOv)
 	s.overlayCfg, s.frozen = nil, nil
 }
 
