@@ -75,7 +75,13 @@ func (j jobs) Insert(r engine.JobRecord) error {
 	if s.batch == nil {
 		return store.ErrNoBatch
 	}
-	if _, ok, err := get(s.batch, jobKey(r.JobID)); err != nil {
+	// The batch's own job writes are in batchJobs, so the duplicate check
+	// reads the committed database directly (a plain point read, cheaper
+	// than one merged with the indexed batch).
+	if _, dup := s.batchJobs[r.JobID]; dup {
+		return fmt.Errorf("%w: %x", engine.ErrDuplicateJob, r.JobID)
+	}
+	if _, ok, err := get(s.db, jobKey(r.JobID)); err != nil {
 		return err
 	} else if ok {
 		return fmt.Errorf("%w: %x", engine.ErrDuplicateJob, r.JobID)
@@ -83,6 +89,7 @@ func (j jobs) Insert(r engine.JobRecord) error {
 	if err := s.set(jobKey(r.JobID), r.Encode()); err != nil {
 		return err
 	}
+	s.batchJobs[r.JobID] = struct{}{}
 	return s.indexJob(r, true)
 }
 
@@ -103,13 +110,30 @@ func (j jobs) Update(r engine.JobRecord) error {
 	if !ok {
 		return fmt.Errorf("%w: %x", engine.ErrUnknownJob, r.JobID)
 	}
-	if err := s.indexJob(old, false); err != nil {
-		return err
-	}
 	if err := s.set(jobKey(r.JobID), r.Encode()); err != nil {
 		return err
 	}
-	return s.indexJob(r, true)
+	// Index keys: delete the old ones the new record drops, write the new
+	// ones the old record lacked (a live job that stays live keeps its key).
+	var err2 error
+	oldDue, newDue := old.Status == engine.StatusAssigned, r.Status == engine.StatusAssigned
+	if oldDue && (!newDue || old.DeadlineBlock != r.DeadlineBlock) {
+		err2 = errors.Join(err2, s.del(deadlineKey(old.DeadlineBlock, old.JobID)))
+		s.dueOv[dueEntry{old.DeadlineBlock, old.JobID}] = false
+	}
+	if newDue && (!oldDue || old.DeadlineBlock != r.DeadlineBlock) {
+		err2 = errors.Join(err2, s.set(deadlineKey(r.DeadlineBlock, r.JobID), nil))
+		s.dueOv[dueEntry{r.DeadlineBlock, r.JobID}] = true
+	}
+	if wasLive, isLive := live(old), live(r); wasLive != isLive {
+		if isLive {
+			err2 = errors.Join(err2, s.set(liveKey(r.JobID), nil))
+		} else {
+			err2 = errors.Join(err2, s.del(liveKey(r.JobID)))
+		}
+		s.liveOv[r.JobID] = isLive
+	}
+	return err2
 }
 
 // DueBefore implements [engine.JobStore].
@@ -120,15 +144,18 @@ func (j jobs) DueBefore(h uint64) ([][32]byte, error) {
 	}
 	defer s.mu.Unlock()
 	var due []dueEntry
-	for e := range s.due {
-		if e.deadline < h {
-			if add, ok := s.dueOv[e]; !ok || add {
-				due = append(due, e)
+	for d, ids := range s.due { // distinct deadlines: about the timeout window
+		if d >= h {
+			continue
+		}
+		for id := range ids {
+			if add, ok := s.dueOv[dueEntry{d, id}]; !ok || add {
+				due = append(due, dueEntry{d, id})
 			}
 		}
 	}
 	for e, add := range s.dueOv {
-		if _, ok := s.due[e]; add && !ok && e.deadline < h {
+		if _, ok := s.due[e.deadline][e.id]; add && !ok && e.deadline < h {
 			due = append(due, e)
 		}
 	}
@@ -183,10 +210,17 @@ func (s *Store) applyJobIndex() {
 		}
 	}
 	for e, add := range s.dueOv {
-		if add {
-			s.due[e] = struct{}{}
-		} else {
-			delete(s.due, e)
+		ids := s.due[e.deadline]
+		switch {
+		case add && ids == nil:
+			s.due[e.deadline] = map[[32]byte]struct{}{e.id: {}}
+		case add:
+			ids[e.id] = struct{}{}
+		default:
+			delete(ids, e.id)
+			if len(ids) == 0 {
+				delete(s.due, e.deadline)
+			}
 		}
 	}
 }
@@ -207,7 +241,11 @@ func (s *Store) loadJobIndex() error {
 		if len(k) != deadlineKeyLen {
 			return false, fmt.Errorf("%w: deadline key length %d", ErrCorrupt, len(k))
 		}
-		s.due[dueEntry{be8u(k[len(pfxDeadline):]), [32]byte(k[len(pfxDeadline)+8:])}] = struct{}{}
+		d, id := be8u(k[len(pfxDeadline):]), [32]byte(k[len(pfxDeadline)+8:])
+		if s.due[d] == nil {
+			s.due[d] = make(map[[32]byte]struct{})
+		}
+		s.due[d][id] = struct{}{}
 		return true, nil
 	})
 }

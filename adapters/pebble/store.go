@@ -133,8 +133,9 @@ type Store struct {
 	// The live and deadline job families in memory (mirrors, loaded by
 	// Open), with the open batch's writes (true: set, false: deleted).
 	live       map[[32]byte]struct{}
-	due        map[dueEntry]struct{}
+	due        map[uint64]map[[32]byte]struct{} // deadline → job ids
 	liveOv     map[[32]byte]bool
+	batchJobs  map[[32]byte]struct{} // jobs inserted by the open batch
 	dueOv      map[dueEntry]bool
 	overlayCfg *state.ReputationConfig
 	cfgs       []cfgVersion // committed configuration versions, ascending
@@ -212,15 +213,16 @@ func Open(dir string, o Options) (*Store, error) {
 		return nil, fmt.Errorf("pebble store: open %s: %w", dir, err)
 	}
 	s := &Store{
-		db:      db,
-		sync:    o.Sync != SyncNever,
-		keep:    o.Retention,
-		overlay: make(map[cip11.Address]state.Runner),
-		live:    make(map[[32]byte]struct{}),
-		due:     make(map[dueEntry]struct{}),
-		liveOv:  make(map[[32]byte]bool),
-		dueOv:   make(map[dueEntry]bool),
-		snaps:   make(map[*pdb.Snapshot]struct{}),
+		db:        db,
+		sync:      o.Sync != SyncNever,
+		keep:      o.Retention,
+		overlay:   make(map[cip11.Address]state.Runner),
+		live:      make(map[[32]byte]struct{}),
+		due:       make(map[uint64]map[[32]byte]struct{}),
+		liveOv:    make(map[[32]byte]bool),
+		batchJobs: make(map[[32]byte]struct{}),
+		dueOv:     make(map[dueEntry]bool),
+		snaps:     make(map[*pdb.Snapshot]struct{}),
 	}
 	if s.keep == 0 {
 		s.keep = DefaultRetention
@@ -527,6 +529,7 @@ func (s *Store) discard() {
 func (s *Store) clearOverlay() {
 	clear(s.overlay)
 	clear(s.liveOv)
+	clear(s.batchJobs)
 	clear(s.dueOv)
 	s.overlayCfg, s.frozen = nil, nil
 }
