@@ -1,0 +1,742 @@
+package quic
+
+import (
+	"context"
+	crand "crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	qgo "github.com/quic-go/quic-go"
+
+	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/presence/local"
+	"github.com/cip11/cip11/presence/validators"
+	"github.com/cip11/cip11/wire"
+)
+
+// ClientConfig configures a runner [Client]. Zero durations and limits take
+// the documented defaults.
+type ClientConfig struct {
+	Key     *wire.RunnerKey // the runner's registered identity (§3.3)
+	ChainID uint64
+	Params  cip11.Params
+
+	Validators ValidatorSets // §5.4 snapshot(s): Sub(R) and validator identity
+	Directory  Directory     // validator peer_pubkey → UDP address
+	Executor   Executor      // runs accepted jobs (§10.1)
+	// Specs decodes job_spec with the pinned codec (optional: hash check only).
+	Specs wire.JobSpecDecoder
+	// Submitter self-submits retained result transactions (§10.3); nil
+	// disables rebroadcast.
+	Submitter ResultSubmitter
+	// MaxConcurrent is the runner's capacity (16): at it, new pushes are
+	// Reject(AtCapacity) and a BackpressureSignal{accepting_new: false} goes
+	// to every validator (§6.4).
+	MaxConcurrent int
+	// Rand is the §11.3 jitter source (a ChaCha8 seeded from crypto/rand).
+	Rand local.RandSource
+
+	Listen     string         // UDP address ("127.0.0.1:0")
+	PacketConn net.PacketConn // used instead of Listen if set; not closed by the Client
+
+	HandshakeTimeout time.Duration // dial + CIP-11 handshake + first pong (10 s)
+	IdleTimeout      time.Duration // QUIC idle timeout (30 s)
+	KeepAlive        time.Duration // QUIC keep-alive (5 s)
+	GoodbyeLinger    time.Duration // (500 ms)
+	// OnPongRejected is told about every rejected HeartbeatPong (§6.3).
+	OnPongRejected func(v validators.PeerKey, err error)
+}
+
+// ClientStats are cumulative counters.
+type ClientStats struct {
+	Dials, Admissions, PingsSent, PongsOK, PongsRejected, Executions, Acks int64
+}
+
+// Client is a runner's CIP-11 endpoint: one UDP socket and one connection
+// to each validator of Sub(R) (§4.2, §5.1, §6.1), kept up with the §11.3
+// backoff, heartbeats on every new height (§6.3) and push handling with
+// deduplication by job_id across validators (§10.1–§10.5).
+type Client struct {
+	cfg    ClientConfig
+	self   wire.PubKey
+	udp    net.PacketConn
+	ownUDP bool
+	tr     *qgo.Transport
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	stats  struct{ dials, admissions, pings, pongsOK, pongsRejected, executions, acks atomic.Int64 }
+
+	mu      sync.Mutex
+	rng     local.RandSource
+	height  uint64
+	tick    chan struct{} // closed and replaced on every new height
+	links   map[validators.PeerKey]*link
+	jobs    map[cip11.Hash]*job
+	active  int
+	full    bool // last BackpressureSignal said accepting_new = false
+	pairsOf []wire.EpochPair
+	closed  bool
+}
+
+// link is the runner's connection to one validator, across reconnects.
+type link struct {
+	c    *Client
+	peer validators.PeerKey
+	stop chan struct{}
+
+	mu          sync.Mutex
+	qc          *qgo.Conn
+	ctl         *frameStream
+	sess        *wire.Session
+	snap        *validators.Snapshot
+	nonce       uint64 // next ping nonce; restarts at 0 per connection (§6.3)
+	outstanding uint64
+	pinged      bool
+	lastPing    uint64
+	admitted    chan struct{} // closed at the first valid pong
+	up          bool
+	retryAt     uint64 // Goodbye.retry_after_blocks gate (§12.5)
+	attempt     uint32
+	refusal     *RefusedError
+}
+
+func (c *ClientConfig) defaults() error {
+	switch {
+	case c.Key == nil:
+		return ErrNilKey
+	case c.Validators == nil:
+		return fmt.Errorf("%w: Validators", ErrNilDependency)
+	case c.Directory == nil:
+		return fmt.Errorf("%w: Directory", ErrNilDependency)
+	case c.Executor == nil:
+		return fmt.Errorf("%w: Executor", ErrNilDependency)
+	}
+	if err := c.Params.Validate(); err != nil {
+		return err
+	}
+	if c.Listen == "" {
+		c.Listen = "127.0.0.1:0"
+	}
+	if c.MaxConcurrent <= 0 {
+		c.MaxConcurrent = 16
+	}
+	if c.Rand == nil {
+		var seed [32]byte
+		_, _ = crand.Read(seed[:])
+		c.Rand = rand.NewChaCha8(seed)
+	}
+	c.HandshakeTimeout = orDefault(c.HandshakeTimeout, 10*time.Second)
+	c.IdleTimeout = orDefault(c.IdleTimeout, 30*time.Second)
+	c.KeepAlive = orDefault(c.KeepAlive, 5*time.Second)
+	c.GoodbyeLinger = orDefault(c.GoodbyeLinger, 500*time.Millisecond)
+	return nil
+}
+
+// NewClient validates cfg, binds one UDP socket and connects to Sub(R) at
+// height h, the runner's finalized height.
+func NewClient(cfg ClientConfig, h uint64) (*Client, error) {
+	if err := cfg.defaults(); err != nil {
+		return nil, err
+	}
+	c := &Client{
+		cfg: cfg, self: cfg.Key.PubKey(), height: h, tick: make(chan struct{}), rng: cfg.Rand,
+		links: map[validators.PeerKey]*link{}, jobs: map[cip11.Hash]*job{},
+	}
+	c.udp = cfg.PacketConn
+	if c.udp == nil {
+		var err error
+		if c.udp, err = net.ListenPacket("udp", cfg.Listen); err != nil {
+			return nil, err
+		}
+		c.ownUDP = true
+	}
+	c.tr = &qgo.Transport{Conn: c.udp}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.mu.Lock()
+	err := c.reconcile(h)
+	c.mu.Unlock()
+	if err != nil {
+		_ = c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// Addr is the runner's UDP address.
+func (c *Client) Addr() net.Addr { return c.udp.LocalAddr() }
+
+// Stats returns a snapshot of the counters.
+func (c *Client) Stats() ClientStats {
+	return ClientStats{
+		Dials: c.stats.dials.Load(), Admissions: c.stats.admissions.Load(), PingsSent: c.stats.pings.Load(),
+		PongsOK: c.stats.pongsOK.Load(), PongsRejected: c.stats.pongsRejected.Load(),
+		Executions: c.stats.executions.Load(), Acks: c.stats.acks.Load(),
+	}
+}
+
+// subset is Sub_E(R) ∪ Sub_{E+1}(R) at h (§5.3 point 1), each validator
+// with the epoch pair it is dialed under (the current one when in both).
+func (c *Client) subset(h uint64) (map[validators.PeerKey]bool, []wire.EpochPair, error) {
+	ep, err := c.cfg.Validators.EpochsAt(h)
+	if err != nil {
+		return nil, nil, err
+	}
+	want := map[validators.PeerKey]bool{}
+	for _, s := range []*validators.Snapshot{ep.Current, ep.Previous} {
+		if s == nil {
+			continue
+		}
+		if _, err := ep.Select(h, s.Pair(), c.cfg.Params); err != nil {
+			continue
+		}
+		sub, err := s.Sub(c.self, c.cfg.Params)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, v := range sub {
+			want[v] = true
+		}
+	}
+	return want, ep.Pairs(h, c.cfg.Params), nil
+}
+
+// reconcile opens links to validators newly in Sub(R) and retires those no
+// longer in it with Goodbye{OverlapExpired} (§5.3 point 4). c.mu held.
+func (c *Client) reconcile(h uint64) error {
+	want, pairs, err := c.subset(h)
+	if err != nil {
+		return err
+	}
+	c.pairsOf = pairs
+	for v := range want {
+		if c.links[v] == nil {
+			l := &link{c: c, peer: v, stop: make(chan struct{})}
+			c.links[v] = l
+			c.wg.Add(1)
+			go l.run()
+		}
+	}
+	for v, l := range c.links {
+		if !want[v] {
+			delete(c.links, v)
+			go l.retire(wire.GoodbyeOverlapExpired)
+		}
+	}
+	return nil
+}
+
+// Tick is the runner's new finalized height h (§6.3: a HeartbeatPing on
+// every new height). It also re-evaluates Sub(R), sends reveals whose
+// window opened and rebroadcasts retained result transactions (§10.3).
+func (c *Client) Tick(h uint64) {
+	c.mu.Lock()
+	if c.closed || h <= c.height {
+		c.mu.Unlock()
+		return
+	}
+	c.height = h
+	close(c.tick)
+	c.tick = make(chan struct{})
+	if ep, err := c.cfg.Validators.EpochsAt(h); err == nil && !samePairs(ep.Pairs(h, c.cfg.Params), c.pairsOf) {
+		_ = c.reconcile(h)
+	}
+	links := make([]*link, 0, len(c.links))
+	for _, l := range c.links {
+		links = append(links, l)
+	}
+	c.mu.Unlock()
+	for _, l := range links {
+		l.ping(h)
+	}
+	c.jobsTick(h)
+}
+
+func samePairs(a, b []wire.EpochPair) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Height is the newest height given to Tick.
+func (c *Client) Height() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.height
+}
+
+// Connected lists the validators with an admitted connection.
+func (c *Client) Connected() []validators.PeerKey {
+	c.mu.Lock()
+	links := make([]*link, 0, len(c.links))
+	for _, l := range c.links {
+		links = append(links, l)
+	}
+	c.mu.Unlock()
+	var out []validators.PeerKey
+	for _, l := range links {
+		l.mu.Lock()
+		if l.up {
+			out = append(out, l.peer)
+		}
+		l.mu.Unlock()
+	}
+	return out
+}
+
+// LastRefusal is the most recent Goodbye v sent this runner, or nil.
+func (c *Client) LastRefusal(v validators.PeerKey) *RefusedError {
+	c.mu.Lock()
+	l := c.links[v]
+	c.mu.Unlock()
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.refusal
+}
+
+// waitTick returns a channel closed at the next new height.
+func (c *Client) waitTick() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.tick
+}
+
+// Close says Goodbye{Shutdown} on every connection and releases the socket.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return ErrClosed
+	}
+	c.closed = true
+	links := make([]*link, 0, len(c.links))
+	for _, l := range c.links {
+		links = append(links, l)
+	}
+	c.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, l := range links {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			l.retire(wire.GoodbyeShutdown)
+		}()
+	}
+	wg.Wait()
+	c.cancel()
+	err := c.tr.Close()
+	c.wg.Wait()
+	if c.ownUDP {
+		_ = c.udp.Close()
+	}
+	return err
+}
+
+// retire stops the link's reconnect loop and closes its connection with a
+// signed Goodbye.
+func (l *link) retire(reason wire.GoodbyeReason) {
+	l.mu.Lock()
+	select {
+	case <-l.stop:
+	default:
+		close(l.stop)
+	}
+	qc, ctl, sess := l.qc, l.ctl, l.sess
+	l.mu.Unlock()
+	if qc != nil && sess != nil {
+		sayGoodbye(qc, ctl, goodbye(sess, l.c.cfg.Key, reason, "", nil), l.c.cfg.GoodbyeLinger)
+	} else if qc != nil {
+		_ = qc.CloseWithError(codeShutdown, "")
+	}
+}
+
+func (l *link) stopped() bool {
+	select {
+	case <-l.stop:
+		return true
+	case <-l.c.ctx.Done():
+		return true
+	default:
+		return false
+	}
+}
+
+// run keeps the connection up: connect, serve until it ends, then wait out
+// Goodbye.retry_after_blocks (in blocks) and the §11.3 backoff
+// (100 ms × 2^attempt, cap 30 s, ±25% jitter, from presence/local).
+func (l *link) run() {
+	defer l.c.wg.Done()
+	for !l.stopped() {
+		if !l.waitRetryHeight() {
+			return
+		}
+		admitted := l.connectOnce()
+		l.mu.Lock()
+		if admitted {
+			l.attempt = 0
+		}
+		attempt := l.attempt
+		l.attempt++
+		l.mu.Unlock()
+		l.c.mu.Lock()
+		d := local.ReconnectDelayMillis(attempt, l.c.rng)
+		l.c.mu.Unlock()
+		t := time.NewTimer(time.Duration(d) * time.Millisecond)
+		select {
+		case <-t.C:
+		case <-l.stop:
+		case <-l.c.ctx.Done():
+		}
+		t.Stop()
+	}
+}
+
+// waitRetryHeight blocks until the finalized height reaches retryAt.
+func (l *link) waitRetryHeight() bool {
+	for {
+		ch := l.c.waitTick()
+		l.mu.Lock()
+		at := l.retryAt
+		l.mu.Unlock()
+		if l.c.Height() >= at {
+			return true
+		}
+		select {
+		case <-ch:
+		case <-l.stop:
+			return false
+		case <-l.c.ctx.Done():
+			return false
+		}
+	}
+}
+
+// connectOnce dials, runs the D28 handshake and serves the connection
+// until it ends. It reports whether the validator admitted us.
+func (l *link) connectOnce() bool {
+	c := l.c
+	addr, ok := c.cfg.Directory.Addr(l.peer)
+	if !ok {
+		return false
+	}
+	c.stats.dials.Add(1)
+	deadline := time.Now().Add(c.cfg.HandshakeTimeout)
+	ctx, cancel := context.WithDeadline(c.ctx, deadline)
+	defer cancel()
+	qc, err := c.tr.Dial(ctx, addr, clientTLS(), &qgo.Config{
+		HandshakeIdleTimeout: c.cfg.HandshakeTimeout, MaxIdleTimeout: c.cfg.IdleTimeout, KeepAlivePeriod: c.cfg.KeepAlive,
+		MaxIncomingStreams: int64(c.cfg.MaxConcurrent) * 4, MaxIncomingUniStreams: -1,
+	})
+	if err != nil {
+		return false
+	}
+	st, err := qc.OpenStreamSync(ctx)
+	if err != nil {
+		_ = qc.CloseWithError(codeProtocol, "")
+		return false
+	}
+	f := newFrameStream(st, handshakeFrameBytes, c.cfg.Params.MaxFrameBytes)
+	sess, snap, err := l.handshake(qc, f, deadline)
+	if err != nil {
+		l.handshakeFailed(qc, f, sess, err)
+		return false
+	}
+	f.setReadMax(c.cfg.Params.MaxFrameBytes)
+	admitted := make(chan struct{})
+	l.mu.Lock()
+	l.qc, l.ctl, l.sess, l.snap = qc, f, sess, snap
+	l.nonce, l.pinged, l.lastPing, l.admitted = 0, false, 0, admitted
+	l.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		l.controlLoop(qc, f, sess)
+	}()
+	l.ping(c.Height()) // nonce 0: its pong confirms admission
+	up := false
+	select {
+	case <-admitted:
+		up = true
+		c.stats.admissions.Add(1)
+		l.mu.Lock()
+		l.up = true
+		l.mu.Unlock()
+		c.wg.Add(1)
+		go func() {
+			defer c.wg.Done()
+			l.acceptJobs(qc, sess, snap)
+		}()
+	case <-done:
+	case <-ctx.Done():
+		_ = qc.CloseWithError(codeProtocol, "no admission")
+	}
+	<-done
+	l.mu.Lock()
+	l.qc, l.ctl, l.sess, l.up = nil, nil, nil, false
+	l.mu.Unlock()
+	return up
+}
+
+// handshakeFailed records a refusal, or refuses the validator ourselves.
+func (l *link) handshakeFailed(qc *qgo.Conn, f *frameStream, sess *wire.Session, err error) {
+	var gone *RefusedError
+	if errors.As(err, &gone) {
+		l.refused(gone)
+		_ = qc.CloseWithError(codeGoodbye, "")
+		return
+	}
+	if isClosed(err) {
+		_ = qc.CloseWithError(codeGoodbye, "")
+		return
+	}
+	var k wire.Signer
+	if sess != nil {
+		k = l.c.cfg.Key
+	}
+	sayGoodbye(qc, f, goodbye(sess, k, GoodbyeReason(err), err.Error(), nil), l.c.cfg.GoodbyeLinger)
+}
+
+// refused records a Goodbye and its retry_after_blocks gate (§12.5).
+func (l *link) refused(g *RefusedError) {
+	h := l.c.Height()
+	l.mu.Lock()
+	l.refusal = g
+	if g.RetryAfterBlocks != nil {
+		l.retryAt = h + *g.RetryAfterBlocks
+		if l.retryAt < h {
+			l.retryAt = ^uint64(0)
+		}
+	}
+	l.mu.Unlock()
+}
+
+// runnerLocal is the runner's wire.Local at h: the admissible pairs and,
+// for the validator, "is the one we dialed, in the selected snapshot and in
+// our Sub_epoch(R)" (§5.3 point 2, §6.2).
+func (l *link) runnerLocal(h uint64) (*wire.Local, validators.Epochs, error) {
+	c := l.c
+	ep, err := c.cfg.Validators.EpochsAt(h)
+	if err != nil {
+		return nil, ep, err
+	}
+	return &wire.Local{
+		Role: wire.RoleRunner, ChainID: c.cfg.ChainID, Version: wire.Version, Epochs: ep.Pairs(h, c.cfg.Params),
+		Admits: func(pair wire.EpochPair, v wire.PubKey) bool {
+			pk, err := validators.PeerKeyOf(v)
+			if err != nil || pk != l.peer {
+				return false
+			}
+			_, err = ep.Admit(h, pair, pk, c.self, c.cfg.Params)
+			return err == nil
+		},
+	}, ep, nil
+}
+
+// offer picks the epoch pair to offer this validator: the current
+// snapshot's when we are in its Sub, else the previous one's (§5.3).
+func (l *link) offer(h uint64, ep validators.Epochs) (wire.EpochPair, *validators.Snapshot) {
+	for _, s := range []*validators.Snapshot{ep.Current, ep.Previous} {
+		if s == nil {
+			continue
+		}
+		if _, err := ep.Admit(h, s.Pair(), l.peer, l.c.self, l.c.cfg.Params); err == nil {
+			return s.Pair(), s
+		}
+	}
+	return ep.Current.Pair(), ep.Current
+}
+
+// handshake is the runner's half of D28.
+func (l *link) handshake(qc *qgo.Conn, f *frameStream, deadline time.Time) (*wire.Session, *validators.Snapshot, error) {
+	c := l.c
+	binding, err := ChannelBinding(qc)
+	if err != nil {
+		return nil, nil, err
+	}
+	h := c.Height()
+	loc, ep, err := l.runnerLocal(h)
+	if err != nil {
+		return nil, nil, err
+	}
+	pair, snap := l.offer(h, ep)
+	ours := &wire.Hello{
+		Version: wire.Version, ChainID: c.cfg.ChainID, ValidatorSetHash: pair.ValidatorSetHash, SubsetEpoch: pair.SubsetEpoch,
+		PartyPubKey: c.self, PartyRole: wire.RoleRunner, BlockHeight: h,
+	}
+	if _, err := crand.Read(ours.ChallengeNonce[:]); err != nil {
+		return nil, nil, err
+	}
+	if err := f.write(ours); err != nil {
+		return nil, nil, err
+	}
+	peer, err := readHello(f, deadline)
+	if err != nil {
+		return nil, nil, err
+	}
+	if pk, err := validators.PeerKeyOf(peer.PartyPubKey); err == nil && pk != l.peer {
+		return nil, nil, ErrPeerMismatch
+	}
+	if _, err := wire.CheckHello(loc, peer); err != nil {
+		return nil, nil, err
+	}
+	if (wire.EpochPair{SubsetEpoch: peer.SubsetEpoch, ValidatorSetHash: peer.ValidatorSetHash}) != pair {
+		return nil, nil, fmt.Errorf("%w: validator answered another epoch pair", wire.ErrValidatorSetMismatch)
+	}
+	ack := ackFor(ours)
+	if err := ack.Sign(peer, binding, c.cfg.Key); err != nil {
+		return nil, nil, err
+	}
+	if err := f.write(ack); err != nil {
+		return nil, nil, err
+	}
+	vack, err := readHelloAck(f, deadline)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := wire.CheckHelloAck(loc, ours, peer, vack, binding); err != nil {
+		return nil, nil, err
+	}
+	sess, err := wire.SessionFor(ours, peer, binding)
+	return sess, snap, err
+}
+
+// controlLoop reads the validator's control frames: pongs and Goodbye.
+func (l *link) controlLoop(qc *qgo.Conn, f *frameStream, sess *wire.Session) {
+	for {
+		fr, err := f.read()
+		if err != nil {
+			if errors.Is(err, io.EOF) || isClosed(err) {
+				_ = qc.CloseWithError(codeGoodbye, "")
+			} else {
+				sayGoodbye(qc, f, goodbye(sess, l.c.cfg.Key, GoodbyeReason(err), err.Error(), nil), l.c.cfg.GoodbyeLinger)
+			}
+			return
+		}
+		switch fr := fr.(type) {
+		case *wire.HeartbeatPong:
+			l.onPong(sess, fr)
+		case *wire.Goodbye:
+			l.refused(readGoodbye(sess, wire.RoleValidator, fr))
+			_ = qc.CloseWithError(codeGoodbye, "")
+			return
+		default:
+			err := fmt.Errorf("%w: %s on the control stream", ErrUnexpectedFrame, fr.Type())
+			sayGoodbye(qc, f, goodbye(sess, l.c.cfg.Key, wire.GoodbyeProtocolError, err.Error(), nil), l.c.cfg.GoodbyeLinger)
+			return
+		}
+	}
+}
+
+// onPong accepts a pong only if it echoes the outstanding ping's nonce and
+// verifies under the connection's validator key (§6.3).
+func (l *link) onPong(sess *wire.Session, p *wire.HeartbeatPong) {
+	l.mu.Lock()
+	err := error(nil)
+	if !l.pinged || l.sess != sess {
+		err = fmt.Errorf("%w: no ping outstanding", wire.ErrPongNonceMismatch)
+	} else {
+		err = wire.CheckPong(sess, l.outstanding, p)
+	}
+	admitted := l.admitted
+	if err == nil {
+		l.pinged = false
+		l.admitted = nil
+	}
+	l.mu.Unlock()
+	if err != nil {
+		l.c.stats.pongsRejected.Add(1)
+		if l.c.cfg.OnPongRejected != nil {
+			l.c.cfg.OnPongRejected(l.peer, err)
+		}
+		return
+	}
+	l.c.stats.pongsOK.Add(1)
+	if admitted != nil {
+		close(admitted)
+	}
+}
+
+// ping sends a HeartbeatPing for height h unless one went out for h
+// already; the nonce is this connection's next (§6.3).
+func (l *link) ping(h uint64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.sess == nil || (l.lastPing >= h && l.nonce > 0) {
+		return
+	}
+	p := &wire.HeartbeatPing{BlockHeight: h, Nonce: l.nonce}
+	if err := p.Sign(l.sess, l.c.cfg.Key); err != nil {
+		return
+	}
+	if err := l.ctl.write(p); err != nil {
+		return
+	}
+	l.outstanding, l.pinged, l.lastPing = l.nonce, true, h
+	l.nonce++
+	l.c.stats.pings.Add(1)
+}
+
+// control sends a signed control frame built by mk on the link, if up.
+func (l *link) control(mk func(s *wire.Session) (wire.Frame, error)) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.sess == nil {
+		return ErrNotConnected
+	}
+	fr, err := mk(l.sess)
+	if err != nil {
+		return err
+	}
+	return l.ctl.write(fr)
+}
+
+// SendCapabilityDelta signs and sends a §6.5 CapabilityDelta to every
+// connected validator (advisory; never an on-chain change).
+func (c *Client) SendCapabilityDelta(d wire.CapabilityDelta) error {
+	var first error
+	for _, l := range c.linkList() {
+		err := l.control(func(s *wire.Session) (wire.Frame, error) {
+			f := d
+			f.BlockHeight = c.Height()
+			return &f, f.Sign(s, c.cfg.Key)
+		})
+		if err != nil && !errors.Is(err, ErrNotConnected) && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+func (c *Client) linkList() []*link {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]*link, 0, len(c.links))
+	for _, l := range c.links {
+		out = append(out, l)
+	}
+	return out
+}
+
+// pingOnce is for tests and benchmarks: a fresh nonce without the height
+// gate.
+func (l *link) pingOnce(h uint64) {
+	l.mu.Lock()
+	l.lastPing = 0
+	l.mu.Unlock()
+	l.ping(h)
+}

@@ -1,0 +1,285 @@
+package quic
+
+import (
+	"context"
+	"time"
+
+	qgo "github.com/quic-go/quic-go"
+
+	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/presence/local"
+	"github.com/cip11/cip11/presence/validators"
+	"github.com/cip11/cip11/wire"
+)
+
+// job is an accepted assignment (§10.1: at most one per job_id).
+type job struct {
+	a      *wire.JobAssignment
+	sess   *wire.Session
+	fs     *frameStream // the Accepted stream: the only one results go on (§10.3)
+	ctx    context.Context
+	cancel context.CancelFunc
+	// guarded by Client.mu
+	running     bool
+	cancelled   bool
+	commitSent  bool
+	reveal      []byte
+	revealOpens uint64
+	revealSent  bool
+	retained    []retainedTx
+}
+
+// retainedTx is a result-phase transaction kept for §10.3 rebroadcast.
+type retainedTx struct {
+	tx    []byte
+	retry *local.ResultTxRetry
+}
+
+// acceptJobs serves the validator-initiated job streams of one connection.
+func (l *link) acceptJobs(qc *qgo.Conn, sess *wire.Session, snap *validators.Snapshot) {
+	for {
+		st, err := qc.AcceptStream(l.c.ctx)
+		if err != nil {
+			return
+		}
+		l.c.wg.Add(1)
+		go func() {
+			defer l.c.wg.Done()
+			l.c.serveJob(st, sess, snap)
+		}()
+	}
+}
+
+// serveJob answers one push: check (§10.1), ack (§10.2), and for the
+// accepted stream execute and listen for JobCancel (§10.5).
+func (c *Client) serveJob(st *qgo.Stream, sess *wire.Session, snap *validators.Snapshot) {
+	fs := newFrameStream(st, c.cfg.Params.MaxFrameBytes, c.cfg.Params.MaxFrameBytes)
+	fr, err := fs.readBy(time.Now().Add(c.cfg.HandshakeTimeout))
+	if err != nil {
+		fs.abort(streamDone)
+		return
+	}
+	a, ok := fr.(*wire.JobAssignment)
+	if !ok {
+		fs.abort(streamDone)
+		return
+	}
+	status, reason, j := c.admitJob(sess, snap, fs, a)
+	ack := &wire.JobAck{JobID: a.JobID, AssignmentHash: a.AssignmentHash, Status: status, Reason: reason}
+	if err := ack.Sign(sess, c.cfg.Key); err != nil || fs.write(ack) != nil {
+		fs.abort(streamDone)
+		if j != nil {
+			c.release(j)
+		}
+		return
+	}
+	c.stats.acks.Add(1)
+	if j == nil {
+		fs.finish()
+		return
+	}
+	go c.execute(j)
+	for {
+		fr, err := fs.read()
+		if err != nil {
+			return
+		}
+		if jc, ok := fr.(*wire.JobCancel); ok {
+			c.onCancel(j, jc)
+		}
+	}
+}
+
+// admitJob runs wire.CheckAssignment against the job already accepted for
+// this job_id, if any, under the client lock, so two validators' pushes of
+// one job can never both be Accepted (§10.1). It returns the job only when
+// this push is the accepted one.
+func (c *Client) admitJob(sess *wire.Session, snap *validators.Snapshot, fs *frameStream, a *wire.JobAssignment) (wire.AckStatus, *string, *job) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var prev *wire.JobAssignment
+	if j := c.jobs[a.JobID]; j != nil {
+		prev = j.a
+	}
+	st, err := wire.CheckAssignment(&wire.AssignmentContext{
+		Session: sess, Finalized: c.height, Specs: c.cfg.Specs, Accepted: prev,
+		InSnapshot: func(raw [32]byte) bool { return snap.Contains(validators.PeerKey(raw)) },
+	}, a)
+	if err != nil {
+		r := shortText(err.Error())
+		return st, &r, nil
+	}
+	if st.Kind != wire.AckAccepted {
+		return st, nil, nil
+	}
+	if c.active >= c.cfg.MaxConcurrent {
+		r := "at capacity"
+		return wire.Reject(wire.RejectAtCapacity), &r, nil
+	}
+	ctx, cancel := context.WithCancel(c.ctx)
+	j := &job{a: a, sess: sess, fs: fs, ctx: ctx, cancel: cancel, running: true}
+	c.jobs[a.JobID] = j
+	c.active++
+	if c.active >= c.cfg.MaxConcurrent && !c.full {
+		c.full = true
+		go c.backpressure(false)
+	}
+	return st, nil, j
+}
+
+// release returns j's execution slot; lifting backpressure if it was on.
+func (c *Client) release(j *job) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !j.running {
+		return
+	}
+	j.running = false
+	j.cancel()
+	c.active--
+	if c.full && c.active < c.cfg.MaxConcurrent {
+		c.full = false
+		go c.backpressure(true)
+	}
+}
+
+// backpressure sends a §6.4 BackpressureSignal to every validator.
+func (c *Client) backpressure(accepting bool) {
+	c.mu.Lock()
+	h, active := c.height, c.active
+	c.mu.Unlock()
+	for _, l := range c.linkList() {
+		_ = l.control(func(s *wire.Session) (wire.Frame, error) {
+			f := &wire.BackpressureSignal{BlockHeight: h, ActiveJobs: uint32(active), MaxConcurrent: uint32(c.cfg.MaxConcurrent), AcceptingNew: accepting}
+			if !accepting {
+				r := "at capacity"
+				f.Reason = &r
+			}
+			return f, f.Sign(s, c.cfg.Key)
+		})
+	}
+}
+
+// execute runs the job and sends JobResultCommit before JobResult when the
+// executor produced a commitment (verification.runners > 1), both only on
+// the accepted stream (§10.3).
+func (c *Client) execute(j *job) {
+	c.stats.executions.Add(1)
+	progress := func(fraction uint8, detail string) {
+		p := &wire.JobProgress{JobID: j.a.JobID, Fraction: min(fraction, wire.MaxProgressFraction)}
+		if detail != "" {
+			d := shortText(detail)
+			p.Detail = &d
+		}
+		c.mu.Lock()
+		stop := j.cancelled
+		c.mu.Unlock()
+		if !stop {
+			_ = j.fs.write(p)
+		}
+	}
+	res, err := c.cfg.Executor.Execute(j.ctx, &Job{Assignment: j.a, Progress: progress})
+	c.mu.Lock()
+	drop := err != nil || j.cancelled
+	if !drop {
+		j.commitSent = res.Commit != nil
+		j.reveal, j.revealOpens = res.Reveal, res.RevealOpens
+	}
+	h := c.height
+	c.mu.Unlock()
+	c.release(j)
+	if drop {
+		j.fs.finish() // §10.5: no result frames after a cancel without commitment
+		return
+	}
+	if res.Commit != nil {
+		_ = j.fs.write(&wire.JobResultCommit{JobID: j.a.JobID, TxBytes: res.Commit})
+		c.retain(j, res.Commit, h, 0)
+	}
+	c.maybeReveal(j, h)
+}
+
+// maybeReveal sends the reveal once its window is open (§10.3). After a
+// cancel it is still sent if the commitment was (§10.5).
+func (c *Client) maybeReveal(j *job, h uint64) {
+	c.mu.Lock()
+	if j.revealSent || j.reveal == nil || h < j.revealOpens || (j.cancelled && !j.commitSent) {
+		c.mu.Unlock()
+		return
+	}
+	j.revealSent = true
+	tx, opens := j.reveal, j.revealOpens
+	c.mu.Unlock()
+	_ = j.fs.write(&wire.JobResult{JobID: j.a.JobID, TxBytes: tx})
+	c.retain(j, tx, h, opens)
+	j.fs.finish()
+}
+
+func (c *Client) retain(j *job, tx []byte, sent, opens uint64) {
+	c.mu.Lock()
+	j.retained = append(j.retained, retainedTx{tx: tx, retry: local.NewResultTxRetry(sent, opens, c.cfg.Params)})
+	c.mu.Unlock()
+}
+
+// onCancel applies a verified JobCancel for the accepted assignment (§10.5).
+func (c *Client) onCancel(j *job, jc *wire.JobCancel) {
+	err := wire.CheckCancel(j.sess, jc, func(id cip11.Hash) (cip11.Hash, bool) {
+		return j.a.AssignmentHash, id == j.a.JobID
+	})
+	if err != nil {
+		return
+	}
+	c.mu.Lock()
+	j.cancelled = true
+	finish := !j.commitSent && !j.running
+	c.mu.Unlock()
+	j.cancel()
+	if finish {
+		j.fs.finish()
+	}
+}
+
+// jobsTick sends due reveals, rebroadcasts retained transactions through
+// the submitter (§10.3) and forgets jobs past their deadline_block.
+func (c *Client) jobsTick(h uint64) {
+	type due struct {
+		id cip11.Hash
+		tx []byte
+		r  *local.ResultTxRetry
+	}
+	var reveal []*job
+	var rebroadcast []due
+	c.mu.Lock()
+	for id, j := range c.jobs {
+		if !j.revealSent && j.reveal != nil {
+			reveal = append(reveal, j)
+		}
+		for _, r := range j.retained {
+			if r.retry.Due(h) {
+				rebroadcast = append(rebroadcast, due{id, r.tx, r.retry})
+			}
+		}
+		if h > j.a.DeadlineBlock && !j.running && (j.revealSent || j.reveal == nil) {
+			delete(c.jobs, id)
+		}
+	}
+	c.mu.Unlock()
+	for _, j := range reveal {
+		c.maybeReveal(j, h)
+	}
+	if c.cfg.Submitter == nil {
+		return
+	}
+	for _, d := range rebroadcast {
+		if c.cfg.Submitter.Settled(d.id, d.tx) {
+			c.mu.Lock()
+			d.r.Stop()
+			c.mu.Unlock()
+			continue
+		}
+		_ = c.cfg.Submitter.Submit(d.tx)
+		c.mu.Lock()
+		d.r.Rebroadcast(h)
+		c.mu.Unlock()
+	}
+}

@@ -1,0 +1,50 @@
+// Package quic is the CIP-11 r1.3.1 QUIC transport (§4.2, §6, §10, §11,
+// §12.5): the validator [Server] and the runner [Client], built on
+// github.com/quic-go/quic-go. It only moves frames and time. Every
+// decision — frame checks and signature domains (package wire), local
+// presence and the reconnect schedule (package presence/local), validator
+// sets, Sub(R) and epoch-paired admission (package presence/validators) —
+// is made by the pure packages, which this package drives the way raft's
+// node.go drives RawNode.
+//
+// # Transport (DECISIONS D27)
+//
+// The runner is the QUIC client and the validator the server, each on one
+// UDP socket (a quic-go Transport). TLS 1.3 with ALPN "cip11/1" and a
+// self-signed certificate that the runner does not verify: identity is the
+// role key, proven by HelloAck over the channel binding
+// TLS-Exporter("cowboy-cip11-handshake-v1", "", 32) (§6.2). The control
+// stream is the runner's first bidirectional stream (id 0) and carries
+// Hello, HelloAck, heartbeats, backpressure, capability deltas and
+// Goodbye; every JobAssignment opens its own validator-initiated
+// bidirectional stream that also carries that job's JobAck, JobProgress,
+// JobResultCommit, JobResult and JobCancel. Frames are §12.1 envelopes back
+// to back, read by wire.Reader, which rejects an oversized length before
+// allocating it.
+//
+// # Handshake (§6.2, DECISIONS D28)
+//
+// The runner opens the control stream and sends Hello; the validator
+// checks it (version, chain, role, epoch pair, Sub(runner)) and answers
+// with its own Hello, offering the same epoch pair, then its HelloAck.
+// The runner sends its HelloAck as soon as it has the validator's Hello.
+// The validator admits after verifying the runner's HelloAck and the
+// registration rule; every refusal is a Goodbye with the §12.5 reason
+// ([wire.GoodbyeReasonFor]), unsigned before mutual authentication and
+// signed after. Only then does the runner exist for local presence.
+//
+// # Time
+//
+// Block heights come from the node: [Server.Tick] and [Client.Tick], as in
+// raft's Tick. Wall-clock time is used only for QUIC and handshake
+// timeouts, the pre-authentication Hello rate limit, Goodbye linger and the
+// §11.3 reconnect backoff (which the spec gives in milliseconds).
+//
+// # Chain views
+//
+// The node enters through small interfaces: [state.Registry] for
+// registration (§6.2) and the parent-block index basis (§8.1),
+// [ValidatorSets] for the §5.3 epochs, [wire.TxDecoder] and [Mempool] for
+// §10.3 results, [Executor] and [ResultSubmitter] on the runner. In-memory
+// implementations ([StaticValidatorSets], [MemMempool]) sit beside them.
+package quic

@@ -1,0 +1,675 @@
+package quic
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	qgo "github.com/quic-go/quic-go"
+
+	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/presence/local"
+	"github.com/cip11/cip11/presence/validators"
+	"github.com/cip11/cip11/state"
+	"github.com/cip11/cip11/wire"
+)
+
+// ServerConfig configures a validator [Server]. Zero durations and limits
+// take the documented defaults.
+type ServerConfig struct {
+	Key     *wire.ValidatorKey // the §5.4 peer_pubkey's key; signs every validator frame
+	ChainID uint64
+	Params  cip11.Params
+
+	// Registry is the Runner Registry by block (§6.2 registration, §8.1
+	// index basis for ProposerInput).
+	Registry state.Registry
+	// Validators is the §5.3 validator-set view (admission, Sub(R)).
+	Validators ValidatorSets
+
+	// TxDecoder is the node's Transaction::read; TxValidator (optional) its
+	// normal validation; Mempool receives forwarded results (§10.3).
+	TxDecoder   wire.TxDecoder
+	TxValidator wire.TxValidator
+	Mempool     Mempool
+	// RevealOpen reports whether the CIP-2 reveal window of a multi-runner
+	// job is open at h (its commitment included). Nil uses a non-normative
+	// default: open from the block after this validator forwarded the
+	// job's JobResultCommit.
+	RevealOpen func(jobID cip11.Hash, h uint64) bool
+	// RefuseEarlyReveal answers an early multi-runner JobResult with
+	// Goodbye{ProtocolError} instead of holding it (§10.3 allows either).
+	RefuseEarlyReveal bool
+
+	// OnOutcome receives every §10.6 dispatch classification; OnProgress
+	// every §10.4 JobProgress. Both are optional and must not block.
+	OnOutcome  func(Outcome)
+	OnProgress func(runner cip11.Address, p *wire.JobProgress)
+	// OnAdmit is told of every admission (§6.2: both proofs verified and the
+	// admission rules passed). Optional; must not block.
+	OnAdmit func(runner cip11.Address)
+
+	// Listen is the UDP address ("127.0.0.1:0" by default); PacketConn,
+	// if set, is used instead and not closed by the Server.
+	Listen     string
+	PacketConn net.PacketConn
+
+	HandshakeTimeout time.Duration // QUIC + CIP-11 handshake deadline (10 s)
+	IdleTimeout      time.Duration // QUIC idle timeout (30 s)
+	GoodbyeLinger    time.Duration // wait for the peer to close after Goodbye (500 ms)
+	// HelloRate and HelloBurst bound unauthenticated Hellos per source IP
+	// (§6.2): 50/s with a burst of 100 by default; HelloRate < 0 disables.
+	HelloRate  float64
+	HelloBurst int
+	// MaxHalfOpen caps connections between their first Initial and CIP-11
+	// admission (1024); above RetryAbove (MaxHalfOpen/2) new connections
+	// must pass QUIC address validation (Retry) first (§6.6).
+	MaxHalfOpen int
+	RetryAbove  int
+	// Now is the wall clock for the Hello rate limit (time.Now).
+	Now func() time.Time
+}
+
+// Outcome is one §10.6 dispatch classification.
+type Outcome struct {
+	JobID   cip11.Hash
+	Runner  cip11.Address
+	Outcome local.Outcome
+	Height  uint64
+	Err     error           // why a SoftFailure was one, when it was a bad frame
+	Ack     *wire.AckStatus // the runner's verified JobAck status, if one was read
+}
+
+// ServerStats are cumulative counters, for tests and operators.
+type ServerStats struct {
+	Admitted, Refused, PingsOK, PingsRejected, ProtocolErrors, Forwarded int64
+}
+
+// Server is a validator's CIP-11 endpoint: one UDP socket, QUIC+TLS 1.3,
+// admission, heartbeats and push (§6, §10, §11). It owns the validator's
+// local presence, which it drives with the height given by [Server.Tick].
+type Server struct {
+	cfg    ServerConfig
+	self   validators.PeerKey
+	udp    net.PacketConn
+	ownUDP bool
+	tr     *qgo.Transport
+	ln     *qgo.Listener
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	half    halfOpen
+	limiter *helloLimiter
+	stats   struct{ admitted, refused, pingsOK, pingsRejected, protocol, forwarded atomic.Int64 }
+
+	mu       sync.Mutex
+	height   uint64
+	pres     *local.Presence
+	conns    map[local.ConnID]*sconn
+	byRunner map[cip11.Address][]*sconn // admitted connections, oldest first
+	pushes   map[pushKey]*push
+	closed   bool
+
+	mutatePong func(*wire.HeartbeatPong) // test hook: a misbehaving validator
+}
+
+// sconn is one admitted runner connection.
+type sconn struct {
+	qc     *qgo.Conn
+	ctl    *frameStream
+	sess   *wire.Session
+	runner cip11.Address
+	id     local.ConnID
+}
+
+func (c *ServerConfig) defaults() error {
+	switch {
+	case c.Key == nil:
+		return ErrNilKey
+	case c.Registry == nil:
+		return fmt.Errorf("%w: Registry", ErrNilDependency)
+	case c.Validators == nil:
+		return fmt.Errorf("%w: Validators", ErrNilDependency)
+	case c.TxDecoder == nil:
+		return fmt.Errorf("%w: TxDecoder", ErrNilDependency)
+	case c.Mempool == nil:
+		return fmt.Errorf("%w: Mempool", ErrNilDependency)
+	}
+	if err := c.Params.Validate(); err != nil {
+		return err
+	}
+	if c.Listen == "" {
+		c.Listen = "127.0.0.1:0"
+	}
+	c.HandshakeTimeout = orDefault(c.HandshakeTimeout, 10*time.Second)
+	c.IdleTimeout = orDefault(c.IdleTimeout, 30*time.Second)
+	c.GoodbyeLinger = orDefault(c.GoodbyeLinger, 500*time.Millisecond)
+	if c.HelloRate == 0 {
+		c.HelloRate = 50
+	}
+	if c.HelloBurst <= 0 {
+		c.HelloBurst = 100
+	}
+	if c.MaxHalfOpen <= 0 {
+		c.MaxHalfOpen = 1024
+	}
+	if c.RetryAbove <= 0 {
+		c.RetryAbove = c.MaxHalfOpen / 2
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return nil
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
+
+// NewServer validates cfg, binds the UDP socket and starts accepting at
+// height h (the node's last finalized and applied block).
+func NewServer(cfg ServerConfig, h uint64) (*Server, error) {
+	if err := cfg.defaults(); err != nil {
+		return nil, err
+	}
+	self, err := validators.PeerKeyOf(cfg.Key.PubKey())
+	if err != nil {
+		return nil, err
+	}
+	cert, err := selfSignedCert()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{
+		cfg: cfg, self: self, height: h, pres: local.New(cfg.Params),
+		conns: map[local.ConnID]*sconn{}, byRunner: map[cip11.Address][]*sconn{}, pushes: map[pushKey]*push{},
+		limiter: newHelloLimiter(cfg.HelloRate, cfg.HelloBurst, cfg.Now),
+	}
+	s.udp = cfg.PacketConn
+	if s.udp == nil {
+		if s.udp, err = net.ListenPacket("udp", cfg.Listen); err != nil {
+			return nil, err
+		}
+		s.ownUDP = true
+	}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.tr = &qgo.Transport{
+		Conn:                s.udp,
+		VerifySourceAddress: func(net.Addr) bool { return s.half.n.Load() >= int64(cfg.RetryAbove) },
+		ConnContext: func(ctx context.Context, _ *qgo.ClientInfo) (context.Context, error) {
+			ctx, ok := s.half.enter(ctx, int64(cfg.MaxHalfOpen))
+			if !ok {
+				return ctx, errors.New("half-open handshake cap reached")
+			}
+			return ctx, nil
+		},
+	}
+	s.ln, err = s.tr.Listen(serverTLS(cert), &qgo.Config{
+		HandshakeIdleTimeout:  cfg.HandshakeTimeout,
+		MaxIdleTimeout:        cfg.IdleTimeout,
+		MaxIncomingStreams:    1,  // D27: the runner opens only the control stream
+		MaxIncomingUniStreams: -1, // and no unidirectional streams
+	})
+	if err != nil {
+		s.closeSocket()
+		return nil, err
+	}
+	s.wg.Add(1)
+	go s.acceptLoop()
+	return s, nil
+}
+
+// Addr is the server's UDP address.
+func (s *Server) Addr() net.Addr { return s.udp.LocalAddr() }
+
+// PeerKey is this validator's raw peer_pubkey.
+func (s *Server) PeerKey() validators.PeerKey { return s.self }
+
+// Stats returns a snapshot of the counters.
+func (s *Server) Stats() ServerStats {
+	return ServerStats{
+		Admitted: s.stats.admitted.Load(), Refused: s.stats.refused.Load(),
+		PingsOK: s.stats.pingsOK.Load(), PingsRejected: s.stats.pingsRejected.Load(),
+		ProtocolErrors: s.stats.protocol.Load(), Forwarded: s.stats.forwarded.Load(),
+	}
+}
+
+// HalfOpen is the current number of connections not yet admitted (§6.6).
+func (s *Server) HalfOpen() int { return int(s.half.n.Load()) }
+
+// acceptLoop only accepts: each connection is served on its own goroutine,
+// so quic-go's 32-slot accept queue never backs up behind a slow peer.
+func (s *Server) acceptLoop() {
+	defer s.wg.Done()
+	for {
+		qc, err := s.ln.Accept(s.ctx)
+		if err != nil {
+			return
+		}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.serveConn(qc)
+		}()
+	}
+}
+
+func (s *Server) currentHeight() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.height
+}
+
+// serveConn runs one connection: handshake under the deadline, then the
+// control loop until the connection ends.
+func (s *Server) serveConn(qc *qgo.Conn) {
+	tok := tokenOf(qc.Context())
+	defer tok.release()
+	deadline := time.Now().Add(s.cfg.HandshakeTimeout)
+	ctx, cancel := context.WithDeadline(qc.Context(), deadline)
+	st, err := qc.AcceptStream(ctx)
+	cancel()
+	if err != nil {
+		_ = qc.CloseWithError(codeProtocol, "no control stream")
+		return
+	}
+	f := newFrameStream(st, handshakeFrameBytes, s.cfg.Params.MaxFrameBytes)
+	if st.StreamID() != 0 {
+		s.refuse(qc, f, nil, ErrNotControlStream)
+		return
+	}
+	sc, sess, err := s.handshake(qc, f, deadline)
+	if err != nil {
+		var gone *RefusedError
+		if errors.As(err, &gone) || isClosed(err) {
+			_ = qc.CloseWithError(codeGoodbye, "")
+			return
+		}
+		s.refuse(qc, f, sess, err)
+		return
+	}
+	tok.release()
+	if s.cfg.OnAdmit != nil {
+		s.cfg.OnAdmit(sc.runner)
+	}
+	f.setReadMax(s.cfg.Params.MaxFrameBytes)
+	s.controlLoop(sc)
+}
+
+// refuse closes with the Goodbye reason for err (§12.5), signed once the
+// session is known.
+func (s *Server) refuse(qc *qgo.Conn, f *frameStream, sess *wire.Session, err error) {
+	s.stats.refused.Add(1)
+	var k wire.Signer
+	if sess != nil {
+		k = s.cfg.Key
+	}
+	sayGoodbye(qc, f, goodbye(sess, k, GoodbyeReason(err), err.Error(), nil), s.cfg.GoodbyeLinger)
+}
+
+// local is the validator's wire.Local at h: the admissible epoch pairs and
+// the Sub(runner) predicate (§5.3, §6.2).
+func (s *Server) local(h uint64) (*wire.Local, error) {
+	ep, err := s.cfg.Validators.EpochsAt(h)
+	if err != nil {
+		return nil, err
+	}
+	return &wire.Local{
+		Role: wire.RoleValidator, ChainID: s.cfg.ChainID, Version: wire.Version,
+		Epochs: ep.Pairs(h, s.cfg.Params), Admits: ep.AdmitsRunner(h, s.self, s.cfg.Params),
+	}, nil
+}
+
+// handshake is the validator's half of D28. It returns the session as soon
+// as both HelloAcks verified, even when admission then fails, so the
+// refusal can be signed.
+func (s *Server) handshake(qc *qgo.Conn, f *frameStream, deadline time.Time) (*sconn, *wire.Session, error) {
+	binding, err := ChannelBinding(qc)
+	if err != nil {
+		return nil, nil, err
+	}
+	peer, err := readHello(f, deadline)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !s.limiter.allow(sourceIP(qc.RemoteAddr())) {
+		return nil, nil, ErrRateLimited
+	}
+	h := s.currentHeight()
+	l, err := s.local(h)
+	if err != nil {
+		return nil, nil, err
+	}
+	pair, err := wire.CheckHello(l, peer)
+	if err != nil {
+		return nil, nil, err
+	}
+	ours, err := s.sendHello(f, peer, pair, h, binding)
+	if err != nil {
+		return nil, nil, err
+	}
+	ack, err := readHelloAck(f, deadline)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := wire.CheckHelloAck(l, ours, peer, ack, binding); err != nil {
+		return nil, nil, err
+	}
+	sess, err := wire.SessionFor(ours, peer, binding)
+	if err != nil {
+		return nil, nil, err
+	}
+	sc, err := s.admit(qc, f, sess)
+	return sc, sess, err
+}
+
+// sendHello writes our Hello, offering the pair the runner's Hello selected
+// (both ends must fold the same pair into connection_id), then our HelloAck
+// over the runner's challenge (D28: without waiting for the runner's ack).
+func (s *Server) sendHello(f *frameStream, peer *wire.Hello, pair wire.EpochPair, h uint64, binding cip11.Hash) (*wire.Hello, error) {
+	ours := &wire.Hello{
+		Version: wire.Version, ChainID: s.cfg.ChainID, ValidatorSetHash: pair.ValidatorSetHash, SubsetEpoch: pair.SubsetEpoch,
+		PartyPubKey: s.cfg.Key.PubKey(), PartyRole: wire.RoleValidator, BlockHeight: h,
+	}
+	if _, err := rand.Read(ours.ChallengeNonce[:]); err != nil {
+		return nil, err
+	}
+	ack := ackFor(ours)
+	if err := ack.Sign(peer, binding, s.cfg.Key); err != nil {
+		return nil, err
+	}
+	return ours, f.writeAll(ours, ack)
+}
+
+// ackFor is the HelloAck repeating h's fields but block_height (D28).
+func ackFor(h *wire.Hello) *wire.HelloAck {
+	return &wire.HelloAck{
+		Version: h.Version, ChainID: h.ChainID, ValidatorSetHash: h.ValidatorSetHash, SubsetEpoch: h.SubsetEpoch,
+		PartyPubKey: h.PartyPubKey, PartyRole: h.PartyRole, BlockHeight: h.BlockHeight,
+	}
+}
+
+// readHello reads the peer's Hello; a Goodbye instead is a refusal.
+func readHello(f *frameStream, deadline time.Time) (*wire.Hello, error) {
+	fr, err := f.readBy(deadline)
+	if err != nil {
+		return nil, err
+	}
+	switch fr := fr.(type) {
+	case *wire.Hello:
+		return fr, nil
+	case *wire.Goodbye:
+		return nil, readGoodbye(nil, 0, fr)
+	}
+	return nil, fmt.Errorf("%w: %s during handshake", ErrUnexpectedFrame, fr.Type())
+}
+
+func readHelloAck(f *frameStream, deadline time.Time) (*wire.HelloAck, error) {
+	fr, err := f.readBy(deadline)
+	if err != nil {
+		return nil, err
+	}
+	switch fr := fr.(type) {
+	case *wire.HelloAck:
+		return fr, nil
+	case *wire.Goodbye:
+		return nil, readGoodbye(nil, 0, fr)
+	}
+	return nil, fmt.Errorf("%w: %s during handshake", ErrUnexpectedFrame, fr.Type())
+}
+
+// admit applies the registration rule (§6.2: health ≠ Deregistered) at the
+// current height and records the connection in local presence. Nothing
+// about the runner is recorded before this point.
+func (s *Server) admit(qc *qgo.Conn, f *frameStream, sess *wire.Session) (*sconn, error) {
+	addr, err := sess.RunnerPubKey.RunnerAddress()
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, ErrClosed
+	}
+	view, err := s.cfg.Registry.At(s.height)
+	if err != nil {
+		return nil, err
+	}
+	if r, ok := view.Runner(addr); !ok || r.Health == state.Deregistered {
+		return nil, fmt.Errorf("%w: %s", ErrRunnerNotRegistered, addr)
+	}
+	sc := &sconn{qc: qc, ctl: f, sess: sess, runner: addr, id: local.ConnID(sess.ID)}
+	if err := s.pres.Open(s.height, addr, sc.id); err != nil {
+		return nil, err
+	}
+	s.conns[sc.id] = sc
+	s.byRunner[addr] = append(s.byRunner[addr], sc)
+	s.stats.admitted.Add(1)
+	return sc, nil
+}
+
+// controlLoop serves the admitted control stream (§6.3–§6.5, §12.5).
+func (s *Server) controlLoop(sc *sconn) {
+	defer s.drop(sc)
+	for {
+		fr, err := sc.ctl.read()
+		if err != nil {
+			s.streamError(sc, err)
+			return
+		}
+		if err := s.onControl(sc, fr); err != nil {
+			var gone *RefusedError
+			if errors.As(err, &gone) {
+				_ = sc.qc.CloseWithError(codeGoodbye, "")
+				return
+			}
+			s.closeWith(sc, err)
+			return
+		}
+	}
+}
+
+// streamError ends a connection whose stream failed: a §12.1 defect is a
+// protocol error answered with a Goodbye, a vanished peer is just gone.
+func (s *Server) streamError(sc *sconn, err error) {
+	if errors.Is(err, io.EOF) || isClosed(err) {
+		_ = sc.qc.CloseWithError(codeGoodbye, "")
+		return
+	}
+	s.closeWith(sc, err)
+}
+
+// closeWith sends the signed Goodbye for err and closes.
+func (s *Server) closeWith(sc *sconn, err error) {
+	s.stats.protocol.Add(1)
+	sayGoodbye(sc.qc, sc.ctl, goodbye(sc.sess, s.cfg.Key, GoodbyeReason(err), err.Error(), nil), s.cfg.GoodbyeLinger)
+}
+
+func (s *Server) onControl(sc *sconn, fr wire.Frame) error {
+	switch fr := fr.(type) {
+	case *wire.HeartbeatPing:
+		return s.onPing(sc, fr)
+	case *wire.BackpressureSignal:
+		if err := fr.Verify(sc.sess); err != nil {
+			return err
+		}
+		return s.event(func(h uint64) error { return s.pres.Backpressure(h, sc.runner, sc.id, fr.AcceptingNew) })
+	case *wire.CapabilityDelta:
+		if err := fr.Verify(sc.sess); err != nil {
+			return err
+		}
+		return s.event(func(h uint64) error { return s.pres.CapabilityDelta(h, sc.runner, sc.id, fr) })
+	case *wire.Goodbye:
+		return readGoodbye(sc.sess, wire.RoleRunner, fr)
+	}
+	return fmt.Errorf("%w: %s on the control stream", ErrUnexpectedFrame, fr.Type())
+}
+
+// event applies one local-presence event at the current height.
+func (s *Server) event(fn func(h uint64) error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return fn(s.height)
+}
+
+// onPing verifies a HeartbeatPing against this connection (signature bound
+// to connection_id, strictly increasing nonce) and answers with a signed
+// HeartbeatPong carrying accepting_new (§6.3, §6.4).
+func (s *Server) onPing(sc *sconn, p *wire.HeartbeatPing) error {
+	if err := p.Verify(sc.sess); err != nil {
+		s.stats.pingsRejected.Add(1)
+		return err
+	}
+	s.mu.Lock()
+	h := s.height
+	err := s.pres.Ping(h, sc.runner, sc.id, p.Nonce)
+	accepting := s.pres.AcceptingNew(sc.runner)
+	mutate := s.mutatePong
+	s.mu.Unlock()
+	if err != nil {
+		s.stats.pingsRejected.Add(1)
+		return err
+	}
+	s.stats.pingsOK.Add(1)
+	pong := &wire.HeartbeatPong{BlockHeight: h, NonceEcho: p.Nonce, AcceptingNew: accepting}
+	if mutate != nil {
+		mutate(pong)
+	}
+	pong.Sign(sc.sess, s.cfg.Key)
+	return sc.ctl.write(pong)
+}
+
+// drop forgets a closed connection: the runner leaves local presence at
+// once (§11.3).
+func (s *Server) drop(sc *sconn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.conns[sc.id]; !ok {
+		return
+	}
+	delete(s.conns, sc.id)
+	list := s.byRunner[sc.runner]
+	for i, c := range list {
+		if c == sc {
+			list = append(list[:i:i], list[i+1:]...)
+			break
+		}
+	}
+	if len(list) == 0 {
+		delete(s.byRunner, sc.runner)
+	} else {
+		s.byRunner[sc.runner] = list
+	}
+	_ = s.pres.Close(s.height, sc.runner, sc.id)
+}
+
+// IsPresent reports whether runner is in this validator's local presence
+// at the current height (§7.4).
+func (s *Server) IsPresent(runner cip11.Address) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pres.IsPresent(runner, s.height)
+}
+
+// Present lists local presence at the current height (§7.4).
+func (s *Server) Present() []cip11.Address {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pres.Present(s.height)
+}
+
+// Connected reports whether runner has an admitted connection.
+func (s *Server) Connected(runner cip11.Address) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.byRunner[runner]) > 0
+}
+
+// ProposerInput is the PresenceInputV1 bytes for block h+1 (§8.1): local
+// presence at h indexed against the registry as of h, the new block's
+// parent (§8.5).
+func (s *Server) ProposerInput(h uint64) ([]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	parent, err := s.cfg.Registry.At(h) // under s.mu: registry reads are serialised
+	if err != nil {
+		return nil, err
+	}
+	_, b := s.pres.ProposerInput(h, parent)
+	return b, nil
+}
+
+// Goodbye closes every connection of runner with a signed Goodbye carrying
+// reason and retry_after_blocks (§12.5). It returns once they are closed.
+func (s *Server) Goodbye(runner cip11.Address, reason wire.GoodbyeReason, detail string, retryAfterBlocks *uint64) error {
+	s.mu.Lock()
+	list := append([]*sconn(nil), s.byRunner[runner]...)
+	s.mu.Unlock()
+	if len(list) == 0 {
+		return ErrNotConnected
+	}
+	var wg sync.WaitGroup
+	for _, sc := range list {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sayGoodbye(sc.qc, sc.ctl, goodbye(sc.sess, s.cfg.Key, reason, detail, retryAfterBlocks), s.cfg.GoodbyeLinger)
+		}()
+	}
+	wg.Wait()
+	return nil
+}
+
+// Close says Goodbye{Shutdown} to every runner, stops accepting and
+// releases the socket. A restarted Server starts with empty presence
+// (§8.1).
+func (s *Server) Close() error {
+	return s.Shutdown(wire.GoodbyeShutdown, nil)
+}
+
+// Shutdown is Close with a chosen reason (Shutdown or Draining) and
+// retry_after_blocks.
+func (s *Server) Shutdown(reason wire.GoodbyeReason, retryAfterBlocks *uint64) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return ErrClosed
+	}
+	s.closed = true
+	list := make([]*sconn, 0, len(s.conns))
+	for _, sc := range s.conns {
+		list = append(list, sc)
+	}
+	s.mu.Unlock()
+	_ = s.ln.Close()
+	var wg sync.WaitGroup
+	for _, sc := range list {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sayGoodbye(sc.qc, sc.ctl, goodbye(sc.sess, s.cfg.Key, reason, "", retryAfterBlocks), s.cfg.GoodbyeLinger)
+		}()
+	}
+	wg.Wait()
+	s.cancel()
+	err := s.tr.Close()
+	s.wg.Wait()
+	s.closeSocket()
+	return err
+}
+
+func (s *Server) closeSocket() {
+	if s.ownUDP {
+		_ = s.udp.Close()
+	}
+}

@@ -1,0 +1,390 @@
+package quic
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/presence/local"
+	"github.com/cip11/cip11/wire"
+)
+
+// Assignment is one runner seat the node's block assigned (§10.1), handed
+// to [Server.Push] after the block is finalized and applied.
+type Assignment struct {
+	JobID   cip11.Hash
+	JobSpec []byte // the cowboy-protocol-codec bytes P, carried verbatim (D16)
+	// AssignmentHeight is the assignment block; DeadlineBlock the
+	// chain-derived timeout-index block (§10.1, D21). Neither is chosen here.
+	AssignmentHeight uint64
+	DeadlineBlock    uint64
+	Runner           cip11.Address
+	// MultiRunner is verification.runners > 1: JobResultCommit must precede
+	// JobResult, and an early reveal is held or refused (§10.3).
+	MultiRunner bool
+	// Capabilities and Entitlements the job needs, for the §6.5 routing veto.
+	Capabilities []string
+	Entitlements []cip11.Hash
+}
+
+type pushState uint8
+
+const (
+	awaitingAck pushState = iota
+	accepted
+	finished
+)
+
+type pushKey struct {
+	job  cip11.Hash
+	conn local.ConnID
+}
+
+// push is one JobAssignment sent on one job stream (§10.1, §10.2).
+type push struct {
+	a      Assignment
+	frame  *wire.JobAssignment
+	sc     *sconn
+	fs     *frameStream
+	sentAt uint64
+	// guarded by Server.mu
+	state      pushState
+	commitAt   uint64
+	commitSeen bool
+	held       *heldTx
+	releasing  bool
+	ack        *wire.AckStatus // the verified JobAck status, once read
+}
+
+type heldTx struct {
+	raw []byte
+	tx  wire.Transaction
+}
+
+// Tick is the node telling the server that h is its newest finalized and
+// applied height (raft's Tick): pushes with no framed answer within
+// ACK_TIMEOUT_BLOCKS become HardFailure and their streams are closed
+// (§10.6, §11.1), and held reveals whose window opened are forwarded
+// (§10.3). Heights never go back; an older h is ignored.
+func (s *Server) Tick(h uint64) {
+	type release struct {
+		p *push
+		t *heldTx
+	}
+	var timedOut []*push
+	var reveal []release
+	s.mu.Lock()
+	if h > s.height {
+		if h/64 != s.height/64 {
+			s.pres.Forget()
+		}
+		s.height = h
+	}
+	for k, p := range s.pushes {
+		switch {
+		case p.state == awaitingAck && local.AckTimedOut(p.sentAt, s.height, s.cfg.Params):
+			_ = s.pres.Dispatch(s.height, p.a.Runner, local.HardFailure)
+			p.state = finished
+			delete(s.pushes, k)
+			timedOut = append(timedOut, p)
+		case p.held != nil && !p.releasing && s.revealOpen(p, s.height):
+			p.releasing = true // held stays set until finishPush: the stream's EOF must not look like "no result"
+			reveal = append(reveal, release{p, p.held})
+		}
+	}
+	h = s.height
+	s.mu.Unlock()
+	for _, p := range timedOut {
+		p.fs.abort(streamTimeout)
+		s.report(Outcome{JobID: p.a.JobID, Runner: p.a.Runner, Outcome: local.HardFailure, Height: h})
+	}
+	for _, r := range reveal {
+		s.forwardReveal(r.p, r.t)
+	}
+}
+
+// Height is the newest height given to Tick.
+func (s *Server) Height() uint64 { return s.currentHeight() }
+
+// Applied is Tick(h) followed by Push(as): the node's call once block h is
+// finalized and applied (§10.1: never speculative).
+func (s *Server) Applied(h uint64, as []Assignment) []error {
+	s.Tick(h)
+	return s.Push(as)
+}
+
+// Push sends each assignment to its runner if the runner is in local
+// presence and not vetoed by a capability delta (§7.4 (a), §10.1): a new
+// validator-initiated stream and a signed JobAssignment. It returns one
+// error per assignment (nil: sent; ErrNotPresent: not routed here).
+// Outcomes arrive later through ServerConfig.OnOutcome.
+func (s *Server) Push(as []Assignment) []error {
+	errs := make([]error, len(as))
+	var wg sync.WaitGroup
+	for i := range as {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = s.pushOne(as[i])
+		}()
+	}
+	wg.Wait()
+	return errs
+}
+
+func (s *Server) route(a *Assignment) (*sconn, uint64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, 0, ErrClosed
+	}
+	list := s.byRunner[a.Runner]
+	if len(list) == 0 || !s.pres.Pushes(a.Runner, s.height, a.Capabilities, a.Entitlements) {
+		return nil, 0, ErrNotPresent
+	}
+	return list[len(list)-1], s.height, nil
+}
+
+func (s *Server) pushOne(a Assignment) error {
+	sc, _, err := s.route(&a)
+	if err != nil {
+		return err
+	}
+	f := &wire.JobAssignment{
+		JobID: a.JobID, JobSpec: a.JobSpec, JobSpecHash: wire.JobSpecHash(a.JobSpec),
+		AssignmentHeight: a.AssignmentHeight, DeadlineBlock: a.DeadlineBlock, RunnerPubKey: sc.sess.RunnerPubKey,
+	}
+	if err := f.Sign(sc.sess.ChainID, s.cfg.Key); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(sc.qc.Context(), s.cfg.HandshakeTimeout)
+	st, err := sc.qc.OpenStreamSync(ctx)
+	cancel()
+	if err != nil {
+		return err
+	}
+	p := &push{a: a, frame: f, sc: sc, fs: newFrameStream(st, s.cfg.Params.MaxFrameBytes, s.cfg.Params.MaxFrameBytes)}
+	s.mu.Lock()
+	p.sentAt = s.height
+	k := pushKey{a.JobID, sc.id}
+	if old := s.pushes[k]; old != nil {
+		s.mu.Unlock()
+		p.fs.abort(streamDone)
+		return fmt.Errorf("quic: job %s already pushed on this connection", a.JobID)
+	}
+	s.pushes[k] = p
+	s.mu.Unlock()
+	if err := p.fs.write(f); err != nil {
+		return err // no framed answer will come: HardFailure after ACK_TIMEOUT_BLOCKS
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.jobStream(p)
+	}()
+	return nil
+}
+
+// jobStream reads the runner's frames on one job stream.
+func (s *Server) jobStream(p *push) {
+	for {
+		fr, err := p.fs.read()
+		if err != nil {
+			if !errors.Is(err, io.EOF) && !isClosed(err) {
+				// §12.1: a defective frame is a protocol error for the connection.
+				s.closeWith(p.sc, err)
+			}
+			s.mu.Lock()
+			gone := p.state == accepted && p.held == nil
+			s.mu.Unlock()
+			if gone { // acked, then gone without its results (§10.6: runner alive)
+				s.finishPush(p, local.SoftFailure, fmt.Errorf("%w: stream ended before the results", ErrUnexpectedFrame))
+			}
+			return // awaiting the ack: ACK_TIMEOUT_BLOCKS decides (§10.6)
+		}
+		if s.onJobFrame(p, fr) {
+			return
+		}
+	}
+}
+
+// onJobFrame classifies one frame (§10.2, §10.3, §10.6); it reports
+// whether the stream is finished.
+func (s *Server) onJobFrame(p *push, fr wire.Frame) bool {
+	s.mu.Lock()
+	st := p.state
+	s.mu.Unlock()
+	if st == awaitingAck {
+		return s.onAck(p, fr)
+	}
+	switch fr := fr.(type) {
+	case *wire.JobProgress:
+		if s.cfg.OnProgress != nil {
+			s.cfg.OnProgress(p.a.Runner, fr)
+		}
+		return false
+	case *wire.JobResultCommit, *wire.JobResult:
+		return s.onResult(p, fr)
+	}
+	s.closeWith(p.sc, fmt.Errorf("%w: %s on a job stream", ErrUnexpectedFrame, fr.Type()))
+	return true
+}
+
+// onAck matches the JobAck to the assignment sent on this connection and
+// classifies it; any other first frame is a SoftFailure (§10.6 "other
+// framed response").
+func (s *Server) onAck(p *push, fr wire.Frame) bool {
+	ack, ok := fr.(*wire.JobAck)
+	var err error
+	if !ok {
+		err = fmt.Errorf("%w: %s before JobAck", ErrUnexpectedFrame, fr.Type())
+	} else {
+		err = wire.CheckAck(p.sc.sess, ack, func(id cip11.Hash) (cip11.Hash, bool) {
+			return p.frame.AssignmentHash, id == p.frame.JobID
+		})
+	}
+	o := local.SoftFailure
+	if ok && err == nil {
+		p.ack = &ack.Status
+	}
+	switch {
+	case err != nil:
+	case ack.Status.Kind == wire.AckAccepted:
+		s.mu.Lock()
+		live := p.state == awaitingAck
+		if live {
+			p.state = accepted
+		}
+		s.mu.Unlock()
+		return !live
+	case ack.Status.Kind == wire.AckDuplicate:
+		o = local.Duplicate
+	}
+	s.finishPush(p, o, err)
+	return true
+}
+
+// onResult applies the §10.3 checks and forwards the transaction verbatim.
+func (s *Server) onResult(p *push, fr wire.Frame) bool {
+	tx, err := wire.CheckResult(fr, p.a.Runner, s.cfg.TxDecoder, s.cfg.TxValidator)
+	if err != nil {
+		s.finishPush(p, local.SoftFailure, err)
+		return true
+	}
+	if c, ok := fr.(*wire.JobResultCommit); ok {
+		if err := s.cfg.Mempool.Submit(c.TxBytes, tx); err != nil {
+			s.finishPush(p, local.SoftFailure, err)
+			return true
+		}
+		s.stats.forwarded.Add(1)
+		s.mu.Lock()
+		p.commitSeen, p.commitAt = true, s.height
+		s.mu.Unlock()
+		return false
+	}
+	r := fr.(*wire.JobResult)
+	if !p.a.MultiRunner {
+		return s.forwardReveal(p, &heldTx{raw: r.TxBytes, tx: tx})
+	}
+	s.mu.Lock()
+	open, seen := s.revealOpen(p, s.height), p.commitSeen
+	if !open && !s.cfg.RefuseEarlyReveal && p.held == nil {
+		p.held = &heldTx{raw: r.TxBytes, tx: tx} // §10.3: hold, never submit early
+	}
+	s.mu.Unlock()
+	switch {
+	case open:
+		return s.forwardReveal(p, &heldTx{raw: r.TxBytes, tx: tx})
+	case s.cfg.RefuseEarlyReveal:
+		err := ErrEarlyReveal
+		if !seen {
+			err = ErrResultBeforeCommit
+		}
+		s.finishPush(p, local.SoftFailure, err)
+		s.closeWith(p.sc, err)
+		return true
+	}
+	return false
+}
+
+// revealOpen is the reveal-window test for a multi-runner push; s.mu held.
+func (s *Server) revealOpen(p *push, h uint64) bool {
+	if s.cfg.RevealOpen != nil {
+		return s.cfg.RevealOpen(p.a.JobID, h)
+	}
+	return p.commitSeen && h > p.commitAt
+}
+
+func (s *Server) forwardReveal(p *push, t *heldTx) bool {
+	if err := s.cfg.Mempool.Submit(t.raw, t.tx); err != nil {
+		s.finishPush(p, local.SoftFailure, err)
+		return true
+	}
+	s.stats.forwarded.Add(1)
+	s.finishPush(p, local.Success, nil)
+	return true
+}
+
+// finishPush records the outcome once, closes the stream and reports.
+func (s *Server) finishPush(p *push, o local.Outcome, err error) {
+	s.mu.Lock()
+	if p.state == finished {
+		s.mu.Unlock()
+		return
+	}
+	p.state = finished
+	delete(s.pushes, pushKey{p.a.JobID, p.sc.id})
+	_ = s.pres.Dispatch(s.height, p.a.Runner, o)
+	h := s.height
+	s.mu.Unlock()
+	p.fs.finish()
+	s.report(Outcome{JobID: p.a.JobID, Runner: p.a.Runner, Outcome: o, Height: h, Err: err, Ack: p.ack})
+}
+
+func (s *Server) report(o Outcome) {
+	if s.cfg.OnOutcome != nil {
+		s.cfg.OnOutcome(o)
+	}
+}
+
+// Cancel sends a signed JobCancel with reason on every in-flight push of
+// jobID to runner (§10.5). The stream stays open: a runner that already
+// committed still reveals on it.
+func (s *Server) Cancel(jobID cip11.Hash, runner cip11.Address, reason wire.CancelReason) error {
+	s.mu.Lock()
+	var ps []*push
+	for k, p := range s.pushes {
+		if k.job == jobID && p.a.Runner == runner {
+			ps = append(ps, p)
+		}
+	}
+	s.mu.Unlock()
+	if len(ps) == 0 {
+		return ErrNoSuchJob
+	}
+	var first error
+	for _, p := range ps {
+		c := &wire.JobCancel{JobID: jobID, AssignmentHash: p.frame.AssignmentHash, Reason: reason}
+		c.Sign(p.sc.sess, s.cfg.Key)
+		if err := p.fs.write(c); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// pendingFor is for tests: whether a push of jobID to runner is in flight.
+func (s *Server) pendingFor(jobID cip11.Hash) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for k := range s.pushes {
+		if k.job == jobID {
+			n++
+		}
+	}
+	return n
+}
