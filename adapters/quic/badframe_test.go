@@ -138,6 +138,13 @@ func feed(r *rawConn, b []byte) {
 // remains.
 func checkAlive(t *testing.T, f *fixture, s *Server) {
 	t.Helper()
+	// Wait for the abused connections to be gone: local.Presence.Close of an
+	// old connection clears the runner even if a newer one is live.
+	eventually(t, "abused connections closed", func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return len(s.conns) == 0
+	})
 	k := runnerKey(t, 1)
 	r := rawDial(t, rawTransport(t), s, k)
 	r.handshake(f.snap.Pair())

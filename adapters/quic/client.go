@@ -457,6 +457,7 @@ func (l *link) connectOnce() bool {
 		return false
 	}
 	f.setReadMax(c.cfg.Params.MaxFrameBytes)
+	f.writeTimeout = c.cfg.HandshakeTimeout
 	admitted := make(chan struct{})
 	l.mu.Lock()
 	l.qc, l.ctl, l.sess, l.snap = qc, f, sess, snap
@@ -536,6 +537,7 @@ func (l *link) runnerLocal(h uint64) (*wire.Local, validators.Epochs, error) {
 	}
 	return &wire.Local{
 		Role: wire.RoleRunner, ChainID: c.cfg.ChainID, Version: wire.Version, Epochs: ep.Pairs(h, c.cfg.Params),
+		AcceptHigherMinor: true, // D28: same major ⇒ the lower version is the connection's
 		Admits: func(pair wire.EpochPair, v wire.PubKey) bool {
 			pk, err := validators.PeerKeyOf(v)
 			if err != nil || pk != l.peer {
@@ -606,6 +608,9 @@ func (l *link) handshake(qc *qgo.Conn, f *frameStream, deadline time.Time) (*wir
 	}
 	vack, err := readHelloAck(f, deadline)
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := ackRepeatsHello(vack, peer); err != nil {
 		return nil, nil, err
 	}
 	if err := wire.CheckHelloAck(loc, ours, peer, vack, binding); err != nil {

@@ -27,6 +27,9 @@ var (
 	// this point of the stream (for example a ping before HelloAck, or a
 	// JobAssignment on the control stream). Goodbye{ProtocolError}.
 	ErrUnexpectedFrame = errors.New("quic: frame not expected here")
+	// ErrHelloAckMismatch: a HelloAck does not repeat its sender's Hello
+	// fields (all but block_height). D28: Goodbye{ProtocolError}.
+	ErrHelloAckMismatch = errors.New("quic: HelloAck differs from its sender's Hello")
 	// ErrNotControlStream: the runner's first bidirectional stream is not
 	// stream 0, or the runner opened a second one (D27).
 	ErrNotControlStream = errors.New("quic: control stream is not the runner's first bidirectional stream")
@@ -78,6 +81,8 @@ func GoodbyeReason(err error) wire.GoodbyeReason {
 		return wire.GoodbyeAuthFailed
 	case errors.Is(err, ErrRateLimited):
 		return wire.GoodbyeRateLimited
+	case errors.Is(err, ErrHelloAckMismatch):
+		return wire.GoodbyeProtocolError
 	}
 	return wire.GoodbyeReasonFor(err)
 }

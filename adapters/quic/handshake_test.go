@@ -380,3 +380,72 @@ func TestConstructorsRejectNil(t *testing.T) {
 		t.Fatalf("nil key: %v", err)
 	}
 }
+
+// D28: a HelloAck that does not repeat its sender's Hello (here another
+// block_height is fine, another subset_epoch is not) is
+// Goodbye{ProtocolError}.
+func TestHelloAckMismatchIsProtocolError(t *testing.T) {
+	rk := runnerKey(t, 1)
+	f := newFixture(t, 1, rk)
+	s := f.startServer(0, nil)
+	tr := rawTransport(t)
+
+	ok := rawDial(t, tr, s, rk)
+	if g, err := ok.sendHello(helloFor(rk, f.snap.Pair())); err != nil || g != nil {
+		t.Fatal(err, g)
+	}
+	ack := ackFor(ok.hello)
+	ack.BlockHeight += 7 // advisory, not repeated (§6.2)
+	if err := ack.Sign(ok.peer, ok.binding, rk); err != nil {
+		t.Fatal(err)
+	}
+	if err := ok.ctl.write(ack); err != nil {
+		t.Fatal(err)
+	}
+	ok.sess, _ = wire.SessionFor(ok.hello, ok.peer, ok.binding)
+	if ok.ping(0, startHeight) == nil {
+		t.Fatal("ack with another block_height refused")
+	}
+
+	bad := rawDial(t, tr, s, rk)
+	if g, err := bad.sendHello(helloFor(rk, f.snap.Pair())); err != nil || g != nil {
+		t.Fatal(err, g)
+	}
+	ack = ackFor(bad.hello)
+	ack.Version = 0x0101
+	if err := ack.Sign(bad.peer, bad.binding, rk); err != nil {
+		t.Fatal(err)
+	}
+	if err := bad.ctl.write(ack); err != nil {
+		t.Fatal(err)
+	}
+	if err := isGoodbye(bad.expectGoodbye(), wire.GoodbyeProtocolError); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// D28, §12.3: a peer offering a higher minor of the same major is
+// admitted, and the connection's version is the lower one.
+func TestHigherMinorNegotiatesDown(t *testing.T) {
+	rk := runnerKey(t, 1)
+	f := newFixture(t, 1, rk)
+	s := f.startServer(0, nil)
+	r := rawDial(t, rawTransport(t), s, rk)
+	h := helloFor(rk, f.snap.Pair())
+	h.Version = wire.Version + 1
+	if g, err := r.sendHello(h); err != nil || g != nil {
+		t.Fatal(err, g)
+	}
+	if err := r.sendAck(r.binding); err != nil {
+		t.Fatal(err)
+	}
+	if r.sess.Version != wire.Version {
+		t.Fatalf("negotiated %#x", r.sess.Version)
+	}
+	if r.ping(0, startHeight) == nil {
+		t.Fatal("higher-minor runner not admitted")
+	}
+	if ss := serverSession(s, rk.Address()); ss == nil || ss.ID != r.sess.ID {
+		t.Fatal("connection ids differ")
+	}
+}

@@ -326,7 +326,8 @@ func (s *Server) local(h uint64) (*wire.Local, error) {
 	}
 	return &wire.Local{
 		Role: wire.RoleValidator, ChainID: s.cfg.ChainID, Version: wire.Version,
-		Epochs: ep.Pairs(h, s.cfg.Params), Admits: ep.AdmitsRunner(h, s.self, s.cfg.Params),
+		AcceptHigherMinor: true, // D28: same major ⇒ the lower version is the connection's
+		Epochs:            ep.Pairs(h, s.cfg.Params), Admits: ep.AdmitsRunner(h, s.self, s.cfg.Params),
 	}, nil
 }
 
@@ -360,6 +361,9 @@ func (s *Server) handshake(qc *qgo.Conn, f *frameStream, deadline time.Time) (*s
 	}
 	ack, err := readHelloAck(f, deadline)
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := ackRepeatsHello(ack, peer); err != nil {
 		return nil, nil, err
 	}
 	if err := wire.CheckHelloAck(l, ours, peer, ack, binding); err != nil {
@@ -397,6 +401,18 @@ func ackFor(h *wire.Hello) *wire.HelloAck {
 		Version: h.Version, ChainID: h.ChainID, ValidatorSetHash: h.ValidatorSetHash, SubsetEpoch: h.SubsetEpoch,
 		PartyPubKey: h.PartyPubKey, PartyRole: h.PartyRole, BlockHeight: h.BlockHeight,
 	}
+}
+
+// ackRepeatsHello is D28's rule that a HelloAck repeats its sender's Hello
+// fields except block_height; a mismatch is Goodbye{ProtocolError}. It runs
+// before wire.CheckHelloAck, which would report the same defects as
+// identity or epoch errors.
+func ackRepeatsHello(a *wire.HelloAck, h *wire.Hello) error {
+	if a.Version != h.Version || a.ChainID != h.ChainID || a.ValidatorSetHash != h.ValidatorSetHash ||
+		a.SubsetEpoch != h.SubsetEpoch || a.PartyPubKey != h.PartyPubKey || a.PartyRole != h.PartyRole {
+		return ErrHelloAckMismatch
+	}
+	return nil
 }
 
 // readHello reads the peer's Hello; a Goodbye instead is a refusal.

@@ -34,6 +34,9 @@ type frameStream struct {
 	wmu sync.Mutex
 	w   *wire.Writer
 	max uint32
+	// writeTimeout, if set, bounds each write: a peer that stops reading
+	// cannot block the writer (the runner's Tick) for ever.
+	writeTimeout time.Duration
 }
 
 func newFrameStream(st *qgo.Stream, readMax, writeMax uint32) *frameStream {
@@ -56,6 +59,9 @@ func (f *frameStream) readBy(deadline time.Time) (wire.Frame, error) {
 func (f *frameStream) write(fr wire.Frame) error {
 	f.wmu.Lock()
 	defer f.wmu.Unlock()
+	if f.writeTimeout > 0 {
+		_ = f.st.SetWriteDeadline(time.Now().Add(f.writeTimeout))
+	}
 	return f.w.WriteFrame(fr)
 }
 
