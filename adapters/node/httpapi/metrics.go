@@ -1,0 +1,5 @@
+package httpapi
+
+import "github.com/prometheus/client_golang/prometheus"
+
+var _ prometheus.Registerer = (*prometheus.Registry)(nil)
