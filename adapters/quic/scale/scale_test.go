@@ -1,0 +1,259 @@
+package scale
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	cquic "github.com/cip11/cip11/adapters/quic"
+)
+
+func TestMain(m *testing.M) {
+	var c commander
+	var addr string
+	var err error
+	switch os.Getenv(helperEnv) {
+	case "":
+		os.Exit(m.Run())
+	case "cip11":
+		var h *validatorHelper
+		if h, err = newValidatorHelper(); err == nil {
+			c, addr = h, h.addr
+		}
+	case "bare":
+		var h *bareHelper
+		if h, err = newBareHelper(); err == nil {
+			c, addr = h, h.ln.Addr().String()
+		}
+	default:
+		os.Exit(2)
+	}
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(1)
+	}
+	os.Exit(serveHelper(addr, c))
+}
+
+// pushWith is Server.Push, paced when maxInFlight is not 0.
+func pushWith(s *cquic.Server, as []cquic.Assignment, maxInFlight int) []error {
+	return s.Push(as)
+}
+
+func envInt(name string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
+		return n
+	}
+	return def
+}
+
+func gate(t *testing.T) {
+	if os.Getenv(scaleEnv) != "1" {
+		t.Skip("scale measurement: set CIP11_SCALE=1 (and run it under flock /tmp/cip11-heavy.lock)")
+	}
+}
+
+// ---- heartbeats at scale: RSS, CPU, presence ----
+
+type hbParams struct {
+	n         int
+	blocks    int
+	blockTime time.Duration
+	idle      time.Duration // CPU window with no blocks
+	fullPush  bool          // also push one assignment to every runner in one block
+}
+
+type hbResult struct {
+	bareRSSPerConnKiB, cipRSSPerConnKiB       float64 // settled (after GC)
+	bareRawPerConnKiB, cipRawPerConnKiB       float64
+	floorUsPerMsg, cipUsPerHB                 float64 // CPU over the block window / messages
+	floorIdleCPUPerSec, cipIdleCPUPerSec      float64 // CPU-s per s with no blocks
+	cipCPUPerBlock, runnerCPUPerBlock         float64 // CPU-s per block, idle rate removed
+	runnerIdleCPUPerSec                       float64
+	drops, readmits, pingsRejected, pongsRej  int64
+	heartbeats                                int64
+	barePush, cipPush                         pushResult
+	rcvbufBarePush, rcvbufCipPush, rcvbufConn int64
+}
+
+func runHeartbeat(t *testing.T, p hbParams) hbResult {
+	var r hbResult
+	w, err := newWorld(p.n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assignLen, ackLen, err := pushFrameSizes(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("load average %s; n=%d, %d blocks of %v; JobAssignment %d B, JobAck %d B", loadAvg(), p.n, p.blocks, p.blockTime, assignLen, ackLen)
+
+	// --- the floor: bare quic-go, one held stream per connection, one
+	// request/reply per block with one secp256k1 recovery + one Ed25519
+	// sign per message, in its own process.
+	{
+		bare := spawnHelper(t, "bare", p.n, floorEnv+"=1")
+		rss0 := bare.rss(t)
+		pool := newBarePool(assignLen, ackLen)
+		rb := udpRcvbufErrors()
+		t0 := time.Now()
+		pool.grow(t, bare.addr, p.n, 64)
+		var conns int
+		bare.call(t, &conns, "conns")
+		t.Logf("bare: %d connections in %v (RcvbufErrors +%d)", conns, time.Since(t0).Round(time.Millisecond), udpRcvbufErrors()-rb)
+		for range 2 {
+			pool.tick()
+			time.Sleep(p.blockTime)
+		}
+		rss1 := bare.rss(t)
+		r.bareRSSPerConnKiB = float64(rss1.SettledKiB-rss0.SettledKiB) / float64(p.n)
+		r.bareRawPerConnKiB = float64(rss1.RawKiB-rss0.RawKiB) / float64(p.n)
+		t.Logf("bare RSS: before %+v after %+v → %.1f KiB/conn settled, %.1f raw", rss0, rss1, r.bareRSSPerConnKiB, r.bareRawPerConnKiB)
+
+		c0 := bare.cpu(t)
+		time.Sleep(p.idle)
+		r.floorIdleCPUPerSec = (bare.cpu(t) - c0).Seconds() / p.idle.Seconds()
+
+		m0 := pool.replies.Load()
+		c0 = bare.cpu(t)
+		next := time.Now()
+		for range p.blocks {
+			pool.tick()
+			next = next.Add(p.blockTime)
+			time.Sleep(time.Until(next))
+		}
+		cpu := bare.cpu(t) - c0
+		msgs := pool.replies.Load() - m0
+		r.floorUsPerMsg = float64(cpu.Microseconds()) / float64(msgs)
+		t.Logf("floor: %d messages, %v CPU → %.1f µs/msg (idle %.4f CPU-s/s); request failures %d", msgs, cpu, r.floorUsPerMsg, r.floorIdleCPUPerSec, pool.fails.Load())
+
+		if p.fullPush {
+			rb := udpRcvbufErrors()
+			bare.call(t, nil, "push", p.n, assignLen, ackLen)
+			bare.call(t, &r.barePush, "pushres", 60)
+			r.rcvbufBarePush = udpRcvbufErrors() - rb
+			t.Logf("bare full push to %d: %+v (RcvbufErrors +%d)", p.n, r.barePush, r.rcvbufBarePush)
+		}
+		pool.close()
+		bare.stop()
+	}
+
+	// --- CIP-11: the validator in its own process, n full Clients here.
+	{
+		v := spawnHelper(t, "cip11", p.n)
+		rss0 := v.rss(t)
+		pool := newCipPool(w, v.addr)
+		defer pool.close()
+		admitted := func() int64 {
+			var s validatorStats
+			v.call(t, &s, "stats")
+			return s.Admitted
+		}
+		rb := udpRcvbufErrors()
+		t0 := time.Now()
+		h := uint64(startHeight)
+		pool.grow(t, p.n, 250, h, admitted)
+		r.rcvbufConn = udpRcvbufErrors() - rb
+		t.Logf("cip11: %d runners admitted in %v (RcvbufErrors +%d)", p.n, time.Since(t0).Round(time.Millisecond), r.rcvbufConn)
+		for range 2 {
+			h++
+			v.call(t, nil, "tick", h)
+			pool.tick(h)
+			time.Sleep(p.blockTime)
+		}
+		var s0 validatorStats
+		v.call(t, &s0, "stats")
+		if s0.Present != p.n {
+			t.Errorf("present %d of %d after warm-up", s0.Present, p.n)
+		}
+		rss1 := v.rss(t)
+		r.cipRSSPerConnKiB = float64(rss1.SettledKiB-rss0.SettledKiB) / float64(p.n)
+		r.cipRawPerConnKiB = float64(rss1.RawKiB-rss0.RawKiB) / float64(p.n)
+		t.Logf("cip11 RSS: before %+v after %+v → %.1f KiB/conn settled, %.1f raw", rss0, rss1, r.cipRSSPerConnKiB, r.cipRawPerConnKiB)
+
+		v.call(t, nil, "track", 1)
+		c0, rc0 := v.cpu(t), cpuNanos()
+		time.Sleep(p.idle)
+		r.cipIdleCPUPerSec = (v.cpu(t) - c0).Seconds() / p.idle.Seconds()
+		r.runnerIdleCPUPerSec = float64(cpuNanos()-rc0) / 1e9 / p.idle.Seconds()
+
+		c0, rc0 = v.cpu(t), cpuNanos()
+		w0 := time.Now()
+		next := w0
+		for range p.blocks {
+			h++
+			v.call(t, nil, "tick", h)
+			pool.tick(h)
+			next = next.Add(p.blockTime)
+			time.Sleep(time.Until(next))
+		}
+		window := time.Since(w0)
+		cpu, rcpu := v.cpu(t)-c0, time.Duration(cpuNanos()-rc0)
+		var s1 validatorStats
+		v.call(t, &s1, "stats")
+		r.heartbeats = s1.PingsOK - s0.PingsOK
+		r.cipUsPerHB = float64(cpu.Microseconds()) / float64(r.heartbeats)
+		r.cipCPUPerBlock = (cpu.Seconds() - r.cipIdleCPUPerSec*window.Seconds()) / float64(p.blocks)
+		r.runnerCPUPerBlock = (rcpu.Seconds() - r.runnerIdleCPUPerSec*window.Seconds()) / float64(p.blocks)
+		r.drops, r.readmits = s1.Drops, s1.Admitted-int64(p.n)
+		r.pingsRejected = s1.PingsRejected
+		cs := pool.stats()
+		r.pongsRej = cs.PongsRejected
+		t.Logf("cip11: %d heartbeats in %v, validator CPU %v → %.1f µs/hb (idle %.4f CPU-s/s, %.3f CPU-s/block); runners CPU %v (%.3f CPU-s/block, idle %.4f CPU-s/s)",
+			r.heartbeats, window.Round(time.Millisecond), cpu, r.cipUsPerHB, r.cipIdleCPUPerSec, r.cipCPUPerBlock, rcpu, r.runnerCPUPerBlock, r.runnerIdleCPUPerSec)
+		t.Logf("cip11 presence: present %d, spurious drops %d %v, re-admissions %d, pings rejected %d, pongs rejected %d, runner dials %d",
+			s1.Present, s1.Drops, s1.Dropped, r.readmits, r.pingsRejected, r.pongsRej, cs.Dials)
+
+		if p.fullPush {
+			h++
+			v.call(t, nil, "tick", h)
+			pool.tick(h)
+			time.Sleep(p.blockTime / 2)
+			rb := udpRcvbufErrors()
+			v.call(t, nil, "push", p.n, h, 0)
+			v.call(t, &r.cipPush, "pushres", 60)
+			r.rcvbufCipPush = udpRcvbufErrors() - rb
+			t.Logf("cip11 full push to %d: %+v (RcvbufErrors +%d)", p.n, r.cipPush, r.rcvbufCipPush)
+		}
+		v.call(t, nil, "track", 0)
+	}
+	ratio := func(a, b float64) float64 { return a / b }
+	t.Logf("RESULT RSS/conn: cip11 %.1f KiB vs bare+stream %.1f KiB → ratio %.3f (raw %.3f; issue: ≤ 1.3)",
+		r.cipRSSPerConnKiB, r.bareRSSPerConnKiB, ratio(r.cipRSSPerConnKiB, r.bareRSSPerConnKiB), ratio(r.cipRawPerConnKiB, r.bareRawPerConnKiB))
+	t.Logf("RESULT CPU/heartbeat: cip11 %.1f µs vs floor %.1f µs → ratio %.3f (issue: ≤ 1.3)", r.cipUsPerHB, r.floorUsPerMsg, ratio(r.cipUsPerHB, r.floorUsPerMsg))
+	t.Logf("RESULT spurious presence drops: %d (re-admissions %d)", r.drops, r.readmits)
+	t.Logf("RESULT 1 s blocks at %d runners: validator %.3f cores (%.3f CPU-s/block + %.4f idle), runners %.3f cores; both %.3f of this machine's 2",
+		p.n, r.cipCPUPerBlock+r.cipIdleCPUPerSec, r.cipCPUPerBlock, r.cipIdleCPUPerSec, r.runnerCPUPerBlock+r.runnerIdleCPUPerSec,
+		r.cipCPUPerBlock+r.cipIdleCPUPerSec+r.runnerCPUPerBlock+r.runnerIdleCPUPerSec)
+	t.Logf("load average at end %s", loadAvg())
+	return r
+}
+
+func TestScaleHeartbeat(t *testing.T) {
+	gate(t)
+	n := envInt("CIP11_SCALE_N", 5000)
+	secs := envInt("CIP11_SCALE_SECONDS", 60)
+	runHeartbeat(t, hbParams{n: n, blocks: secs / 2, blockTime: 2 * time.Second, idle: 10 * time.Second, fullPush: true})
+}
+
+// TestSmoke is the small version run by plain `go test`: 50 runners, a
+// few blocks, a push and a restart. It checks the measurement code works
+// and that no heartbeating runner leaves presence.
+func TestSmoke(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns helper processes")
+	}
+	const n = 50
+	r := runHeartbeat(t, hbParams{n: n, blocks: 3, blockTime: 300 * time.Millisecond, idle: 300 * time.Millisecond, fullPush: true})
+	if r.drops != 0 || r.readmits != 0 {
+		t.Errorf("spurious presence drops %d, re-admissions %d", r.drops, r.readmits)
+	}
+	if r.heartbeats < 3*n || r.cipUsPerHB <= 0 || r.floorUsPerMsg <= 0 {
+		t.Errorf("heartbeats %d, cip11 %.1f µs/hb, floor %.1f µs/msg", r.heartbeats, r.cipUsPerHB, r.floorUsPerMsg)
+	}
+	if r.cipPush.Got != n || r.barePush.Got != n || r.cipPush.P99 <= 0 {
+		t.Errorf("push: cip11 %+v, bare %+v", r.cipPush, r.barePush)
+	}
+}
