@@ -354,9 +354,9 @@ func (h *validatorHelper) push(k int, height uint64, maxInFlight int) error {
 
 type pushResult struct {
 	latStats
-	Errs      int
+	Errs       int
 	PushCallMs float64
-	Kinds     map[string]int
+	Kinds      map[string]int
 }
 
 func (h *validatorHelper) pushResult(timeout time.Duration) pushResult {
@@ -405,9 +405,9 @@ func (h *validatorHelper) restart() error {
 }
 
 type stormResult struct {
-	Target, Admitted   int
+	Target, Admitted     int
 	T50Ms, T99Ms, T100Ms float64
-	HalfOpenPeak       int64
+	HalfOpenPeak         int64
 	cquic.ServerStats
 }
 

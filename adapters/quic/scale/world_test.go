@@ -180,7 +180,7 @@ func loadAvg() string {
 // ---- latency statistics ----
 
 type latStats struct {
-	N, Got            int
+	N, Got             int
 	P50, P90, P99, Max float64 // milliseconds
 }
 
