@@ -1,0 +1,272 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/wire"
+)
+
+// Sentinel errors. A [Backend] wraps one of the first four to choose the HTTP
+// status of a failed request; any other error answers 500 Internal Server
+// Error. Callers test them with errors.Is.
+var (
+	// ErrBadRequest: the request is malformed or invalid (400 Bad Request).
+	ErrBadRequest = errors.New("httpapi: bad request")
+	// ErrConflict: the request duplicates existing state, e.g. an already
+	// known job or transaction (409 Conflict).
+	ErrConflict = errors.New("httpapi: conflict")
+	// ErrUnavailable: the node cannot serve the request right now, e.g. it is
+	// syncing, shutting down or its mempool is full (503 Service Unavailable).
+	ErrUnavailable = errors.New("httpapi: unavailable")
+	// ErrNotFound: the requested object does not exist (404 Not Found).
+	ErrNotFound = errors.New("httpapi: not found")
+	// ErrNilBackend: [NewHandler] was given a nil [Backend].
+	ErrNilBackend = errors.New("httpapi: nil backend")
+	// ErrNilRegisterer: [NewMetrics] was given a nil prometheus.Registerer.
+	ErrNilRegisterer = errors.New("httpapi: nil prometheus registerer")
+)
+
+// Backend is what the node provides to the HTTP API. Its methods are called
+// concurrently from request goroutines and must be safe for that.
+type Backend interface {
+	// SubmitJob admits a new job (POST /jobs). The request has already passed
+	// [JobRequest.Validate]. Errors wrapping ErrBadRequest answer 400,
+	// ErrConflict 409, ErrUnavailable 503, anything else 500.
+	SubmitJob(ctx context.Context, req JobRequest) (JobView, error)
+	// Job returns the job with the given id (GET /jobs/{id}); false answers
+	// 404.
+	Job(id cip11.Hash) (JobView, bool)
+	// RunnerJobs returns the assignments currently open for runner (GET
+	// /runner/{addr}/jobs, the §14 poll fallback). It is not called when
+	// Options.PollDisabled is set (CIP11_POLL_DISABLED: 410 Gone).
+	RunnerJobs(runner cip11.Address) ([]*wire.JobAssignment, error)
+	// SubmitTx admits raw tx_bytes (the node's Transaction::write encoding)
+	// through the normal transaction-admission path (POST /submit, §10.3).
+	// Errors wrapping ErrBadRequest (undecodable or invalid transaction)
+	// answer 400; ErrConflict (already known) answers 409 with the returned
+	// SubmitResult still in the body; ErrUnavailable 503; anything else 500.
+	SubmitTx(ctx context.Context, raw []byte) (SubmitResult, error)
+	// Status reports the node's current state (GET /status).
+	Status() Status
+	// Dashboard returns the data behind GET / and GET /dashboard.json.
+	Dashboard() Dashboard
+}
+
+// Job states (JobView.State, the `state` label of cip11_jobs and the keys of
+// Dashboard.Jobs).
+const (
+	StateSubmitted = "submitted" // accepted by the API, not yet in a block
+	StatePending   = "pending"   // in a block, selection not yet done (M > 1 pending pass, §9.2)
+	StateAssigned  = "assigned"  // a committee is selected and the job is being delivered
+	StateCompleted = "completed" // the result is canonically included
+	StateExpired   = "expired"   // the job ran out of re-selections (§11.2)
+)
+
+// JobStates lists the job states in lifecycle order.
+func JobStates() []string {
+	return []string{StateSubmitted, StatePending, StateAssigned, StateCompleted, StateExpired}
+}
+
+// Event kinds (Event.Kind).
+const (
+	EventSubmitted  = "submitted"  // the job was admitted
+	EventSelected   = "selected"   // a runner was drawn for the committee
+	EventPushed     = "pushed"     // a JobAssignment was sent to a runner (§10.1)
+	EventAcked      = "acked"      // the runner's JobAck arrived (§10.2); Detail is the status
+	EventResult     = "result"     // a JobResultCommit/JobResult transaction was forwarded (§10.3)
+	EventCompleted  = "completed"  // the result was canonically included
+	EventExpired    = "expired"    // the job expired (§11.2)
+	EventReselected = "reselected" // timeout re-selection drew a new runner (§11.2)
+	EventCancelled  = "cancelled"  // a JobCancel was sent (§10.5); Detail is the reason
+)
+
+// JobRequest is the body of POST /jobs. Submitter, job_kind, runners and
+// timeout_blocks are required; work_ms, payload and nonce default to zero
+// or empty.
+type JobRequest struct {
+	// Submitter is the account submitting the job (40 lowercase hex digits).
+	Submitter cip11.Address `json:"submitter"`
+	// JobKind is the job kind byte (0–255).
+	JobKind uint8 `json:"job_kind"`
+	// Runners is M = verification.runners, the committee size (≥ 1).
+	Runners uint32 `json:"runners"`
+	// TimeoutBlocks is job_spec.timeout_blocks (≥ 1), a decimal string.
+	TimeoutBlocks uint64 `json:"timeout_blocks,string"`
+	// WorkMillis is how long the (simulated) work takes, in milliseconds.
+	WorkMillis uint32 `json:"work_ms"`
+	// Payload is the opaque job input, lowercase hex.
+	Payload wire.Bytes `json:"payload"`
+	// Nonce distinguishes otherwise identical jobs of one submitter, a
+	// decimal string.
+	Nonce uint64 `json:"nonce,string"`
+}
+
+// Validate checks the request's field ranges. Every error wraps
+// ErrBadRequest. The handler calls it before SubmitJob; a backend may call it
+// again.
+func (r JobRequest) Validate() error {
+	switch {
+	case r.Runners < 1:
+		return badRequest("runners must be at least 1")
+	case r.TimeoutBlocks < 1:
+		return badRequest("timeout_blocks must be at least 1")
+	}
+	return nil
+}
+
+// JobView is the API's picture of one job (POST /jobs, GET /jobs/{id}).
+type JobView struct {
+	// ID is the job id.
+	ID cip11.Hash `json:"id"`
+	// State is one of the State* constants.
+	State string `json:"state"`
+	// Submitter is the submitting account.
+	Submitter cip11.Address `json:"submitter"`
+	// JobKind is the job kind byte.
+	JobKind uint8 `json:"job_kind"`
+	// Runners is M = verification.runners.
+	Runners uint32 `json:"runners"`
+	// SubmittedAt is the block the job was included in (0 while submitted).
+	SubmittedAt uint64 `json:"submitted_at,string"`
+	// DeadlineBlock is the current deadline_block (§10.1, 0 until assigned).
+	DeadlineBlock uint64 `json:"deadline_block,string"`
+	// Committee is the currently selected runners (always a JSON array).
+	Committee []cip11.Address `json:"committee"`
+	// Events is the job's history, oldest first (always a JSON array).
+	Events []Event `json:"events"`
+}
+
+// Event is one step in a job's history.
+type Event struct {
+	// Height is the block height the event belongs to.
+	Height uint64 `json:"height,string"`
+	// Kind is one of the Event* constants.
+	Kind string `json:"kind"`
+	// Runner is the runner concerned, if any.
+	Runner *cip11.Address `json:"runner,omitempty"`
+	// Detail is free text (ack status, cancel reason, …).
+	Detail string `json:"detail,omitempty"`
+	// Time is the wall-clock time the node recorded the event.
+	Time time.Time `json:"time"`
+}
+
+// Submit statuses (SubmitResult.Status).
+const (
+	SubmitAccepted  = "accepted"  // the transaction entered the mempool
+	SubmitDuplicate = "duplicate" // the transaction was already known (409)
+)
+
+// SubmitResult is the answer to POST /submit.
+type SubmitResult struct {
+	// TxHash is the transaction's hash.
+	TxHash cip11.Hash `json:"tx_hash"`
+	// Status is SubmitAccepted or SubmitDuplicate.
+	Status string `json:"status"`
+}
+
+// Status is the node's current state (GET /status).
+type Status struct {
+	// ChainID is the chain id (decimal string).
+	ChainID uint64 `json:"chain_id,string"`
+	// Height is the last applied block (decimal string).
+	Height uint64 `json:"height,string"`
+	// BlockTimeMillis is the target block interval.
+	BlockTimeMillis int64 `json:"block_time_ms"`
+	// QUICAddr is the address the CIP-11 QUIC listener is bound to.
+	QUICAddr string `json:"quic_addr"`
+	// PeerKey is the validator's Ed25519 peer_pubkey, lowercase hex.
+	PeerKey string `json:"peer_key"`
+	// ValidatorSetHash identifies the active validator-set snapshot (§5.4).
+	ValidatorSetHash cip11.Hash `json:"validator_set_hash"`
+	// SubsetEpoch is the active subset epoch (§5.3, decimal string).
+	SubsetEpoch uint64 `json:"subset_epoch,string"`
+	// Runners is the number of registered runners.
+	Runners int `json:"runners"`
+	// Connected is the number of authenticated runner connections.
+	Connected int `json:"connected"`
+	// Present is the number of runners in local presence (§7.4).
+	Present int `json:"present"`
+	// Mempool is the number of transactions waiting in the mempool.
+	Mempool int `json:"mempool"`
+	// PollDisabled reports CIP11_POLL_DISABLED. The handler always sets it
+	// from Options.PollDisabled, which decides what the poll endpoint does.
+	PollDisabled bool `json:"poll_disabled"`
+	// Version is the node software version.
+	Version string `json:"version"`
+}
+
+// BlockSummary is one row of the dashboard's recent-blocks table.
+type BlockSummary struct {
+	// Height is the block height (decimal string).
+	Height uint64 `json:"height,string"`
+	// Time is when the block was applied.
+	Time time.Time `json:"time"`
+	// Txs is the number of transactions in the block.
+	Txs int `json:"txs"`
+	// Assignments is the number of job assignments the block made.
+	Assignments int `json:"assignments"`
+	// Pushed is the number of JobAssignment pushes sent for the block.
+	Pushed int `json:"pushed"`
+	// ExecMillis is the block's execution time in milliseconds (display
+	// only; a non-finite value is sent as 0).
+	ExecMillis float64 `json:"exec_ms"`
+}
+
+// Display caps applied by the handler to Dashboard lists.
+const (
+	// MaxDashboardRunners caps ConnectedRunners and PresentRunners.
+	MaxDashboardRunners = 200
+	// MaxDashboardBlocks caps RecentBlocks (newest first, so the first
+	// entries are kept).
+	MaxDashboardBlocks = 100
+	// MaxDashboardSamples caps PushLatencyMillis (the last entries are kept).
+	MaxDashboardSamples = 4096
+)
+
+// Dashboard is the data behind the dashboard page (GET /dashboard.json).
+type Dashboard struct {
+	// Status is the node status, as in GET /status.
+	Status Status `json:"status"`
+	// RecentBlocks is the latest blocks, newest first.
+	RecentBlocks []BlockSummary `json:"recent_blocks"`
+	// Jobs counts jobs by state (State* keys).
+	Jobs map[string]int `json:"jobs"`
+	// PushLatencyMillis holds recent push→ack latency samples in
+	// milliseconds; the page draws their histogram. Non-finite or negative
+	// samples are dropped.
+	PushLatencyMillis []float64 `json:"push_latency_ms"`
+	// ConnectedRunners lists authenticated runners (capped at
+	// MaxDashboardRunners; Status.Connected has the full count).
+	ConnectedRunners []cip11.Address `json:"connected_runners"`
+	// PresentRunners lists runners in local presence (capped at
+	// MaxDashboardRunners; Status.Present has the full count).
+	PresentRunners []cip11.Address `json:"present_runners"`
+}
+
+// DefaultMaxBodyBytes is the request body limit when Options.MaxBodyBytes is
+// not positive.
+const DefaultMaxBodyBytes int64 = 1 << 20
+
+// Options configures [NewHandler]. The zero value is usable.
+type Options struct {
+	// PollDisabled is CIP11_POLL_DISABLED (§14 phase 3): GET
+	// /runner/{addr}/jobs answers 410 Gone.
+	PollDisabled bool
+	// Logger receives a Debug record per request and an Error record per
+	// 5xx answer. Nil discards.
+	Logger *slog.Logger
+	// Registry is served at GET /metrics. Nil: /metrics answers 404.
+	Registry *prometheus.Registry
+	// MaxBodyBytes limits request bodies (413 beyond it). Zero or negative:
+	// DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// Metrics, if set, counts the poll-fallback requests the handler serves
+	// (Metrics.PollServed). Nil: not counted.
+	Metrics *Metrics
+}

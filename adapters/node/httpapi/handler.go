@@ -1,0 +1,657 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"mime"
+	"net/http"
+	"reflect"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/internal/textform"
+	"github.com/cip11/cip11/wire"
+)
+
+// Media types.
+const (
+	contentJSON   = "application/json"
+	contentOctets = "application/octet-stream"
+)
+
+// handler is the http.Handler NewHandler returns.
+type handler struct {
+	b       Backend
+	log     *slog.Logger
+	poll    bool
+	maxBody int64
+	metrics http.Handler // nil: /metrics answers 404
+	m       *Metrics     // nil-safe
+	mux     *http.ServeMux
+}
+
+// NewHandler returns the node's HTTP API over b (routes in docs/http-api.md).
+// A nil b (including a typed nil pointer) is ErrNilBackend.
+func NewHandler(b Backend, o Options) (http.Handler, error) {
+	if isNil(b) {
+		return nil, ErrNilBackend
+	}
+	h := &handler{b: b, log: o.Logger, poll: o.PollDisabled, m: o.Metrics, maxBody: o.MaxBodyBytes, mux: http.NewServeMux()}
+	if h.log == nil {
+		h.log = slog.New(slog.DiscardHandler)
+	}
+	if h.maxBody <= 0 {
+		h.maxBody = DefaultMaxBodyBytes
+	}
+	if o.Registry != nil {
+		h.metrics = promhttp.HandlerFor(o.Registry, promhttp.HandlerOpts{
+			ErrorLog:      promLogger{h.log},
+			ErrorHandling: promhttp.ContinueOnError,
+		})
+	}
+	h.mux.HandleFunc("POST /jobs", h.submitJob)
+	h.mux.HandleFunc("GET /jobs/{id}", h.job)
+	h.mux.HandleFunc("GET /runner/{addr}/jobs", h.runnerJobs)
+	h.mux.HandleFunc("POST /submit", h.submitTx)
+	h.mux.HandleFunc("GET /status", h.status)
+	h.mux.HandleFunc("GET /metrics", h.serveMetrics)
+	h.mux.HandleFunc("GET /{$}", h.dashboardPage)
+	h.mux.HandleFunc("GET /dashboard.js", h.dashboardScript)
+	h.mux.HandleFunc("GET /dashboard.json", h.dashboardJSON)
+	return h, nil
+}
+
+func isNil(b Backend) bool {
+	if b == nil {
+		return true
+	}
+	switch v := reflect.ValueOf(b); v.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
+		return v.IsNil()
+	}
+	return false
+}
+
+// ServeHTTP routes r, logs it at Debug, and turns a panic into a 500.
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	g := &guardWriter{ResponseWriter: w}
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			h.log.Error("http: handler panic", "method", r.Method, "path", r.URL.Path, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			if !g.wroteHeader {
+				g.owned = true
+				writeJSON(g, http.StatusInternalServerError, errorBody{Error: "internal error"})
+			}
+		}
+		h.log.Debug("http request", "method", r.Method, "path", r.URL.Path, "status", g.status(),
+			"bytes", g.written, "duration", time.Since(start), "remote", r.RemoteAddr)
+	}()
+	h.mux.ServeHTTP(g, r)
+}
+
+// guardWriter records the status for logging and rewrites the ServeMux's own
+// plain-text answers (404, 405 with Allow, path-cleaning redirects) as JSON.
+// The package's handlers set owned before writing.
+type guardWriter struct {
+	http.ResponseWriter
+	owned       bool // a handler of this package writes the response
+	wroteHeader bool
+	swallow     bool // discard the mux's own body (already replaced)
+	code        int
+	written     int64
+}
+
+func (g *guardWriter) status() int {
+	if !g.wroteHeader {
+		return http.StatusOK
+	}
+	return g.code
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (g *guardWriter) Unwrap() http.ResponseWriter { return g.ResponseWriter }
+
+// WriteHeader implements http.ResponseWriter.
+func (g *guardWriter) WriteHeader(code int) {
+	if g.wroteHeader {
+		return
+	}
+	g.wroteHeader, g.code = true, code
+	if g.owned || code < 300 {
+		g.ResponseWriter.WriteHeader(code)
+		return
+	}
+	// The ServeMux answering for itself: same status and headers (Allow,
+	// Location), JSON body.
+	msg := strings.ToLower(http.StatusText(code))
+	if msg == "" {
+		msg = fmt.Sprintf("status %d", code)
+	}
+	body, _ := json.Marshal(errorBody{Error: msg})
+	body = append(body, '\n')
+	hd := g.ResponseWriter.Header()
+	hd.Set("Content-Type", contentJSON)
+	hd.Set("X-Content-Type-Options", "nosniff")
+	hd.Del("Content-Length")
+	g.ResponseWriter.WriteHeader(code)
+	n, _ := g.ResponseWriter.Write(body)
+	g.written += int64(n)
+	g.swallow = true
+}
+
+// Write implements http.ResponseWriter.
+func (g *guardWriter) Write(p []byte) (int, error) {
+	if !g.wroteHeader {
+		g.WriteHeader(http.StatusOK)
+	}
+	if g.swallow {
+		return len(p), nil
+	}
+	n, err := g.ResponseWriter.Write(p)
+	g.written += int64(n)
+	return n, err
+}
+
+// own marks w's response as written by this package (see guardWriter).
+func own(w http.ResponseWriter) {
+	if g, ok := w.(*guardWriter); ok {
+		g.owned = true
+	}
+}
+
+// errorBody is every error response: {"error":"…"}.
+type errorBody struct {
+	Error string `json:"error"`
+}
+
+// writeJSON writes v as the JSON response with the given status.
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	own(w)
+	body, err := json.Marshal(v)
+	if err != nil {
+		code = http.StatusInternalServerError
+		body, _ = json.Marshal(errorBody{Error: "internal error: encoding response"})
+	}
+	body = append(body, '\n')
+	hd := w.Header()
+	hd.Set("Content-Type", contentJSON)
+	hd.Set("X-Content-Type-Options", "nosniff")
+	hd.Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	_, _ = w.Write(body)
+}
+
+// reply writes v with the given status; an encoding failure is a logged 500.
+func (h *handler) reply(w http.ResponseWriter, r *http.Request, code int, v any) {
+	if _, err := json.Marshal(v); err != nil {
+		h.fail(w, r, http.StatusInternalServerError, "internal error", fmt.Errorf("encoding response: %w", err))
+		return
+	}
+	writeJSON(w, code, v)
+}
+
+// fail writes {"error": msg} with the given status, logging a 5xx at Error.
+func (h *handler) fail(w http.ResponseWriter, r *http.Request, code int, msg string, err error) {
+	if code >= 500 {
+		h.log.Error("http: request failed", "method", r.Method, "path", r.URL.Path, "status", code, "error", err)
+	}
+	writeJSON(w, code, errorBody{Error: msg})
+}
+
+// failBackend answers a Backend error with the status its sentinel selects.
+func (h *handler) failBackend(w http.ResponseWriter, r *http.Request, err error) {
+	code := StatusFor(err)
+	msg := err.Error()
+	if code == http.StatusInternalServerError {
+		msg = "internal error"
+	}
+	h.fail(w, r, code, msg, err)
+}
+
+// StatusFor maps a Backend error to its HTTP status: ErrBadRequest 400,
+// ErrNotFound 404, ErrConflict 409, ErrUnavailable 503 (also a cancelled or
+// timed-out request context), anything else 500.
+func StatusFor(err error) int {
+	switch {
+	case err == nil:
+		return http.StatusOK
+	case errors.Is(err, ErrBadRequest):
+		return http.StatusBadRequest
+	case errors.Is(err, ErrNotFound):
+		return http.StatusNotFound
+	case errors.Is(err, ErrConflict):
+		return http.StatusConflict
+	case errors.Is(err, ErrUnavailable), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
+}
+
+func badRequest(msg string) error { return fmt.Errorf("%w: %s", ErrBadRequest, msg) }
+
+// readBody reads the request body up to the limit; false means an error
+// response was written (413 beyond the limit).
+func (h *handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBody))
+	if err != nil {
+		if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
+			h.fail(w, r, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds %d bytes", h.maxBody), nil)
+			return nil, false
+		}
+		h.fail(w, r, http.StatusBadRequest, "reading request body: "+err.Error(), nil)
+		return nil, false
+	}
+	return body, true
+}
+
+// mediaType is the request's Content-Type without parameters ("" if absent);
+// false means a 400 was written for an unparsable header.
+func (h *handler) mediaType(w http.ResponseWriter, r *http.Request) (string, bool) {
+	ct := r.Header.Get("Content-Type")
+	if ct == "" {
+		return "", true
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		h.fail(w, r, http.StatusBadRequest, "malformed Content-Type header", nil)
+		return "", false
+	}
+	return mt, true
+}
+
+// decodeStrict decodes one JSON object into v: unknown fields, field names
+// differing from allowed (case), duplicate fields and trailing data are
+// errors.
+func decodeStrict(body []byte, v any, allowed ...string) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return jsonError(err)
+	}
+	if _, err := dec.Token(); err != io.EOF { // Token returns io.EOF bare
+		return errors.New("trailing data after the JSON object")
+	}
+	return checkKeys(body, allowed)
+}
+
+// checkKeys walks the top-level object of an already valid JSON document:
+// every key must be one of allowed, exactly, and appear once.
+func checkKeys(body []byte, allowed []string) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	tok, err := dec.Token()
+	if err != nil {
+		return jsonError(err)
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return errors.New("request body must be a JSON object")
+	}
+	seen := make(map[string]bool, len(allowed))
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return jsonError(err)
+		}
+		key, _ := tok.(string)
+		if !contains(allowed, key) {
+			return fmt.Errorf("unknown field %q", key)
+		}
+		if seen[key] {
+			return fmt.Errorf("duplicate field %q", key)
+		}
+		seen[key] = true
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return jsonError(err)
+		}
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// jsonError rewords an encoding/json error for a client.
+func jsonError(err error) error {
+	var (
+		syn *json.SyntaxError
+		typ *json.UnmarshalTypeError
+	)
+	switch {
+	case errors.Is(err, io.EOF):
+		return errors.New("empty request body")
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return errors.New("truncated JSON")
+	case errors.As(err, &syn):
+		return fmt.Errorf("invalid JSON at offset %d: %s", syn.Offset, syn.Error())
+	case errors.As(err, &typ):
+		if typ.Field == "" {
+			return fmt.Errorf("request body must be a JSON object, not %s", typ.Value)
+		}
+		return fmt.Errorf("field %q: cannot use a JSON %s here", typ.Field, typ.Value)
+	}
+	return errors.New(strings.TrimPrefix(err.Error(), "json: "))
+}
+
+// decU64 is a u64 written as a D18 decimal string (canonical: no sign, no
+// leading zero, in range).
+type decU64 uint64
+
+// UnmarshalJSON accepts only a JSON string holding a canonical decimal.
+func (d *decU64) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return errors.New("must be a decimal string")
+	}
+	v, err := textform.ParseU64(s)
+	if err != nil {
+		return err
+	}
+	*d = decU64(v)
+	return nil
+}
+
+// jobRequestJSON is JobRequest as decoded: pointers tell absent from zero.
+type jobRequestJSON struct {
+	Submitter     *cip11.Address `json:"submitter"`
+	JobKind       *uint8         `json:"job_kind"`
+	Runners       *uint32        `json:"runners"`
+	TimeoutBlocks *decU64        `json:"timeout_blocks"`
+	WorkMillis    *uint32        `json:"work_ms"`
+	Payload       *wire.Bytes    `json:"payload"`
+	Nonce         *decU64        `json:"nonce"`
+}
+
+// jobRequestFields are the JSON keys of a JobRequest.
+func jobRequestFields() []string {
+	return []string{"submitter", "job_kind", "runners", "timeout_blocks", "work_ms", "payload", "nonce"}
+}
+
+// ParseJobRequest decodes and validates a POST /jobs body. Every error wraps
+// ErrBadRequest.
+func ParseJobRequest(body []byte) (JobRequest, error) {
+	var j jobRequestJSON
+	if err := decodeStrict(body, &j, jobRequestFields()...); err != nil {
+		return JobRequest{}, badRequest(err.Error())
+	}
+	var missing []string
+	if j.Submitter == nil {
+		missing = append(missing, "submitter")
+	}
+	if j.JobKind == nil {
+		missing = append(missing, "job_kind")
+	}
+	if j.Runners == nil {
+		missing = append(missing, "runners")
+	}
+	if j.TimeoutBlocks == nil {
+		missing = append(missing, "timeout_blocks")
+	}
+	if len(missing) > 0 {
+		return JobRequest{}, badRequest("missing required field(s): " + strings.Join(missing, ", "))
+	}
+	req := JobRequest{Submitter: *j.Submitter, JobKind: *j.JobKind, Runners: *j.Runners, TimeoutBlocks: uint64(*j.TimeoutBlocks)}
+	if j.WorkMillis != nil {
+		req.WorkMillis = *j.WorkMillis
+	}
+	if j.Payload != nil {
+		req.Payload = *j.Payload
+	}
+	if j.Nonce != nil {
+		req.Nonce = uint64(*j.Nonce)
+	}
+	if err := req.Validate(); err != nil {
+		return JobRequest{}, err
+	}
+	return req, nil
+}
+
+// submissionJSON is the standard Submission envelope: {"tx":"<hex tx_bytes>"}.
+type submissionJSON struct {
+	Tx *wire.Bytes `json:"tx"`
+}
+
+// ParseSubmission decodes a POST /submit JSON body (the Submission envelope)
+// to its tx_bytes. Every error wraps ErrBadRequest.
+func ParseSubmission(body []byte) ([]byte, error) {
+	var s submissionJSON
+	if err := decodeStrict(body, &s, "tx"); err != nil {
+		return nil, badRequest(err.Error())
+	}
+	if s.Tx == nil || len(*s.Tx) == 0 {
+		return nil, badRequest("missing required field: tx")
+	}
+	return *s.Tx, nil
+}
+
+// POST /jobs
+func (h *handler) submitJob(w http.ResponseWriter, r *http.Request) {
+	mt, ok := h.mediaType(w, r)
+	if !ok {
+		return
+	}
+	if mt != "" && mt != contentJSON {
+		h.fail(w, r, http.StatusUnsupportedMediaType, "Content-Type must be "+contentJSON, nil)
+		return
+	}
+	body, ok := h.readBody(w, r)
+	if !ok {
+		return
+	}
+	req, err := ParseJobRequest(body)
+	if err != nil {
+		h.fail(w, r, http.StatusBadRequest, err.Error(), nil)
+		return
+	}
+	v, err := h.b.SubmitJob(r.Context(), req)
+	if err != nil {
+		h.failBackend(w, r, err)
+		return
+	}
+	w.Header().Set("Location", "/jobs/"+textform.Hex(v.ID[:]))
+	h.reply(w, r, http.StatusCreated, normalizeJob(v))
+}
+
+// GET /jobs/{id}
+func (h *handler) job(w http.ResponseWriter, r *http.Request) {
+	var id cip11.Hash
+	if err := id.UnmarshalText([]byte(r.PathValue("id"))); err != nil {
+		h.fail(w, r, http.StatusBadRequest, "job id must be 64 lowercase hex digits", nil)
+		return
+	}
+	v, ok := h.b.Job(id)
+	if !ok {
+		h.fail(w, r, http.StatusNotFound, "job not found", nil)
+		return
+	}
+	h.reply(w, r, http.StatusOK, normalizeJob(v))
+}
+
+func normalizeJob(v JobView) JobView {
+	if v.Committee == nil {
+		v.Committee = []cip11.Address{}
+	}
+	if v.Events == nil {
+		v.Events = []Event{}
+	}
+	return v
+}
+
+// RunnerJobsResponse is the body of GET /runner/{addr}/jobs.
+type RunnerJobsResponse struct {
+	// Runner is the polling runner's address.
+	Runner cip11.Address `json:"runner"`
+	// Jobs is its open assignments (always a JSON array).
+	Jobs []*wire.JobAssignment `json:"jobs"`
+}
+
+// GET /runner/{addr}/jobs
+func (h *handler) runnerJobs(w http.ResponseWriter, r *http.Request) {
+	if h.poll {
+		h.fail(w, r, http.StatusGone, "poll fallback disabled (CIP11_POLL_DISABLED): jobs are pushed over QUIC", nil)
+		return
+	}
+	var addr cip11.Address
+	if err := addr.UnmarshalText([]byte(r.PathValue("addr"))); err != nil {
+		h.fail(w, r, http.StatusBadRequest, "runner address must be 40 lowercase hex digits", nil)
+		return
+	}
+	jobs, err := h.b.RunnerJobs(addr)
+	if err != nil {
+		h.failBackend(w, r, err)
+		return
+	}
+	out := RunnerJobsResponse{Runner: addr, Jobs: make([]*wire.JobAssignment, 0, len(jobs))}
+	for _, j := range jobs {
+		if j != nil {
+			out.Jobs = append(out.Jobs, j)
+		}
+	}
+	h.m.PollServed()
+	h.reply(w, r, http.StatusOK, out)
+}
+
+// submitConflict is the 409 body of POST /submit.
+type submitConflict struct {
+	TxHash *cip11.Hash `json:"tx_hash,omitempty"`
+	Status string      `json:"status"`
+	Error  string      `json:"error"`
+}
+
+// POST /submit
+func (h *handler) submitTx(w http.ResponseWriter, r *http.Request) {
+	mt, ok := h.mediaType(w, r)
+	if !ok {
+		return
+	}
+	if mt != "" && mt != contentJSON && mt != contentOctets {
+		h.fail(w, r, http.StatusUnsupportedMediaType, "Content-Type must be "+contentJSON+" or "+contentOctets, nil)
+		return
+	}
+	body, ok := h.readBody(w, r)
+	if !ok {
+		return
+	}
+	raw := body
+	if mt == contentOctets {
+		if len(raw) == 0 {
+			h.fail(w, r, http.StatusBadRequest, "empty transaction", nil)
+			return
+		}
+	} else {
+		var err error
+		if raw, err = ParseSubmission(body); err != nil {
+			h.fail(w, r, http.StatusBadRequest, err.Error(), nil)
+			return
+		}
+	}
+	res, err := h.b.SubmitTx(r.Context(), raw)
+	if err != nil {
+		if errors.Is(err, ErrConflict) {
+			c := submitConflict{Status: SubmitDuplicate, Error: err.Error()}
+			if res.TxHash != (cip11.Hash{}) {
+				c.TxHash = &res.TxHash
+			}
+			h.reply(w, r, http.StatusConflict, c)
+			return
+		}
+		h.failBackend(w, r, err)
+		return
+	}
+	if res.Status == "" {
+		res.Status = SubmitAccepted
+	}
+	h.reply(w, r, http.StatusOK, res)
+}
+
+// GET /status
+func (h *handler) status(w http.ResponseWriter, r *http.Request) {
+	s := h.b.Status()
+	s.PollDisabled = h.poll
+	h.reply(w, r, http.StatusOK, s)
+}
+
+// GET /metrics
+func (h *handler) serveMetrics(w http.ResponseWriter, r *http.Request) {
+	if h.metrics == nil {
+		h.fail(w, r, http.StatusNotFound, "metrics registry not configured", nil)
+		return
+	}
+	own(w)
+	h.metrics.ServeHTTP(w, r)
+}
+
+// GET /dashboard.json
+func (h *handler) dashboardJSON(w http.ResponseWriter, r *http.Request) {
+	d := h.b.Dashboard()
+	d.Status.PollDisabled = h.poll
+	h.reply(w, r, http.StatusOK, sanitizeDashboard(d))
+}
+
+// sanitizeDashboard applies the display caps, makes every list a JSON array,
+// lists every job state and drops values JSON cannot carry.
+func sanitizeDashboard(d Dashboard) Dashboard {
+	out := Dashboard{Status: d.Status, Jobs: make(map[string]int, len(d.Jobs)+5)}
+	for _, s := range JobStates() {
+		out.Jobs[s] = 0
+	}
+	for k, v := range d.Jobs {
+		out.Jobs[k] = v
+	}
+	blocks := d.RecentBlocks
+	if len(blocks) > MaxDashboardBlocks {
+		blocks = blocks[:MaxDashboardBlocks]
+	}
+	out.RecentBlocks = make([]BlockSummary, len(blocks))
+	for i, b := range blocks {
+		if math.IsNaN(b.ExecMillis) || math.IsInf(b.ExecMillis, 0) {
+			b.ExecMillis = 0
+		}
+		out.RecentBlocks[i] = b
+	}
+	samples := d.PushLatencyMillis
+	if len(samples) > MaxDashboardSamples {
+		samples = samples[len(samples)-MaxDashboardSamples:]
+	}
+	out.PushLatencyMillis = make([]float64, 0, len(samples))
+	for _, s := range samples {
+		if !math.IsNaN(s) && !math.IsInf(s, 0) && s >= 0 {
+			out.PushLatencyMillis = append(out.PushLatencyMillis, s)
+		}
+	}
+	out.ConnectedRunners = capRunners(d.ConnectedRunners)
+	out.PresentRunners = capRunners(d.PresentRunners)
+	return out
+}
+
+func capRunners(a []cip11.Address) []cip11.Address {
+	if len(a) > MaxDashboardRunners {
+		a = a[:MaxDashboardRunners]
+	}
+	return append(make([]cip11.Address, 0, len(a)), a...)
+}
+
+// promLogger adapts slog to promhttp's error log.
+type promLogger struct{ log *slog.Logger }
+
+// Println implements promhttp.Logger.
+func (p promLogger) Println(v ...any) { p.log.Error("http: /metrics: " + fmt.Sprint(v...)) }
