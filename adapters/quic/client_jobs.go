@@ -64,6 +64,7 @@ func (c *Client) serveJob(st *qgo.Stream, sess *wire.Session, snap *validators.S
 		fs.abort(streamDone)
 		return
 	}
+	c.awaitHeight(a.AssignmentHeight, time.Now().Add(assignmentWait))
 	status, reason, j := c.admitJob(sess, snap, fs, a)
 	ack := &wire.JobAck{JobID: a.JobID, AssignmentHash: a.AssignmentHash, Status: status, Reason: reason}
 	if err := ack.Sign(sess, c.cfg.Key); err != nil || fs.write(ack) != nil {
@@ -281,5 +282,26 @@ func (c *Client) jobsTick(h uint64) {
 		c.mu.Lock()
 		d.r.Rebroadcast(h)
 		c.mu.Unlock()
+	}
+}
+
+// assignmentWait bounds how long a push whose assignment_height is above
+// the runner's finalized height waits for the runner's own chain view to
+// reach it before it is checked (§10.1: the runner verifies the height is
+// finalized in its own view; the validator pushes right after applying
+// the block, usually before the runner has seen it).
+const assignmentWait = 2 * time.Second
+
+// awaitHeight waits until Tick has reported h, the deadline passes or the
+// client closes.
+func (c *Client) awaitHeight(h uint64, deadline time.Time) {
+	for {
+		c.mu.Lock()
+		cur := c.height
+		c.mu.Unlock()
+		if cur >= h || !time.Now().Before(deadline) || c.ctx.Err() != nil {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
