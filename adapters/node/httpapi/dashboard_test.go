@@ -1,0 +1,100 @@
+package httpapi
+
+import (
+	"math"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cip11/cip11"
+)
+
+func sampleDashboard() Dashboard {
+	var many []cip11.Address
+	for i := range 300 {
+		many = append(many, cip11.Address{byte(i), byte(i >> 8)})
+	}
+	return Dashboard{
+		Status: Status{ChainID: 7, Height: 100, Connected: 300, Present: 2},
+		RecentBlocks: []BlockSummary{
+			{Height: 100, Time: time.Date(2026, 12, 3, 10, 0, 1, 0, time.UTC), Txs: 3, Assignments: 2, Pushed: 2, ExecMillis: 1.25},
+			{Height: 99, Time: time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC), ExecMillis: math.NaN()},
+		},
+		Jobs:              map[string]int{StateAssigned: 2, StateCompleted: 40},
+		PushLatencyMillis: []float64{1.5, 12, math.Inf(1), -1, math.NaN(), 800},
+		ConnectedRunners:  many,
+		PresentRunners:    many[:2],
+	}
+}
+
+func TestDashboardPage(t *testing.T) {
+	h, _ := newTestHandler(t, &fakeBackend{}, Options{})
+	rec := do(h, http.MethodGet, "/", "", nil)
+	if rec.Code != http.StatusOK || !strings.HasPrefix(rec.Header().Get("Content-Type"), "text/html") {
+		t.Fatalf("GET /: %d %q", rec.Code, rec.Header().Get("Content-Type"))
+	}
+	page := rec.Body.String()
+	for _, s := range []string{"<canvas", `<script src="dashboard.js">`, "Recent blocks", "Connected runners", "Present runners"} {
+		if !strings.Contains(page, s) {
+			t.Fatalf("page lacks %q", s)
+		}
+	}
+	if strings.Contains(page, "http://") || strings.Contains(page, "https://") {
+		t.Fatal("page references an external resource")
+	}
+	if csp := rec.Header().Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") {
+		t.Fatalf("CSP %q", csp)
+	}
+
+	rec = do(h, http.MethodGet, "/dashboard.js", "", nil)
+	if rec.Code != http.StatusOK || !strings.HasPrefix(rec.Header().Get("Content-Type"), "text/javascript") {
+		t.Fatalf("GET /dashboard.js: %d %q", rec.Code, rec.Header().Get("Content-Type"))
+	}
+	js := rec.Body.String()
+	for _, s := range []string{"fetch('dashboard.json'", "setTimeout(tick, 1000)", "push_latency_ms", "recent_blocks", "connected_runners", "present_runners"} {
+		if !strings.Contains(js, s) {
+			t.Fatalf("script lacks %q", s)
+		}
+	}
+	if strings.Contains(js, "innerHTML") || strings.Contains(js, "http://") || strings.Contains(js, "https://") {
+		t.Fatal("script uses innerHTML or an external resource")
+	}
+}
+
+func TestDashboardJSON(t *testing.T) {
+	h, _ := newTestHandler(t, &fakeBackend{dash: sampleDashboard()}, Options{PollDisabled: true})
+	rec := do(h, http.MethodGet, "/dashboard.json", "", nil)
+	wantStatus(t, rec, http.StatusOK)
+	d := decode[Dashboard](t, rec)
+	if d.Status.ChainID != 7 || !d.Status.PollDisabled {
+		t.Fatalf("status %+v", d.Status)
+	}
+	if len(d.ConnectedRunners) != MaxDashboardRunners || len(d.PresentRunners) != 2 {
+		t.Fatalf("runner lists %d/%d", len(d.ConnectedRunners), len(d.PresentRunners))
+	}
+	if got := d.PushLatencyMillis; len(got) != 3 || got[0] != 1.5 || got[2] != 800 {
+		t.Fatalf("latency samples %v", got)
+	}
+	if len(d.RecentBlocks) != 2 || d.RecentBlocks[1].ExecMillis != 0 || d.RecentBlocks[0].ExecMillis != 1.25 {
+		t.Fatalf("blocks %+v", d.RecentBlocks)
+	}
+	for _, s := range JobStates() {
+		if _, ok := d.Jobs[s]; !ok {
+			t.Fatalf("jobs lacks state %s: %v", s, d.Jobs)
+		}
+	}
+	if d.Jobs[StateCompleted] != 40 {
+		t.Fatalf("jobs %v", d.Jobs)
+	}
+
+	// An empty dashboard still has arrays, never null.
+	h, _ = newTestHandler(t, &fakeBackend{}, Options{})
+	rec = do(h, http.MethodGet, "/dashboard.json", "", nil)
+	wantStatus(t, rec, http.StatusOK)
+	for _, k := range []string{`"recent_blocks":[]`, `"push_latency_ms":[]`, `"connected_runners":[]`, `"present_runners":[]`, `"jobs":{`} {
+		if !strings.Contains(rec.Body.String(), k) {
+			t.Fatalf("empty dashboard lacks %s: %s", k, rec.Body.String())
+		}
+	}
+}
