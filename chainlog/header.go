@@ -293,3 +293,36 @@ func nonNil(b Bytes) Bytes {
 	}
 	return b
 }
+
+// ParamSet is a §13 parameter set in the header's JSON form: an object of
+// the constants that differ from cip11.DefaultParams(), keyed by their §13
+// names (integers as decimal strings, flags as booleans). Decoding rejects
+// unknown names and a set that fails Params.Validate, wrapping ErrMalformed.
+// Other formats (the node's genesis file) embed it.
+type ParamSet cip11.Params
+
+// MarshalJSON implements json.Marshaler.
+func (p ParamSet) MarshalJSON() ([]byte, error) {
+	over, err := encodeParams(cip11.Params(p))
+	if err != nil {
+		return nil, err
+	}
+	return marshalCompact(over)
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (p *ParamSet) UnmarshalJSON(b []byte) error {
+	var over map[string]json.RawMessage
+	if err := strictUnmarshal(b, &over); err != nil {
+		return err
+	}
+	if err := noDuplicateKeys(b); err != nil {
+		return err
+	}
+	v, err := decodeParams(over)
+	if err != nil {
+		return err
+	}
+	*p = ParamSet(v)
+	return nil
+}

@@ -403,3 +403,24 @@ func (x *Executor) Digest() (cip11.Hash, error) {
 	x.digestBuf = buf
 	return cip11.Keccak256(buf), nil
 }
+
+// Execute runs block b in a new store batch and leaves the batch open: the
+// caller makes the block durable elsewhere (a node appends it to its block
+// log) and then calls [Executor.Commit], or [Executor.Discard]. On error
+// the batch is already discarded. [Executor.Step] is Execute then Commit.
+func (x *Executor) Execute(b *chainlog.Block) (chainlog.Output, error) { return x.execute(b) }
+
+// Commit commits the block [Executor.Execute] left open.
+func (x *Executor) Commit() error {
+	if !x.open {
+		return store.ErrNoBatch
+	}
+	return x.commit()
+}
+
+// Discard drops the block [Executor.Execute] left open (a no-op without one).
+func (x *Executor) Discard() { x.discard() }
+
+// Store is the executor's chain state. Reads must not race with a block
+// in progress.
+func (x *Executor) Store() store.Store { return x.s }

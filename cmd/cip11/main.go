@@ -1,5 +1,12 @@
 // Command cip11 is the operator tool of the CIP-11 Go implementation.
 //
+//	cip11 devnet [-runners N] [-duration D] [-chaos] [-http ADDR] [-json]
+//	                                    one-process devnet: validator, runners over QUIC, jobs, report
+//	cip11 genesis [-o DIR] [-runners N] write a devnet genesis and key files
+//	cip11 validator [-genesis F] [-key F] [-data DIR]
+//	                                    a single-validator chain node
+//	cip11 runner [-genesis F] [-key F] [-api URL]
+//	                                    a runner process
 //	cip11 replay [-blocks N] [-json] [-no-cache] [-quiet] [FILE]
 //	                                    re-execute a chain log and compare every output
 //	cip11 gen [-seed N] [-runners N] [-blocks N] [-multi-validator] [-o FILE]
@@ -23,6 +30,14 @@ func main() {
 }
 
 const usage = `usage:
+  cip11 devnet [-runners N] [-duration D] [-chaos] [-http ADDR] [-json]
+                                        a validator, N runners over QUIC and a job generator, then a report
+  cip11 genesis [-o DIR] [-runners N] [-seed N]
+                                        write a devnet genesis.json and key files (docs/genesis.md)
+  cip11 validator [-genesis FILE] [-key FILE] [-data DIR] [-block-time D]
+                                        run a single-validator chain node (QUIC, HTTP API, metrics)
+  cip11 runner [-genesis FILE] [-key FILE] [-api URL]
+                                        run a runner process (QUIC push, on-chain heartbeats, poll fallback)
   cip11 replay [-blocks N] [-json] [-no-cache] [-quiet] [FILE]
                                         replay a chain log (default: the embedded sample)
   cip11 gen [-seed N] [-runners N] [-blocks N] [-multi-validator] [-o FILE]
@@ -47,6 +62,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runGen(args[1:], stdout, stderr)
 	case "vectors":
 		return runVectors(args[1:], stdout, stderr)
+	case "devnet":
+		return runDevnet(args[1:], stdout, stderr)
+	case "genesis":
+		return runGenesis(args[1:], stdout, stderr)
+	case "validator":
+		return runValidator(args[1:], stdout, stderr)
+	case "runner":
+		return runRunner(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

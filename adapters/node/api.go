@@ -1,0 +1,187 @@
+package node
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/adapters/node/httpapi"
+	"github.com/cip11/cip11/wire"
+)
+
+// Backend adapts a Validator to the HTTP API (httpapi.Backend).
+type Backend struct{ V *Validator }
+
+var _ httpapi.Backend = Backend{}
+
+// mapErr maps node errors to the API's status sentinels.
+func mapErr(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, ErrBadRequest), errors.Is(err, ErrTx):
+		return fmt.Errorf("%w: %w", httpapi.ErrBadRequest, err)
+	case errors.Is(err, ErrDuplicate):
+		return fmt.Errorf("%w: %w", httpapi.ErrConflict, err)
+	case errors.Is(err, ErrClosed):
+		return fmt.Errorf("%w: %w", httpapi.ErrUnavailable, err)
+	}
+	return err
+}
+
+// SubmitJob implements httpapi.Backend.
+func (b Backend) SubmitJob(_ context.Context, req httpapi.JobRequest) (httpapi.JobView, error) {
+	spec := &JobSpec{Submitter: req.Submitter, Kind: req.JobKind, Runners: req.Runners, TimeoutBlocks: req.TimeoutBlocks,
+		WorkMillis: req.WorkMillis, Nonce: req.Nonce, Payload: req.Payload}
+	id, err := b.V.SubmitJob(spec)
+	if err != nil {
+		return httpapi.JobView{}, mapErr(err)
+	}
+	jv, _ := b.V.Job(id)
+	return jv, nil
+}
+
+// Job implements httpapi.Backend.
+func (b Backend) Job(id cip11.Hash) (httpapi.JobView, bool) { return b.V.Job(id) }
+
+// RunnerJobs implements httpapi.Backend.
+func (b Backend) RunnerJobs(r cip11.Address) ([]*wire.JobAssignment, error) { return b.V.RunnerJobs(r) }
+
+// SubmitTx implements httpapi.Backend.
+func (b Backend) SubmitTx(_ context.Context, raw []byte) (httpapi.SubmitResult, error) {
+	tx, err := b.V.SubmitTx(raw)
+	res := httpapi.SubmitResult{Status: httpapi.SubmitAccepted}
+	if tx != nil {
+		res.TxHash = tx.Hash()
+	}
+	if errors.Is(err, ErrDuplicate) {
+		res.Status = httpapi.SubmitDuplicate
+	}
+	return res, mapErr(err)
+}
+
+// Status implements httpapi.Backend.
+func (b Backend) Status() httpapi.Status { return b.V.Status() }
+
+// Dashboard implements httpapi.Backend.
+func (b Backend) Dashboard() httpapi.Dashboard {
+	st := b.V.Status()
+	v := b.V
+	present := v.srv.Present()
+	slices.SortFunc(present, func(a, b cip11.Address) int { return bytes.Compare(a[:], b[:]) })
+	if len(present) > httpapi.MaxDashboardRunners {
+		present = present[:httpapi.MaxDashboardRunners]
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	recent := slices.Clone(v.recent)
+	slices.Reverse(recent)
+	return httpapi.Dashboard{Status: st, RecentBlocks: recent, Jobs: v.jobCounts(), PushLatencyMillis: slices.Clone(v.lat),
+		ConnectedRunners: present, PresentRunners: present}
+}
+
+func settled(state string, events []httpapi.Event, runner cip11.Address) bool {
+	if state == httpapi.StateCompleted || state == httpapi.StateExpired {
+		return true
+	}
+	for _, e := range events {
+		if e.Kind == httpapi.EventResult && e.Runner != nil && *e.Runner == runner {
+			return true
+		}
+	}
+	return false
+}
+
+// HTTPChain is a Chain over a validator's HTTP API (a runner in its own
+// process).
+type HTTPChain struct {
+	Base   string // http://host:port
+	Client *http.Client
+}
+
+func (c HTTPChain) client() *http.Client {
+	if c.Client != nil {
+		return c.Client
+	}
+	return &http.Client{Timeout: 5 * time.Second}
+}
+
+func (c HTTPChain) get(ctx context.Context, path string, dst any) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(c.Base, "/")+path, nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := c.client().Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return resp.StatusCode, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return resp.StatusCode, fmt.Errorf("GET %s: %s: %s", path, resp.Status, bytes.TrimSpace(body))
+	}
+	return resp.StatusCode, json.Unmarshal(body, dst)
+}
+
+// Height implements Chain (GET /status).
+func (c HTTPChain) Height(ctx context.Context) (uint64, error) {
+	var st httpapi.Status
+	_, err := c.get(ctx, "/status", &st)
+	return st.Height, err
+}
+
+// Submit implements Chain (POST /submit with the Submission envelope).
+func (c HTTPChain) Submit(ctx context.Context, tx []byte) error {
+	body, _ := json.Marshal(map[string]string{"tx": hex.EncodeToString(tx)})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(c.Base, "/")+"/submit", bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.client().Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+	switch resp.StatusCode {
+	case http.StatusOK, http.StatusCreated, http.StatusAccepted, http.StatusConflict: // duplicate: not a failure (§10.3)
+		return nil
+	}
+	return fmt.Errorf("POST /submit: %s: %s", resp.Status, bytes.TrimSpace(msg))
+}
+
+// Settled implements Chain (GET /jobs/{id}).
+func (c HTTPChain) Settled(ctx context.Context, job cip11.Hash, runner cip11.Address) (bool, error) {
+	var jv httpapi.JobView
+	code, err := c.get(ctx, "/jobs/"+hex.EncodeToString(job[:]), &jv)
+	if code == http.StatusNotFound {
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return settled(jv.State, jv.Events, runner), nil
+}
+
+// Poll implements Chain (GET /runner/{addr}/jobs; 410 Gone is no jobs).
+func (c HTTPChain) Poll(ctx context.Context, runner cip11.Address) ([]*wire.JobAssignment, error) {
+	var r httpapi.RunnerJobsResponse
+	code, err := c.get(ctx, "/runner/"+hex.EncodeToString(runner[:])+"/jobs", &r)
+	if code == http.StatusGone {
+		return nil, nil
+	}
+	return r.Jobs, err
+}

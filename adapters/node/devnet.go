@@ -1,0 +1,451 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/adapters/node/httpapi"
+	"github.com/cip11/cip11/wire"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// DevnetConfig shapes a one-process devnet: a validator, N runners over
+// real QUIC on loopback, a job generator.
+type DevnetConfig struct {
+	Runners   int           // 50
+	Duration  time.Duration // job generation time (20 s)
+	BlockTime time.Duration // 250 ms
+	// JobsPerBlock jobs are submitted per block; MultiPerMille of them
+	// (default 400; negative: none) have M = verification.runners in
+	// 2..3, the rest M = 1. Submission starts once half the runners are
+	// present (or after 3 s).
+	JobsPerBlock  int // 2
+	MultiPerMille int // 400
+	TimeoutBlocks uint64
+	WorkTime      time.Duration // 30 ms
+	FailPerMille  uint32
+	// Chaos injects faults while jobs flow: runners killed mid-job (and
+	// restarted), connections dropped, the validator restarted on its
+	// Pebble directory.
+	Chaos bool
+	// HTTP, if set, serves the API and dashboard there.
+	HTTP    string
+	DataDir string // "": a temporary directory
+	NoSync  bool
+	Seed    uint64
+	Logger  *slog.Logger
+	// Progress is called about once a second.
+	Progress func(DevnetProgress)
+	// DrainBlocks bounds the blocks produced after Duration while the last
+	// jobs end (default 4 × (TimeoutBlocks + 1) + 20: every job ends by
+	// rule within that many blocks, D26's three re-selections included).
+	DrainBlocks uint64
+}
+
+// DevnetProgress is a progress snapshot.
+type DevnetProgress struct {
+	Elapsed              time.Duration
+	Height               uint64
+	Present              int
+	Submitted, Completed int64
+	Expired              int64
+	Draining             bool
+}
+
+// Report is the devnet's summary (cip11 devnet, -json).
+type Report struct {
+	Runners         int     `json:"runners"`
+	Blocks          uint64  `json:"blocks"`
+	Submitted       int64   `json:"jobs_submitted"`
+	Assigned        int64   `json:"jobs_assigned"`
+	Pushed          int64   `json:"pushes"`
+	Acked           int64   `json:"acks"`
+	Completed       int64   `json:"jobs_completed"`
+	Expired         int64   `json:"jobs_expired"`
+	Lost            int     `json:"jobs_lost"`
+	Reselections    int64   `json:"reselections"`
+	PushP50Millis   float64 `json:"push_latency_p50_ms"`
+	PushP99Millis   float64 `json:"push_latency_p99_ms"`
+	JobBlocksP50    uint64  `json:"job_latency_p50_blocks"`
+	JobBlocksP99    uint64  `json:"job_latency_p99_blocks"`
+	FirstDraws      int64   `json:"first_draws"`
+	FirstDrawHitPct float64 `json:"first_draw_present_pct"`
+	ValidatorStarts int     `json:"validator_starts"`
+	RunnerKills     int     `json:"runner_kills"`
+	ConnDrops       int     `json:"connection_drops"`
+	DataDir         string  `json:"data_dir,omitempty"`
+	BlockLog        string  `json:"block_log,omitempty"`
+	Elapsed         float64 `json:"elapsed_s"`
+}
+
+// swapChain is the runners' Chain across validator restarts.
+type swapChain struct {
+	mu sync.RWMutex
+	v  *Validator
+}
+
+func (c *swapChain) cur() (*Validator, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.v == nil {
+		return nil, ErrClosed
+	}
+	return c.v, nil
+}
+
+func (c *swapChain) Height(ctx context.Context) (uint64, error) {
+	v, err := c.cur()
+	if err != nil {
+		return 0, err
+	}
+	return LocalChain{v}.Height(ctx)
+}
+func (c *swapChain) Submit(ctx context.Context, tx []byte) error {
+	v, err := c.cur()
+	if err != nil {
+		return err
+	}
+	return LocalChain{v}.Submit(ctx, tx)
+}
+func (c *swapChain) Settled(ctx context.Context, j cip11.Hash, r cip11.Address) (bool, error) {
+	v, err := c.cur()
+	if err != nil {
+		return false, err
+	}
+	return LocalChain{v}.Settled(ctx, j, r)
+}
+func (c *swapChain) Poll(ctx context.Context, r cip11.Address) ([]*wire.JobAssignment, error) {
+	v, err := c.cur()
+	if err != nil {
+		return nil, err
+	}
+	return LocalChain{v}.Poll(ctx, r)
+}
+
+// devnet is a running devnet.
+type devnet struct {
+	cfg     DevnetConfig
+	d       *Devnet
+	chain   *swapChain
+	vcfg    ValidatorConfig
+	runners []*Runner
+	metrics *httpapi.Metrics
+	reg     *prometheus.Registry
+	rep     Report
+	// stats carried across validator restarts (a restart rebuilds the
+	// consensus-visible counts from the block log, not the push counts)
+	pushed, acked, firstDraws, firstHits int64
+	ackLat                               []time.Duration
+}
+
+// RunDevnet runs a devnet until cfg.Duration has passed and every job has
+// ended (or cfg.Drain ran out), and reports.
+func RunDevnet(ctx context.Context, cfg DevnetConfig) (*Report, error) {
+	if cfg.Runners <= 0 {
+		cfg.Runners = 50
+	}
+	if cfg.Duration <= 0 {
+		cfg.Duration = 20 * time.Second
+	}
+	if cfg.BlockTime <= 0 {
+		cfg.BlockTime = 250 * time.Millisecond
+	}
+	if cfg.JobsPerBlock <= 0 {
+		cfg.JobsPerBlock = 2
+	}
+	if cfg.MultiPerMille == 0 {
+		cfg.MultiPerMille = 400
+	}
+	if cfg.MultiPerMille < 0 { // none
+		cfg.MultiPerMille = 0
+	}
+	if cfg.MultiPerMille > 1000 {
+		return nil, fmt.Errorf("%w: multi per mille %d", ErrBadRequest, cfg.MultiPerMille)
+	}
+	if cfg.TimeoutBlocks == 0 {
+		cfg.TimeoutBlocks = 12
+	}
+	if cfg.WorkTime <= 0 {
+		cfg.WorkTime = 30 * time.Millisecond
+	}
+	if cfg.DrainBlocks == 0 {
+		cfg.DrainBlocks = 4*(cfg.TimeoutBlocks+1) + 20
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	d, err := NewDevnet(GenesisOptions{Seed: cfg.Seed, Runners: cfg.Runners, QUIC: "127.0.0.1:0", HTTP: cfg.HTTP})
+	if err != nil {
+		return nil, err
+	}
+	n := &devnet{cfg: cfg, d: d, chain: &swapChain{}, reg: prometheus.NewRegistry()}
+	if n.metrics, err = httpapi.NewMetrics(n.reg); err != nil {
+		return nil, err
+	}
+	dir := cfg.DataDir
+	tmp := dir == ""
+	n.vcfg = ValidatorConfig{Genesis: d.Genesis, Keys: d.Validator, DataDir: dir, BlockTime: cfg.BlockTime,
+		NoSync: cfg.NoSync, Seed: cfg.Seed, Logger: cfg.Logger, Metrics: n.metrics, SkipPerMille: 20}
+	if tmp {
+		// one directory for every validator start
+		v, err := NewValidator(n.vcfg)
+		if err != nil {
+			return nil, err
+		}
+		n.vcfg.DataDir = v.Dir()
+		v.tmp = false
+		defer removeAll(v.Dir())
+		n.vcfg.Listen = v.Addr().String()
+		n.chain.v = v
+	} else {
+		v, err := NewValidator(n.vcfg)
+		if err != nil {
+			return nil, err
+		}
+		n.vcfg.Listen = v.Addr().String()
+		n.chain.v = v
+	}
+	n.rep.ValidatorStarts = 1
+	n.rep.Runners = cfg.Runners
+	if !tmp {
+		n.rep.DataDir = n.vcfg.DataDir
+	}
+	defer func() {
+		for _, r := range n.runners {
+			if r != nil {
+				r.Close()
+			}
+		}
+		if v, _ := n.chain.cur(); v != nil {
+			v.Close()
+		}
+	}()
+	if cfg.HTTP != "" {
+		srv, err := n.serveHTTP(cfg.HTTP)
+		if err != nil {
+			return nil, err
+		}
+		defer srv.Close()
+	}
+	for i := range cfg.Runners {
+		r, err := n.startRunner(i)
+		if err != nil {
+			return nil, err
+		}
+		n.runners = append(n.runners, r)
+	}
+	return n.run(ctx)
+}
+
+func removeAll(dir string) { _ = os.RemoveAll(dir) }
+
+func (n *devnet) startRunner(i int) (*Runner, error) {
+	return NewRunner(RunnerConfig{Genesis: n.d.Genesis, Key: n.d.RunnerKeys[i], Chain: n.chain, WorkTime: n.cfg.WorkTime,
+		FailPerMille: n.cfg.FailPerMille, Tick: 10 * time.Millisecond, Validator: n.vcfg.Listen, Logger: n.cfg.Logger,
+		Seed: n.cfg.Seed*1000 + uint64(i)})
+}
+
+type handlerSwap struct{ n *devnet }
+
+func (h handlerSwap) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	v, err := h.n.chain.cur()
+	if err != nil {
+		http.Error(w, `{"error":"validator restarting"}`, http.StatusServiceUnavailable)
+		return
+	}
+	hd, err := httpapi.NewHandler(Backend{v}, httpapi.Options{PollDisabled: v.p.PollDisabled, Registry: h.n.reg, Metrics: h.n.metrics, Logger: h.n.cfg.Logger})
+	if err != nil {
+		http.Error(w, `{"error":"internal"}`, http.StatusInternalServerError)
+		return
+	}
+	hd.ServeHTTP(w, r)
+}
+
+func (n *devnet) serveHTTP(addr string) (*http.Server, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	srv := &http.Server{Handler: handlerSwap{n}, ReadHeaderTimeout: 5 * time.Second}
+	go srv.Serve(ln)
+	n.cfg.Logger.Info("devnet HTTP API and dashboard", "addr", "http://"+ln.Addr().String())
+	return srv, nil
+}
+
+func (n *devnet) run(ctx context.Context) (*Report, error) {
+	cfg := n.cfg
+	rng := rand.New(rand.NewPCG(cfg.Seed, 0xdef))
+	start := time.Now()
+	t := time.NewTicker(cfg.BlockTime)
+	defer t.Stop()
+	var nonce uint64
+	lastProgress := start
+	nextChaos := start.Add(2 * time.Second)
+	draining, started := false, false
+	var drainUntil uint64
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+		now := time.Now()
+		if !draining && now.Sub(start) >= cfg.Duration {
+			v, err := n.chain.cur()
+			if err != nil {
+				return nil, err
+			}
+			draining, drainUntil = true, v.Height()+cfg.DrainBlocks
+		}
+		v, err := n.chain.cur()
+		if err != nil {
+			return nil, err
+		}
+		if !started {
+			started = len(v.srv.Present()) >= (cfg.Runners+1)/2 || now.Sub(start) > 3*time.Second
+		}
+		if !draining && started {
+			for range cfg.JobsPerBlock {
+				nonce++
+				m := uint32(1)
+				if rng.IntN(1000) < cfg.MultiPerMille {
+					m = 2 + uint32(rng.IntN(2))
+				}
+				spec := &JobSpec{Submitter: devnetSubmitter(rng.IntN(8)), Kind: uint8(rng.IntN(6)), Runners: m,
+					TimeoutBlocks: cfg.TimeoutBlocks, WorkMillis: uint32(cfg.WorkTime.Milliseconds()), Nonce: nonce}
+				if _, err := v.SubmitJob(spec); err != nil {
+					return nil, fmt.Errorf("submit: %w", err)
+				}
+			}
+		}
+		if err := v.ProduceBlock(); err != nil {
+			return nil, err
+		}
+		if cfg.Chaos && !draining && now.After(nextChaos) {
+			if err := n.chaos(rng); err != nil {
+				return nil, err
+			}
+			nextChaos = now.Add(time.Duration(1500+rng.IntN(1500)) * time.Millisecond)
+		}
+		if cfg.Progress != nil && now.Sub(lastProgress) >= time.Second {
+			lastProgress = now
+			v, _ := n.chain.cur()
+			s := v.Stats()
+			cfg.Progress(DevnetProgress{Elapsed: now.Sub(start), Height: v.Height(), Present: len(v.srv.Present()),
+				Submitted: s.Submitted, Completed: s.Completed, Expired: s.Expired, Draining: draining})
+		}
+		if draining {
+			v, _ := n.chain.cur()
+			counts, open := v.JobStates()
+			_ = counts
+			if len(open) == 0 || v.Height() >= drainUntil {
+				return n.report(v, len(open), time.Since(start)), nil
+			}
+		}
+	}
+}
+
+func devnetSubmitter(i int) cip11.Address {
+	h := cip11.Keccak256([]byte("cip11-devnet/submitter"), []byte{byte(i)})
+	return cip11.Address(h[12:])
+}
+
+// chaos injects one fault: kill a runner that is mid-job (and start it
+// again), drop a runner's connection, or restart the validator on its
+// Pebble directory.
+func (n *devnet) chaos(rng *rand.Rand) error {
+	switch rng.IntN(3) {
+	case 0: // kill a runner mid-job, restart it a moment later
+		i := rng.IntN(len(n.runners))
+		n.runners[i].Close()
+		n.rep.RunnerKills++
+		r, err := n.startRunner(i)
+		if err != nil {
+			return err
+		}
+		n.runners[i] = r
+	case 1: // drop a connection: the validator says Goodbye, the runner reconnects
+		v, _ := n.chain.cur()
+		i := rng.IntN(len(n.runners))
+		_ = v.srv.Goodbye(n.runners[i].Address(), wire.GoodbyeShutdown, "chaos", nil)
+		n.rep.ConnDrops++
+	case 2: // restart the validator on its directory
+		v, _ := n.chain.cur()
+		n.keep(v)
+		n.chain.mu.Lock()
+		n.chain.v = nil
+		n.chain.mu.Unlock()
+		if err := v.Close(); err != nil {
+			return err
+		}
+		var nv *Validator
+		var err error
+		for range 50 { // the UDP port is free again at once on Linux; retry briefly otherwise
+			if nv, err = NewValidator(n.vcfg); err == nil || !errors.Is(err, syscall.EADDRINUSE) {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if err != nil {
+			return fmt.Errorf("validator restart: %w", err)
+		}
+		n.chain.mu.Lock()
+		n.chain.v = nv
+		n.chain.mu.Unlock()
+		n.rep.ValidatorStarts++
+	}
+	return nil
+}
+
+// keep carries a stopping validator's transport-side counts into the
+// report (a restart rebuilds the chain-derived ones from its block log).
+func (n *devnet) keep(v *Validator) {
+	s := v.Stats()
+	n.pushed += s.Pushed
+	n.acked += s.Acked
+	n.firstDraws += s.FirstDraws
+	n.firstHits += s.FirstDrawPresent
+	n.ackLat = append(n.ackLat, s.AckLatencies...)
+}
+
+func (n *devnet) report(v *Validator, open int, elapsed time.Duration) *Report {
+	s := v.Stats()
+	r := n.rep
+	r.Blocks = v.Height()
+	r.Submitted, r.Assigned, r.Completed, r.Expired, r.Reselections = s.Submitted, s.Assigned, s.Completed, s.Expired, s.Reselections
+	r.Pushed, r.Acked = n.pushed+s.Pushed, n.acked+s.Acked
+	r.FirstDraws = n.firstDraws + s.FirstDraws
+	hits := n.firstHits + s.FirstDrawPresent
+	if r.FirstDraws > 0 {
+		r.FirstDrawHitPct = float64(hits*10000/r.FirstDraws) / 100
+	}
+	lat := append(slices.Clone(n.ackLat), s.AckLatencies...)
+	slices.Sort(lat)
+	if len(lat) > 0 {
+		r.PushP50Millis = float64(lat[len(lat)/2].Microseconds()) / 1000
+		r.PushP99Millis = float64(lat[min(len(lat)-1, len(lat)*99/100)].Microseconds()) / 1000
+	}
+	jl := slices.Clone(s.JobLatencyBlocks)
+	slices.Sort(jl)
+	if len(jl) > 0 {
+		r.JobBlocksP50, r.JobBlocksP99 = jl[len(jl)/2], jl[min(len(jl)-1, len(jl)*99/100)]
+	}
+	r.Lost = open
+	if r.DataDir != "" {
+		r.BlockLog = filepath.Join(r.DataDir, "blocks.jsonl")
+	}
+	r.Elapsed = elapsed.Seconds()
+	return &r
+}

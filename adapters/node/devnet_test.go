@@ -1,0 +1,45 @@
+package node
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/cip11/cip11/replay"
+)
+
+// End to end (issue: devnet with about 20 runners for a few seconds):
+// every job completes, none is lost, and a replay of the block log the
+// validator wrote reproduces every block's outputs and state digest.
+func TestDevnetEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("devnet run")
+	}
+	dir := t.TempDir()
+	rep, err := RunDevnet(context.Background(), DevnetConfig{Runners: 20, Duration: 4 * time.Second, BlockTime: 300 * time.Millisecond,
+		DataDir: dir, NoSync: true, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%+v", *rep)
+	if rep.Lost != 0 || rep.Submitted == 0 || rep.Completed != rep.Submitted {
+		t.Fatalf("submitted %d, completed %d, expired %d, lost %d", rep.Submitted, rep.Completed, rep.Expired, rep.Lost)
+	}
+	if rep.Acked == 0 || rep.FirstDraws == 0 {
+		t.Fatalf("no acks (%d) or first draws (%d)", rep.Acked, rep.FirstDraws)
+	}
+	f, err := os.Open(filepath.Join(dir, "blocks.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s, err := replay.Run(f, replay.Config{})
+	if err != nil {
+		t.Fatalf("replay of the devnet's blocks: %v", err)
+	}
+	if uint64(s.Blocks) != rep.Blocks {
+		t.Fatalf("replayed %d blocks, devnet made %d", s.Blocks, rep.Blocks)
+	}
+}

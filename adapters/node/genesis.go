@@ -1,0 +1,359 @@
+package node
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/chainlog"
+	"github.com/cip11/cip11/presence/validators"
+	"github.com/cip11/cip11/seed"
+	"github.com/cip11/cip11/state"
+	"github.com/cip11/cip11/wire"
+)
+
+// Sentinel errors of the node package.
+var (
+	ErrNilKey     = errors.New("node: nil key")
+	ErrGenesis    = errors.New("node: invalid genesis")
+	ErrKeyFile    = errors.New("node: invalid key file")
+	ErrNilConfig  = errors.New("node: required configuration is missing")
+	ErrClosed     = errors.New("node: closed")
+	ErrBlockLog   = errors.New("node: block log does not match the store")
+	ErrBadRequest = errors.New("node: bad request")
+)
+
+// GenesisFormat and GenesisVersion identify a genesis file (docs/genesis.md).
+const (
+	GenesisFormat  = "cip11-genesis"
+	GenesisVersion = 1
+)
+
+// Genesis is a single-validator chain's configuration (docs/genesis.md):
+// the chain id, the validator's public identity and threshold key, the
+// §13 parameters and flags, the seed schedule and the genesis runners.
+// Secret keys live in separate key files.
+type Genesis struct {
+	Format  string       `json:"format"`
+	Version int          `json:"version"`
+	ChainID chainlog.U64 `json:"chain_id"` // the §6.2 / §12.6 chain_id
+	// Params are the §13 constants and the five flags that differ from the
+	// defaults (the chain-log header's form).
+	Params     chainlog.ParamSet         `json:"params"`
+	Namespace  chainlog.Bytes            `json:"namespace"` // seed namespace NS (D12)
+	Schedule   chainlog.Schedule         `json:"schedule"`  // advance_round (D13)
+	Reputation chainlog.ReputationConfig `json:"reputation_config"`
+	// GenesisBeacon is the signed seed of round (0, 0) (§9.2).
+	GenesisBeacon chainlog.Beacon  `json:"genesis_beacon"`
+	Validator     GenesisValidator `json:"validator"`
+	Runners       []GenesisRunner  `json:"runners"`
+}
+
+// GenesisValidator is the sole validator's public identity (§5.4).
+type GenesisValidator struct {
+	PeerPubKey      cip11.Hash         `json:"peer_pubkey"`      // raw Ed25519 key (32 bytes)
+	ThresholdPubKey chainlog.PublicKey `json:"threshold_pubkey"` // the 1-of-1 BLS12-381 key, every epoch
+	QUIC            string             `json:"quic"`             // UDP host:port runners dial
+	HTTP            string             `json:"http"`             // the HTTP API (poll fallback, /submit)
+}
+
+// GenesisRunner is a runner registered in block 1.
+type GenesisRunner struct {
+	Address        cip11.Address `json:"address"`
+	Stake          cip11.U128    `json:"stake"`
+	ReputationX1e9 chainlog.U64  `json:"reputation_x1e9"`
+}
+
+// DecodeGenesis strictly decodes and validates a genesis file.
+func DecodeGenesis(b []byte) (*Genesis, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var g Genesis
+	if err := dec.Decode(&g); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrGenesis, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("%w: trailing data", ErrGenesis)
+	}
+	return &g, g.Validate()
+}
+
+// LoadGenesis reads a genesis file.
+func LoadGenesis(path string) (*Genesis, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	g, err := DecodeGenesis(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return g, nil
+}
+
+// Encode is the genesis file's bytes (indented JSON).
+func (g *Genesis) Encode() ([]byte, error) {
+	b, err := json.MarshalIndent(g, "", "  ")
+	return append(b, '\n'), err
+}
+
+// Validate checks what the chain needs to start.
+func (g *Genesis) Validate() error {
+	switch {
+	case g.Format != GenesisFormat:
+		return fmt.Errorf("%w: format %q", ErrGenesis, g.Format)
+	case g.Version != GenesisVersion:
+		return fmt.Errorf("%w: version %d (this node reads %d)", ErrGenesis, g.Version, GenesisVersion)
+	case g.Schedule.ViewsPerEpoch == 0:
+		return fmt.Errorf("%w: schedule.views_per_epoch is 0", ErrGenesis)
+	case g.Schedule.LastKnownEpoch > 4096:
+		return fmt.Errorf("%w: schedule.last_known_epoch %d > 4096", ErrGenesis, g.Schedule.LastKnownEpoch)
+	case g.Reputation.Normalizer == 0:
+		return fmt.Errorf("%w: reputation_config.normalizer is 0", ErrGenesis)
+	case g.Validator.QUIC == "":
+		return fmt.Errorf("%w: validator.quic is empty", ErrGenesis)
+	}
+	if err := cip11.Params(g.Params).Validate(); err != nil {
+		return fmt.Errorf("%w: %v", ErrGenesis, err)
+	}
+	if err := seed.VerifySeed(g.Validator.ThresholdPubKey[:], g.Namespace, g.beaconRound(), g.GenesisBeacon.Signature[:]); err != nil {
+		return fmt.Errorf("%w: genesis_beacon: %v", ErrGenesis, err)
+	}
+	if _, err := g.Snapshot(); err != nil {
+		return fmt.Errorf("%w: validator: %v", ErrGenesis, err)
+	}
+	seen := make(map[cip11.Address]bool, len(g.Runners))
+	for i, r := range g.Runners {
+		if seen[r.Address] {
+			return fmt.Errorf("%w: runners[%d]: %s listed twice", ErrGenesis, i, r.Address)
+		}
+		seen[r.Address] = true
+	}
+	return nil
+}
+
+func (g *Genesis) beaconRound() seed.Round {
+	return seed.Round{Epoch: uint64(g.GenesisBeacon.Epoch), View: uint64(g.GenesisBeacon.View)}
+}
+
+// P is the chain's parameter set.
+func (g *Genesis) P() cip11.Params { return cip11.Params(g.Params) }
+
+// Snapshot is the one-validator §5.4 snapshot (epoch 0, active from 0).
+func (g *Genesis) Snapshot() (*validators.Snapshot, error) {
+	return validators.NewSnapshot(0, []validators.Record{{PeerPubKey: validators.PeerKey(g.Validator.PeerPubKey)}}, 0)
+}
+
+// Header is the chain-log header of the validator's block log: the same
+// threshold key for every epoch of the schedule (a 1-of-1 "threshold").
+func (g *Genesis) Header() chainlog.Header {
+	h := chainlog.Header{
+		Format: chainlog.FormatName, Version: chainlog.Version,
+		ChainID:   fmt.Sprintf("cip11-devnet-%d", g.ChainID),
+		Generator: "cip11 validator",
+		Params:    g.P(), Namespace: g.Namespace, Schedule: g.Schedule,
+		Validators: []chainlog.ValidatorSet{{ActivationHeight: 0, Participants: 1}},
+		Reputation: g.Reputation,
+	}
+	gb := g.GenesisBeacon
+	h.GenesisBeacon = &gb
+	for e := uint64(0); e <= uint64(g.Schedule.LastKnownEpoch); e++ {
+		h.ThresholdKeys = append(h.ThresholdKeys, chainlog.EpochKey{Epoch: chainlog.U64(e), PublicKey: g.Validator.ThresholdPubKey})
+	}
+	return h
+}
+
+// ValidatorKeys are the sole validator's secrets.
+type ValidatorKeys struct {
+	Peer      *wire.ValidatorKey // Ed25519 peer identity (§3.3)
+	Threshold seed.SecretKey     // the 1-of-1 BLS12-381 seed key (§9.2)
+	seedBytes [32]byte
+	bls       [32]byte
+}
+
+type validatorKeyFile struct {
+	Ed25519Seed  cip11.Hash `json:"ed25519_seed"`
+	BLSSecretKey cip11.Hash `json:"bls_secret_key"`
+}
+
+type runnerKeyFile struct {
+	Address cip11.Address `json:"address"`
+	Secret  cip11.Hash    `json:"secp256k1_secret"`
+}
+
+// NewValidatorKeys builds the validator's keys from their secret bytes.
+func NewValidatorKeys(ed25519Seed, blsSecret [32]byte) (*ValidatorKeys, error) {
+	sk, err := seed.SecretKeyFromBytes(blsSecret[:])
+	if err != nil {
+		return nil, fmt.Errorf("%w: bls key: %v", ErrKeyFile, err)
+	}
+	return &ValidatorKeys{Peer: wire.NewValidatorKey(ed25519Seed), Threshold: sk, seedBytes: ed25519Seed, bls: blsSecret}, nil
+}
+
+// LoadValidatorKeys reads a validator key file.
+func LoadValidatorKeys(path string) (*ValidatorKeys, error) {
+	var f validatorKeyFile
+	if err := readStrict(path, &f); err != nil {
+		return nil, err
+	}
+	return NewValidatorKeys(f.Ed25519Seed, f.BLSSecretKey)
+}
+
+// LoadRunnerKey reads a runner key file and checks its address.
+func LoadRunnerKey(path string) (*wire.RunnerKey, error) {
+	var f runnerKeyFile
+	if err := readStrict(path, &f); err != nil {
+		return nil, err
+	}
+	k, err := wire.NewRunnerKey(f.Secret)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w: %v", path, ErrKeyFile, err)
+	}
+	if k.Address() != f.Address {
+		return nil, fmt.Errorf("%s: %w: the key is %s's, the file says %s", path, ErrKeyFile, k.Address(), f.Address)
+	}
+	return k, nil
+}
+
+func readStrict(path string, dst any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		return fmt.Errorf("%s: %w: %v", path, ErrKeyFile, err)
+	}
+	return nil
+}
+
+func writeJSON(path string, v any, mode os.FileMode) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), mode)
+}
+
+// GenesisOptions shape a generated devnet genesis.
+type GenesisOptions struct {
+	ChainID uint64
+	Seed    uint64 // key derivation seed: the same seed gives the same keys
+	Runners int
+	QUIC    string // validator UDP address (127.0.0.1:7011)
+	HTTP    string // validator HTTP address (127.0.0.1:8011)
+	Params  *cip11.Params
+}
+
+// DevnetParams are the devnet's §13 parameters: the defaults with the
+// transport and present-first flags on and MRU active from block 1.
+func DevnetParams() cip11.Params {
+	p := cip11.DefaultParams()
+	p.TransportEnabled = true
+	p.PresentFirstEnabled = true
+	p.MRUActivationHeight = 1
+	return p
+}
+
+// Devnet is a generated genesis with its secret keys.
+type Devnet struct {
+	Genesis    *Genesis
+	Validator  *ValidatorKeys
+	RunnerKeys []*wire.RunnerKey
+}
+
+func derive(label string, s, i uint64) [32]byte {
+	return cip11.Keccak256([]byte("cip11-devnet-genesis/"+label), binary.BigEndian.AppendUint64(nil, s), binary.BigEndian.AppendUint64(nil, i))
+}
+
+// NewDevnet derives a genesis and its keys from o. DEVNET ONLY: every
+// secret is a function of o.Seed.
+func NewDevnet(o GenesisOptions) (*Devnet, error) {
+	if o.Runners < 0 || o.Runners > 100_000 {
+		return nil, fmt.Errorf("%w: %d runners", ErrGenesis, o.Runners)
+	}
+	if o.QUIC == "" {
+		o.QUIC = "127.0.0.1:7011"
+	}
+	if o.HTTP == "" {
+		o.HTTP = "127.0.0.1:8011"
+	}
+	if o.ChainID == 0 {
+		o.ChainID = 7011
+	}
+	p := DevnetParams()
+	if o.Params != nil {
+		p = *o.Params
+	}
+	blsSeed := derive("bls", o.Seed, 0)
+	vk, err := NewValidatorKeys(derive("ed25519", o.Seed, 0), seed.DeriveSecretKey(blsSeed[:]).Bytes())
+	if err != nil {
+		return nil, err
+	}
+	ns := []byte(fmt.Sprintf("cip11-devnet-%d", o.ChainID))
+	sig, err := seed.SignSeed(vk.Threshold, ns, seed.Round{})
+	if err != nil {
+		return nil, err
+	}
+	rc := state.DefaultReputationConfig()
+	g := &Genesis{
+		Format: GenesisFormat, Version: GenesisVersion, ChainID: chainlog.U64(o.ChainID),
+		Params: chainlog.ParamSet(p), Namespace: ns,
+		Schedule:      chainlog.Schedule{ViewsPerEpoch: 100_000, FirstView: 1, LastKnownEpoch: 99},
+		Reputation:    chainlog.ReputationConfig{Normalizer: chainlog.U64(rc.Normalizer), WMinFloorX1e6: chainlog.U64(rc.WMinFloorX1e6)},
+		GenesisBeacon: chainlog.Beacon{Signature: chainlog.Signature(sig)},
+		Validator: GenesisValidator{
+			PeerPubKey: cip11.Hash(vk.Peer.PubKey().Raw()), ThresholdPubKey: vk.Threshold.PublicKey(),
+			QUIC: o.QUIC, HTTP: o.HTTP,
+		},
+		Runners: []GenesisRunner{},
+	}
+	d := &Devnet{Genesis: g, Validator: vk}
+	for i := range o.Runners {
+		k, err := wire.NewRunnerKey(derive("runner", o.Seed, uint64(i)))
+		if err != nil {
+			return nil, err
+		}
+		d.RunnerKeys = append(d.RunnerKeys, k)
+		g.Runners = append(g.Runners, GenesisRunner{
+			Address: k.Address(), Stake: cip11.U128From64(1_000_000_000_000_000 + uint64(i)*1_000_000_000_000),
+			ReputationX1e9: 1_000_000_000,
+		})
+	}
+	return d, g.Validate()
+}
+
+// RunnerSecret is runner i's secret key bytes (DEVNET ONLY).
+func RunnerSecret(s uint64, i int) [32]byte { return derive("runner", s, uint64(i)) }
+
+// Write stores the devnet in dir: genesis.json, validator.key and
+// runner-NNNN.key (mode 0600).
+func (d *Devnet) Write(dir string, s uint64) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	b, err := d.Genesis.Encode()
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "genesis.json"), b, 0o644); err != nil {
+		return err
+	}
+	if err := writeJSON(filepath.Join(dir, "validator.key"), validatorKeyFile{Ed25519Seed: d.Validator.seedBytes, BLSSecretKey: d.Validator.bls}, 0o600); err != nil {
+		return err
+	}
+	for i, k := range d.RunnerKeys {
+		f := runnerKeyFile{Address: k.Address(), Secret: RunnerSecret(s, i)}
+		if err := writeJSON(filepath.Join(dir, fmt.Sprintf("runner-%04d.key", i)), f, 0o600); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,81 @@
+package node
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/cip11/cip11/chainlog"
+	"github.com/cip11/cip11/seed"
+)
+
+// Consensus is what block production decides for block h beyond its
+// transactions: the proposal round, the parent beacon R_{h−1}, the
+// finalized height of the block's execution context (D22) and the seeds
+// the proposer has observed (for ConsumedSeedsV1, §9.2).
+type Consensus struct {
+	Round        seed.Round
+	ParentBeacon *chainlog.Beacon
+	Finalized    *uint64
+	// Seed returns the certified seed of round r, ok false when the
+	// proposer has not observed it (withholding delays, §9.2).
+	Seed func(r seed.Round) (seed.Signature, bool, error)
+}
+
+// Producer is block production behind the node: the single-validator
+// producer now, a BFT engine's proposer (CometBFT with the threshold seed
+// in vote extensions) later. The node never assumes one validator beyond
+// this interface.
+type Producer interface {
+	// Next decides block h's consensus context; parent is block h−1 (nil
+	// for h = 1).
+	Next(h uint64, parent *chainlog.Block) (Consensus, error)
+}
+
+// Solo is the single-validator producer (f = 0, finality immediate,
+// §8.1): one view per block, except that with probability
+// SkipPerMille/1000 a view is nullified and skipped (its seed still
+// exists, §9.2); every round's seed is the 1-of-1 threshold signature of
+// the validator's BLS key; block h executes with h−1 finalized.
+type Solo struct {
+	Key          seed.SecretKey
+	Namespace    []byte
+	Schedule     seed.FixedSchedule
+	SkipPerMille uint32
+	Rand         *rand.Rand // the skip draws (nil: no skips)
+}
+
+// Next implements Producer.
+func (s *Solo) Next(h uint64, parent *chainlog.Block) (Consensus, error) {
+	var c Consensus
+	c.Seed = s.seed
+	if parent == nil {
+		c.Round = seed.Round{Epoch: 0, View: s.Schedule.FirstView}
+		return c, nil
+	}
+	pr := seed.Round{Epoch: uint64(parent.Round.Epoch), View: uint64(parent.Round.View)}
+	step := uint64(1)
+	for s.Rand != nil && s.SkipPerMille > 0 && step < 4 && uint32(s.Rand.IntN(1000)) < s.SkipPerMille {
+		step++ // advance_round over a nullified view (§9.2)
+	}
+	next, ok, err := s.Schedule.Advance(pr, step)
+	if err != nil {
+		return c, err
+	}
+	if !ok {
+		return c, fmt.Errorf("node: round %v + %d is past the schedule's last known epoch", pr, step)
+	}
+	c.Round = next
+	sig, _, err := s.seed(pr)
+	if err != nil {
+		return c, err
+	}
+	c.ParentBeacon = &chainlog.Beacon{Epoch: parent.Round.Epoch, View: parent.Round.View, Signature: chainlog.Signature(sig)}
+	f := h - 1
+	c.Finalized = &f
+	return c, nil
+}
+
+func (s *Solo) seed(r seed.Round) (seed.Signature, bool, error) {
+	sig, err := seed.SignSeed(s.Key, s.Namespace, r)
+	return sig, err == nil, err
+}

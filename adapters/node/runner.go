@@ -1,0 +1,324 @@
+package node
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	mrand "math/rand/v2"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cip11/cip11"
+	cquic "github.com/cip11/cip11/adapters/quic"
+	"github.com/cip11/cip11/presence/local"
+	"github.com/cip11/cip11/presence/validators"
+	"github.com/cip11/cip11/wire"
+)
+
+// Chain is the runner's view of the chain and its transaction path: the
+// finalized height, admission (POST /submit, §10.3), job state (for the
+// rebroadcast schedule's "settled") and the poll fallback (§14). HTTPChain
+// talks to a validator's API; the devnet also uses the in-process
+// validator directly (LocalChain).
+type Chain interface {
+	Height(ctx context.Context) (uint64, error)
+	Submit(ctx context.Context, tx []byte) error // a duplicate is not an error
+	// Settled reports whether runner's result for job is included or the
+	// job is terminal.
+	Settled(ctx context.Context, job cip11.Hash, runner cip11.Address) (bool, error)
+	Poll(ctx context.Context, runner cip11.Address) ([]*wire.JobAssignment, error)
+}
+
+// LocalChain is a Chain over an in-process Validator.
+type LocalChain struct{ V *Validator }
+
+// Height implements Chain.
+func (c LocalChain) Height(context.Context) (uint64, error) { return c.V.Height(), nil }
+
+// Submit implements Chain.
+func (c LocalChain) Submit(_ context.Context, tx []byte) error {
+	_, err := c.V.SubmitTx(tx)
+	if errors.Is(err, ErrDuplicate) {
+		return nil
+	}
+	return err
+}
+
+// Settled implements Chain.
+func (c LocalChain) Settled(_ context.Context, job cip11.Hash, runner cip11.Address) (bool, error) {
+	jv, ok := c.V.Job(job)
+	if !ok {
+		return true, nil
+	}
+	return settled(jv.State, jv.Events, runner), nil
+}
+
+// Poll implements Chain.
+func (c LocalChain) Poll(_ context.Context, runner cip11.Address) ([]*wire.JobAssignment, error) {
+	return c.V.RunnerJobs(runner)
+}
+
+// RunnerConfig configures a Runner process.
+type RunnerConfig struct {
+	Genesis *Genesis
+	Key     *wire.RunnerKey
+	Chain   Chain
+	// Listen is the runner's UDP address (127.0.0.1:0).
+	Listen string
+	// WorkTime is the demo executor's work time when the job spec has none
+	// (50 ms); FailPerMille makes that many executions per thousand fail.
+	WorkTime     time.Duration
+	FailPerMille uint32
+	// MaxConcurrent is the runner's capacity (§6.4; default 16).
+	MaxConcurrent int
+	// Tick is how often the chain height is read (100 ms).
+	Tick time.Duration
+	// Validator overrides the genesis QUIC address of the validator.
+	Validator string
+	Logger    *slog.Logger
+	Seed      uint64
+}
+
+// Runner is a runner process: a QUIC client to Sub(R) (adapters/quic),
+// the on-chain heartbeat on its §6.6 schedule, a demo executor, result
+// rebroadcast (§10.3) and the poll fallback (§14) when it has no link.
+type Runner struct {
+	cfg    RunnerConfig
+	cl     *cquic.Client
+	hb     local.HeartbeatSchedule
+	nonce  atomic.Uint64
+	rng    *mrand.Rand
+	rngMu  sync.Mutex
+	log    *slog.Logger
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu       sync.Mutex
+	lastHB   uint64 // height of the last heartbeat sent
+	polled   map[cip11.Hash]bool
+	executed atomic.Int64
+}
+
+// NewRunner starts a runner: it connects to Sub(R) and runs until Close.
+func NewRunner(cfg RunnerConfig) (*Runner, error) {
+	if cfg.Genesis == nil || cfg.Key == nil || cfg.Chain == nil {
+		return nil, fmt.Errorf("%w: genesis, key and chain are required", ErrNilConfig)
+	}
+	if cfg.WorkTime <= 0 {
+		cfg.WorkTime = 50 * time.Millisecond
+	}
+	if cfg.Tick <= 0 {
+		cfg.Tick = 100 * time.Millisecond
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	g := cfg.Genesis
+	p := g.P()
+	margin := uint64(10)
+	if p.HeartbeatTimeoutBlocks <= margin {
+		margin = p.HeartbeatTimeoutBlocks / 2
+	}
+	hb, err := local.NewHeartbeatSchedule(uint64(g.ChainID), cfg.Key.Address(), p.HeartbeatTimeoutBlocks-margin, margin, p)
+	if err != nil {
+		return nil, err
+	}
+	snap, err := g.Snapshot()
+	if err != nil {
+		return nil, err
+	}
+	ep, err := validators.NewEpochs(nil, snap)
+	if err != nil {
+		return nil, err
+	}
+	addr := cfg.Validator
+	if addr == "" {
+		addr = g.Validator.QUIC
+	}
+	ua, err := net.ResolveUDPAddr("udp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("validator address %q: %w", addr, err)
+	}
+	dir := &cquic.StaticDirectory{}
+	dir.Put(validators.PeerKey(g.Validator.PeerPubKey), ua)
+	r := &Runner{cfg: cfg, hb: hb, log: cfg.Logger, rng: mrand.New(mrand.NewPCG(cfg.Seed, 0xfa11)), polled: map[cip11.Hash]bool{}, done: make(chan struct{})}
+	var seedNonce [8]byte
+	_, _ = rand.Read(seedNonce[:])
+	r.nonce.Store(binary.BigEndian.Uint64(seedNonce[:]) >> 16) // a fresh nonce space per process
+	ctx, cancel := context.WithCancel(context.Background())
+	r.cancel = cancel
+	h, _ := cfg.Chain.Height(ctx)
+	cl, err := cquic.NewClient(cquic.ClientConfig{
+		Key: cfg.Key, ChainID: uint64(g.ChainID), Params: p, Validators: cquic.NewStaticValidatorSets(ep),
+		Directory: dir, Executor: cquic.ExecutorFunc(r.execute), Specs: SpecCodec{}, Submitter: submitter{r},
+		MaxConcurrent: cfg.MaxConcurrent, Listen: cfg.Listen,
+	}, h)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	r.cl = cl
+	go r.loop(ctx, h)
+	return r, nil
+}
+
+// Address is the runner's address.
+func (r *Runner) Address() cip11.Address { return r.cfg.Key.Address() }
+
+// Client is the runner's QUIC client.
+func (r *Runner) Client() *cquic.Client { return r.cl }
+
+// Executed counts executions that produced a result.
+func (r *Runner) Executed() int64 { return r.executed.Load() }
+
+// Close stops the runner.
+func (r *Runner) Close() error {
+	r.cancel()
+	<-r.done
+	return r.cl.Close()
+}
+
+func (r *Runner) loop(ctx context.Context, h uint64) {
+	defer close(r.done)
+	t := time.NewTicker(r.cfg.Tick)
+	defer t.Stop()
+	last := h
+	r.heartbeat(ctx, h)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		h, err := r.cfg.Chain.Height(ctx)
+		if err != nil || h <= last {
+			continue
+		}
+		last = h
+		r.cl.Tick(h)
+		r.heartbeat(ctx, h)
+		if len(r.cl.Connected()) == 0 {
+			r.poll(ctx)
+		}
+	}
+}
+
+// heartbeat sends the on-chain heartbeat when the §6.6 schedule says so.
+func (r *Runner) heartbeat(ctx context.Context, h uint64) {
+	r.mu.Lock()
+	due := r.lastHB == 0 || r.hb.NextDue(h, r.lastHB) <= h
+	r.mu.Unlock()
+	if !due {
+		return
+	}
+	tx, err := SignTx(r.cfg.Key, TxHeartbeat, r.nonce.Add(1), cip11.Hash{}, nil)
+	if err != nil {
+		return
+	}
+	if err := r.cfg.Chain.Submit(ctx, tx.Bytes()); err != nil {
+		r.log.Debug("heartbeat not admitted", "err", err)
+		return
+	}
+	r.mu.Lock()
+	r.lastHB = h
+	r.mu.Unlock()
+}
+
+// poll is the §14 fallback: jobs assigned to this runner that no push
+// delivered are executed, and their results self-submitted.
+func (r *Runner) poll(ctx context.Context) {
+	as, err := r.cfg.Chain.Poll(ctx, r.Address())
+	if err != nil {
+		return
+	}
+	for _, a := range as {
+		r.mu.Lock()
+		seen := r.polled[a.JobID]
+		r.polled[a.JobID] = true
+		r.mu.Unlock()
+		if seen || a.Verify(uint64(r.cfg.Genesis.ChainID)) != nil {
+			continue
+		}
+		go func() {
+			res, err := r.execute(ctx, &cquic.Job{Assignment: a, Progress: func(uint8, string) {}})
+			if err != nil {
+				return
+			}
+			if res.Commit != nil {
+				_ = r.cfg.Chain.Submit(ctx, res.Commit)
+			}
+			_ = r.cfg.Chain.Submit(ctx, res.Reveal)
+		}()
+	}
+}
+
+// ErrDemoFailure is the demo executor's injected failure.
+var ErrDemoFailure = errors.New("node: demo execution failed")
+
+// execute is the built-in demo executor: it works for the spec's work
+// time, fails at the configured rate, and returns the runner-signed
+// JobResultCommit (M > 1) and JobResultSubmit transactions (§10.3).
+func (r *Runner) execute(ctx context.Context, job *cquic.Job) (cquic.Result, error) {
+	a := job.Assignment
+	spec, err := DecodeJobSpec(a.JobSpec)
+	if err != nil {
+		return cquic.Result{}, err
+	}
+	work := r.cfg.WorkTime
+	if spec.WorkMillis > 0 {
+		work = time.Duration(spec.WorkMillis) * time.Millisecond
+	}
+	job.Progress(0, "started")
+	select {
+	case <-ctx.Done():
+		return cquic.Result{}, ctx.Err()
+	case <-time.After(work):
+	}
+	r.rngMu.Lock()
+	fail := r.cfg.FailPerMille > 0 && uint32(r.rng.IntN(1000)) < r.cfg.FailPerMille
+	r.rngMu.Unlock()
+	if fail {
+		return cquic.Result{}, ErrDemoFailure
+	}
+	result := cip11.Keccak256([]byte("cip11-devnet-result"), a.JobID[:], spec.Payload)
+	var salt cip11.Hash
+	_, _ = rand.Read(salt[:])
+	var res cquic.Result
+	if spec.Runners > 1 {
+		c, err := SignTx(r.cfg.Key, TxCommit, r.nonce.Add(1), a.JobID, func() []byte { h := Commitment(result, salt); return h[:] }())
+		if err != nil {
+			return res, err
+		}
+		res.Commit = c.Bytes()
+	}
+	rv, err := SignTx(r.cfg.Key, TxReveal, r.nonce.Add(1), a.JobID, RevealPayload(result, salt))
+	if err != nil {
+		return res, err
+	}
+	res.Reveal = rv.Bytes()
+	job.Progress(100, "done")
+	r.executed.Add(1)
+	return res, nil
+}
+
+// submitter is the client's ResultSubmitter: rebroadcast through the
+// chain's admission path (§10.3).
+type submitter struct{ r *Runner }
+
+func (s submitter) Submit(tx []byte) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return s.r.cfg.Chain.Submit(ctx, tx)
+}
+
+func (s submitter) Settled(job cip11.Hash, _ []byte) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	ok, err := s.r.cfg.Chain.Settled(ctx, job, s.r.Address())
+	return err == nil && ok
+}

@@ -1,0 +1,225 @@
+package node
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/wire"
+)
+
+// The devnet transaction: this node's Transaction::read / Transaction::write
+// (§3.3, §10.3). CIP-11 does not define the node's transaction encoding; the
+// transport only needs a decoder that yields the signer and the result
+// instruction (wire.TxDecoder). This one is a fixed binary layout signed by
+// the runner's secp256k1 key (D5 signatures, recoverable):
+//
+//	magic "C11T" (4) ‖ version 0x01 ‖ kind (1) ‖ signer (20) ‖ nonce (8, BE) ‖
+//	job_id (32) ‖ payload_len (2, BE) ‖ payload ‖ signature (65)
+//
+// The signature is over keccak256(TxDomain ‖ every byte before it). The
+// signer field must equal the recovered address. Payloads: Heartbeat none;
+// Register the stake as 16 bytes BE; Commit the 32-byte commitment
+// keccak256(result ‖ salt); Reveal result (32) ‖ salt (32).
+
+// TxDomain separates devnet transaction signatures from every §12.6 domain.
+const TxDomain = "cip11-devnet-tx/v1"
+
+// TxKind is the devnet instruction.
+type TxKind uint8
+
+const (
+	// TxHeartbeat is the CIP-2 on-chain runner heartbeat (§7.1): the
+	// signer's last_heartbeat becomes the including block's height.
+	TxHeartbeat TxKind = iota + 1
+	// TxRegister registers the signer as a runner with the payload's stake.
+	TxRegister
+	// TxCommit is SystemInstruction::JobResultCommit (§10.3).
+	TxCommit
+	// TxReveal is SystemInstruction::JobResultSubmit (§10.3).
+	TxReveal
+)
+
+func (k TxKind) String() string {
+	switch k {
+	case TxHeartbeat:
+		return "heartbeat"
+	case TxRegister:
+		return "register"
+	case TxCommit:
+		return "commit"
+	case TxReveal:
+		return "reveal"
+	}
+	return fmt.Sprintf("TxKind(%d)", uint8(k))
+}
+
+const (
+	txMagic      = "C11T"
+	txVersion    = 1
+	txHeaderLen  = 4 + 1 + 1 + 20 + 8 + 32 + 2
+	maxTxPayload = 1024
+	// MaxTxBytes bounds an encoded transaction.
+	MaxTxBytes = txHeaderLen + maxTxPayload + wire.RunnerSigLen
+)
+
+// ErrTx marks bytes that are not a valid devnet transaction.
+var ErrTx = errors.New("node: malformed transaction")
+
+// Tx is a decoded devnet transaction. It implements wire.Transaction.
+type Tx struct {
+	Kind    TxKind
+	From    cip11.Address
+	Nonce   uint64
+	JobID   cip11.Hash
+	Payload []byte
+	Sig     wire.RunnerSig
+	// PubKey is the signer's key, recovered from Sig.
+	PubKey wire.PubKey
+	raw    []byte
+}
+
+// Signer implements wire.Transaction.
+func (t *Tx) Signer() cip11.Address { return t.From }
+
+// Instruction implements wire.Transaction (§10.3 checks 2 and 3).
+func (t *Tx) Instruction() (wire.InstructionKind, cip11.Hash) {
+	switch t.Kind {
+	case TxCommit:
+		return wire.InstructionJobResultCommit, t.JobID
+	case TxReveal:
+		return wire.InstructionJobResultSubmit, t.JobID
+	}
+	return wire.InstructionOther, cip11.Hash{}
+}
+
+// Bytes is the encoded transaction (as signed).
+func (t *Tx) Bytes() []byte { return t.raw }
+
+// Hash is the transaction hash: keccak256 of its encoding.
+func (t *Tx) Hash() cip11.Hash { return cip11.Keccak256(t.raw) }
+
+func (t *Tx) body() ([]byte, error) {
+	if len(t.Payload) > maxTxPayload {
+		return nil, fmt.Errorf("%w: payload of %d bytes", ErrTx, len(t.Payload))
+	}
+	b := make([]byte, 0, txHeaderLen+len(t.Payload)+wire.RunnerSigLen)
+	b = append(b, txMagic...)
+	b = append(b, txVersion, byte(t.Kind))
+	b = append(b, t.From[:]...)
+	b = binary.BigEndian.AppendUint64(b, t.Nonce)
+	b = append(b, t.JobID[:]...)
+	b = binary.BigEndian.AppendUint16(b, uint16(len(t.Payload)))
+	return append(b, t.Payload...), nil
+}
+
+func txDigest(body []byte) cip11.Hash { return cip11.Keccak256([]byte(TxDomain), body) }
+
+// SignTx builds and signs a transaction with the runner key k.
+func SignTx(k *wire.RunnerKey, kind TxKind, nonce uint64, jobID cip11.Hash, payload []byte) (*Tx, error) {
+	if k == nil {
+		return nil, ErrNilKey
+	}
+	t := &Tx{Kind: kind, From: k.Address(), Nonce: nonce, JobID: jobID, Payload: payload}
+	body, err := t.body()
+	if err != nil {
+		return nil, err
+	}
+	if t.Sig, err = k.Sign(txDigest(body)); err != nil {
+		return nil, err
+	}
+	t.raw = append(body, t.Sig[:]...)
+	t.PubKey = k.PubKey()
+	return t, nil
+}
+
+// TxCodec is the node's Transaction::read (wire.TxDecoder) and its normal
+// validation hook (wire.TxValidator, §10.3 check 4).
+type TxCodec struct{}
+
+// DecodeTransaction implements wire.TxDecoder: strict layout, known kind,
+// payload size per kind, and a low-s D5 signature recovering to the
+// signer field.
+func (TxCodec) DecodeTransaction(b []byte) (wire.Transaction, error) { return DecodeTx(b) }
+
+// ValidateTransaction implements wire.TxValidator. Decoding already
+// verified the signature; nonces and fees are not modelled by the devnet.
+func (TxCodec) ValidateTransaction(tx wire.Transaction) error {
+	if _, ok := tx.(*Tx); !ok {
+		return fmt.Errorf("%w: %T is not a devnet transaction", ErrTx, tx)
+	}
+	return nil
+}
+
+// DecodeTx decodes and verifies a devnet transaction.
+func DecodeTx(b []byte) (*Tx, error) {
+	if len(b) < txHeaderLen+wire.RunnerSigLen || len(b) > MaxTxBytes {
+		return nil, fmt.Errorf("%w: %d bytes", ErrTx, len(b))
+	}
+	if string(b[:4]) != txMagic || b[4] != txVersion {
+		return nil, fmt.Errorf("%w: bad magic or version", ErrTx)
+	}
+	t := &Tx{Kind: TxKind(b[5])}
+	copy(t.From[:], b[6:26])
+	t.Nonce = binary.BigEndian.Uint64(b[26:34])
+	copy(t.JobID[:], b[34:66])
+	n := int(binary.BigEndian.Uint16(b[66:68]))
+	if len(b) != txHeaderLen+n+wire.RunnerSigLen {
+		return nil, fmt.Errorf("%w: payload length %d does not match %d bytes", ErrTx, n, len(b))
+	}
+	t.Payload = append([]byte(nil), b[txHeaderLen:txHeaderLen+n]...)
+	if w, ok := payloadLen(t.Kind); !ok || w != n {
+		return nil, fmt.Errorf("%w: kind %d with a %d-byte payload", ErrTx, b[5], n)
+	}
+	if (t.Kind == TxHeartbeat || t.Kind == TxRegister) && t.JobID != (cip11.Hash{}) {
+		return nil, fmt.Errorf("%w: %s carries a job_id", ErrTx, t.Kind)
+	}
+	copy(t.Sig[:], b[txHeaderLen+n:])
+	pub, err := wire.RecoverRunner(txDigest(b[:txHeaderLen+n]), t.Sig)
+	if err != nil {
+		return nil, fmt.Errorf("%w: signature: %v", ErrTx, err)
+	}
+	addr, err := pub.RunnerAddress()
+	if err != nil {
+		return nil, fmt.Errorf("%w: signature: %v", ErrTx, err)
+	}
+	t.PubKey = pub
+	if addr != t.From {
+		return nil, fmt.Errorf("%w: signed by %s, claims %s", ErrTx, addr, t.From)
+	}
+	t.raw = append([]byte(nil), b...)
+	return t, nil
+}
+
+// Commitment is the CIP-2 commit of a result: keccak256(result ‖ salt).
+func Commitment(result, salt cip11.Hash) cip11.Hash { return cip11.Keccak256(result[:], salt[:]) }
+
+// RevealPayload is a TxReveal payload.
+func RevealPayload(result, salt cip11.Hash) []byte {
+	return append(result[:len(result):len(result)], salt[:]...)
+}
+
+// SplitReveal splits a TxReveal payload into result and salt.
+func SplitReveal(p []byte) (result, salt cip11.Hash, ok bool) {
+	if len(p) != 64 {
+		return result, salt, false
+	}
+	copy(result[:], p[:32])
+	copy(salt[:], p[32:])
+	return result, salt, true
+}
+
+func payloadLen(k TxKind) (int, bool) {
+	switch k {
+	case TxHeartbeat:
+		return 0, true
+	case TxRegister:
+		return 16, true
+	case TxCommit:
+		return 32, true
+	case TxReveal:
+		return 64, true
+	}
+	return 0, false
+}
