@@ -54,6 +54,9 @@ type ServerConfig struct {
 	// OnAdmit is told of every admission (§6.2: both proofs verified and the
 	// admission rules passed). Optional; must not block.
 	OnAdmit func(runner cip11.Address)
+	// OnAck is told of every verified JobAck (§10.2) when it is read, with
+	// the pushed assignment's job and runner. Optional; must not block.
+	OnAck func(jobID cip11.Hash, runner cip11.Address, status wire.AckStatus)
 
 	// Listen is the UDP address ("127.0.0.1:0" by default); PacketConn,
 	// if set, is used instead and not closed by the Server.

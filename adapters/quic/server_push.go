@@ -249,6 +249,9 @@ func (s *Server) onAck(p *push, fr wire.Frame) bool {
 	o := local.SoftFailure
 	if ok && err == nil {
 		p.ack = &ack.Status
+		if s.cfg.OnAck != nil {
+			s.cfg.OnAck(p.a.JobID, p.a.Runner, ack.Status)
+		}
 	}
 	switch {
 	case err != nil:
