@@ -273,52 +273,80 @@ func (h *handler) mediaType(w http.ResponseWriter, r *http.Request) (string, boo
 	return mt, true
 }
 
-// decodeStrict decodes one JSON object into v: unknown fields, field names
-// differing from allowed (case), duplicate fields and trailing data are
-// errors.
-func decodeStrict(body []byte, v any, allowed ...string) error {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return jsonError(err)
+// decodeObject decodes a body that must be exactly one JSON object whose
+// keys are all in fields, each exactly (case-sensitive) and at most once; it
+// rejects unknown fields (like json.Decoder.DisallowUnknownFields, but also
+// catching the case-insensitive matches encoding/json would accept),
+// duplicate fields and trailing data. Each present key's value is unmarshaled
+// into its fields pointer; an error names the field.
+func decodeObject(body []byte, fields map[string]any) error {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return errors.New("empty request body")
 	}
-	if _, err := dec.Token(); err != io.EOF { // Token returns io.EOF bare
-		return errors.New("trailing data after the JSON object")
-	}
-	return checkKeys(body, allowed)
-}
-
-// checkKeys walks the top-level object of an already valid JSON document:
-// every key must be one of allowed, exactly, and appear once.
-func checkKeys(body []byte, allowed []string) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	tok, err := dec.Token()
 	if err != nil {
 		return jsonError(err)
 	}
 	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return errors.New("request body must be a JSON object")
+		return fmt.Errorf("request body must be a JSON object, not %s", jsonKind(tok))
 	}
-	seen := make(map[string]bool, len(allowed))
+	raws := make(map[string]json.RawMessage, len(fields))
+	var order []string
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
 			return jsonError(err)
 		}
 		key, _ := tok.(string)
-		if !contains(allowed, key) {
-			return fmt.Errorf("unknown field %q", key)
-		}
-		if seen[key] {
-			return fmt.Errorf("duplicate field %q", key)
-		}
-		seen[key] = true
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
 			return jsonError(err)
 		}
+		if _, ok := fields[key]; !ok {
+			return fmt.Errorf("unknown field %q", key)
+		}
+		if _, dup := raws[key]; dup {
+			return fmt.Errorf("duplicate field %q", key)
+		}
+		raws[key] = raw
+		order = append(order, key)
+	}
+	if _, err := dec.Token(); err != nil { // the closing brace
+		return jsonError(err)
+	}
+	if _, err := dec.Token(); err != io.EOF { // Token returns io.EOF bare
+		return errors.New("trailing data after the JSON object")
+	}
+	for _, key := range order {
+		if err := json.Unmarshal(raws[key], fields[key]); err != nil {
+			var typ *json.UnmarshalTypeError
+			if errors.As(err, &typ) {
+				return fmt.Errorf("field %q: cannot use a JSON %s here", key, typ.Value)
+			}
+			return fmt.Errorf("field %q: %s", key, strings.TrimPrefix(err.Error(), "json: "))
+		}
 	}
 	return nil
+}
+
+// jsonKind names the JSON value a first token starts.
+func jsonKind(tok json.Token) string {
+	switch v := tok.(type) {
+	case json.Delim:
+		if v == '[' {
+			return "an array"
+		}
+	case string:
+		return "a string"
+	case float64:
+		return "a number"
+	case bool:
+		return "a boolean"
+	case nil:
+		return "null"
+	}
+	return "something else"
 }
 
 func contains(list []string, s string) bool {
@@ -332,22 +360,12 @@ func contains(list []string, s string) bool {
 
 // jsonError rewords an encoding/json error for a client.
 func jsonError(err error) error {
-	var (
-		syn *json.SyntaxError
-		typ *json.UnmarshalTypeError
-	)
+	var syn *json.SyntaxError
 	switch {
-	case errors.Is(err, io.EOF):
-		return errors.New("empty request body")
-	case errors.Is(err, io.ErrUnexpectedEOF):
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return errors.New("truncated JSON")
 	case errors.As(err, &syn):
 		return fmt.Errorf("invalid JSON at offset %d: %s", syn.Offset, syn.Error())
-	case errors.As(err, &typ):
-		if typ.Field == "" {
-			return fmt.Errorf("request body must be a JSON object, not %s", typ.Value)
-		}
-		return fmt.Errorf("field %q: cannot use a JSON %s here", typ.Field, typ.Value)
 	}
 	return errors.New(strings.TrimPrefix(err.Error(), "json: "))
 }
@@ -370,27 +388,29 @@ func (d *decU64) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// jobRequestJSON is JobRequest as decoded: pointers tell absent from zero.
+// jobRequestJSON is JobRequest as decoded: pointers tell absent (or null)
+// from zero.
 type jobRequestJSON struct {
-	Submitter     *cip11.Address `json:"submitter"`
-	JobKind       *uint8         `json:"job_kind"`
-	Runners       *uint32        `json:"runners"`
-	TimeoutBlocks *decU64        `json:"timeout_blocks"`
-	WorkMillis    *uint32        `json:"work_ms"`
-	Payload       *wire.Bytes    `json:"payload"`
-	Nonce         *decU64        `json:"nonce"`
+	Submitter     *cip11.Address
+	JobKind       *uint8
+	Runners       *uint32
+	TimeoutBlocks *decU64
+	WorkMillis    *uint32
+	Payload       *wire.Bytes
+	Nonce         *decU64
 }
 
-// jobRequestFields are the JSON keys of a JobRequest.
-func jobRequestFields() []string {
-	return []string{"submitter", "job_kind", "runners", "timeout_blocks", "work_ms", "payload", "nonce"}
+// fields maps the JSON keys of a JobRequest to j's fields.
+func (j *jobRequestJSON) fields() map[string]any {
+	return map[string]any{"submitter": &j.Submitter, "job_kind": &j.JobKind, "runners": &j.Runners,
+		"timeout_blocks": &j.TimeoutBlocks, "work_ms": &j.WorkMillis, "payload": &j.Payload, "nonce": &j.Nonce}
 }
 
 // ParseJobRequest decodes and validates a POST /jobs body. Every error wraps
 // ErrBadRequest.
 func ParseJobRequest(body []byte) (JobRequest, error) {
 	var j jobRequestJSON
-	if err := decodeStrict(body, &j, jobRequestFields()...); err != nil {
+	if err := decodeObject(body, j.fields()); err != nil {
 		return JobRequest{}, badRequest(err.Error())
 	}
 	var missing []string
@@ -425,22 +445,17 @@ func ParseJobRequest(body []byte) (JobRequest, error) {
 	return req, nil
 }
 
-// submissionJSON is the standard Submission envelope: {"tx":"<hex tx_bytes>"}.
-type submissionJSON struct {
-	Tx *wire.Bytes `json:"tx"`
-}
-
 // ParseSubmission decodes a POST /submit JSON body (the Submission envelope)
 // to its tx_bytes. Every error wraps ErrBadRequest.
 func ParseSubmission(body []byte) ([]byte, error) {
-	var s submissionJSON
-	if err := decodeStrict(body, &s, "tx"); err != nil {
+	var tx *wire.Bytes // the Submission envelope: {"tx":"<hex tx_bytes>"}
+	if err := decodeObject(body, map[string]any{"tx": &tx}); err != nil {
 		return nil, badRequest(err.Error())
 	}
-	if s.Tx == nil || len(*s.Tx) == 0 {
+	if tx == nil || len(*tx) == 0 {
 		return nil, badRequest("missing required field: tx")
 	}
-	return *s.Tx, nil
+	return *tx, nil
 }
 
 // POST /jobs

@@ -70,6 +70,11 @@ func TestSubmitJobMalformed(t *testing.T) {
 	}{
 		{"bad json", "", `{"submitter":`, http.StatusBadRequest},
 		{"not json", "", `hello`, http.StatusBadRequest},
+		{"trailing comma", "", `{` + sub + `,"job_kind":1,"runners":1,"timeout_blocks":"5",}`, http.StatusBadRequest},
+		{"missing colon", "", `{"submitter" "x"}`, http.StatusBadRequest},
+		{"lone comma", "", `{,}`, http.StatusBadRequest},
+		{"unclosed", "", `{` + sub, http.StatusBadRequest},
+		{"whitespace only", "", " \n\t", http.StatusBadRequest},
 		{"empty body", "", ``, http.StatusBadRequest},
 		{"array", "", `[1,2]`, http.StatusBadRequest},
 		{"null", "", `null`, http.StatusBadRequest},
@@ -448,4 +453,29 @@ func TestConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+func TestErrorMessagesNameTheField(t *testing.T) {
+	sub := `"submitter":"` + addrHex(0xab) + `"`
+	for body, want := range map[string]string{
+		`{"submitter":"AB","job_kind":1,"runners":1,"timeout_blocks":"5"}`:        `field "submitter"`,
+		`{` + sub + `,"job_kind":1,"runners":1,"timeout_blocks":"05"}`:            `field "timeout_blocks"`,
+		`{` + sub + `,"job_kind":300,"runners":1,"timeout_blocks":"5"}`:           `field "job_kind"`,
+		`{` + sub + `,"job_kind":1,"runners":1,"timeout_blocks":"5","payload":1}`: `field "payload"`,
+		`{` + sub + `,"job_kind":1,"runners":1,"timeout_blocks":"5","Nonce":"1"}`: `unknown field "Nonce"`,
+		`{` + sub + `,"job_kind":1}`:                                              `runners, timeout_blocks`,
+		`{` + sub + `,"job_kind":1,"runners":1,"timeout_blocks":"5"}{}`:           `trailing data`,
+		`[]`: `not an array`,
+	} {
+		_, err := ParseJobRequest([]byte(body))
+		if !errors.Is(err, ErrBadRequest) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want ErrBadRequest mentioning %q", body, err, want)
+		}
+	}
+	if _, err := ParseSubmission([]byte(`{"tx":"0"}`)); !errors.Is(err, ErrBadRequest) || !strings.Contains(err.Error(), `field "tx"`) {
+		t.Errorf("odd tx hex: %v", err)
+	}
+	if tx, err := ParseSubmission([]byte(` {"tx":"00ff"} `)); err != nil || !bytes.Equal(tx, []byte{0, 0xff}) {
+		t.Errorf("ParseSubmission: %x, %v", tx, err)
+	}
 }
