@@ -366,6 +366,11 @@ func handshakeBench(b *testing.B, runners int) (bare func(), full func(worker in
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = bareLn.Close() })
+	// The bare server, like the CIP-11 one, accepts the connection and the
+	// client's first stream and reads what the client sent on it (a
+	// Hello-sized request): a bare quic-go handshake plus opening the
+	// stream, which on the wire exists only once it carries data.
+	reqLen := helloFrameLen(b, keys[0], f)
 	accepted := make(chan *qgo.Conn, 1024)
 	go func() {
 		for {
@@ -373,18 +378,37 @@ func handshakeBench(b *testing.B, runners int) (bare func(), full func(worker in
 			if err != nil {
 				return
 			}
-			accepted <- qc
+			go func() {
+				st, err := qc.AcceptStream(context.Background())
+				if err == nil {
+					_, err = io.ReadFull(st, make([]byte, reqLen))
+				}
+				if err != nil {
+					_ = qc.CloseWithError(1, "")
+					return
+				}
+				accepted <- qc
+			}()
 		}
 	}()
 	tr := rawTransport(b)
 	clients := make([]*Client, runners)
+	addrs := make([]cip11.Address, runners) // derived here, not on the timed path
 	for i, k := range keys {
 		clients[i] = &Client{cfg: ClientConfig{Key: k, ChainID: testChain, Params: f.p, Validators: f.sets}, self: k.PubKey(), height: startHeight}
+		addrs[i] = k.Address()
 	}
 	ctx := context.Background()
 	bare = func() {
 		qc, err := tr.Dial(ctx, bareLn.Addr(), clientTLS(), nil)
 		if err != nil {
+			b.Fatal(err)
+		}
+		st, err := qc.OpenStreamSync(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := st.Write(make([]byte, reqLen)); err != nil {
 			b.Fatal(err)
 		}
 		sq := <-accepted // any one: only the count matters
@@ -405,7 +429,7 @@ func handshakeBench(b *testing.B, runners int) (bare func(), full func(worker in
 		if _, _, err := l.handshake(qc, fs, time.Now().Add(5*time.Second)); err != nil {
 			b.Fatal(err)
 		}
-		<-admitted[keys[w].Address()] // this connection's own admission
+		<-admitted[addrs[w]] // this connection's own admission
 		_ = qc.CloseWithError(0, "")
 	}
 	for range 20 {
@@ -413,6 +437,16 @@ func handshakeBench(b *testing.B, runners int) (bare func(), full func(worker in
 		full(0)
 	}
 	return bare, full
+}
+
+// helloFrameLen is the size of the runner's Hello frame, the bare
+// baseline's request.
+func helloFrameLen(b *testing.B, k *wire.RunnerKey, f *fixture) int {
+	fr, err := wire.AppendFrame(nil, helloFor(k, f.snap.Pair()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return len(fr)
 }
 
 // BenchmarkHandshake compares full CIP-11 handshakes with admission

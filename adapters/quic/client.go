@@ -526,41 +526,41 @@ func (l *link) refused(g *RefusedError) {
 	l.mu.Unlock()
 }
 
-// runnerLocal is the runner's wire.Local at h: the admissible pairs and,
-// for the validator, "is the one we dialed, in the selected snapshot and in
-// our Sub_epoch(R)" (§5.3 point 2, §6.2).
-func (l *link) runnerLocal(h uint64) (*wire.Local, validators.Epochs, error) {
+// runnerLocal is the runner's wire.Local at h for a connection to l.peer,
+// with the epoch pair to offer it and that pair's snapshot: the current
+// snapshot's pair when l.peer is in our Sub of it, else the previous
+// one's (§5.3). Admits is "is the validator we dialed, under the pair we
+// offered, and that pair admitted it" (§5.3 point 2, §6.2; a Hello under
+// another pair fails the handshake's pair check instead): Sub(R) is
+// evaluated once per handshake, here, not again for the validator's Hello.
+func (l *link) runnerLocal(h uint64) (*wire.Local, wire.EpochPair, *validators.Snapshot, error) {
 	c := l.c
 	ep, err := c.cfg.Validators.EpochsAt(h)
 	if err != nil {
-		return nil, ep, err
+		return nil, wire.EpochPair{}, nil, err
 	}
-	return &wire.Local{
-		Role: wire.RoleRunner, ChainID: c.cfg.ChainID, Version: wire.Version, Epochs: ep.Pairs(h, c.cfg.Params),
-		AcceptHigherMinor: true, // D28: same major ⇒ the lower version is the connection's
-		Admits: func(pair wire.EpochPair, v wire.PubKey) bool {
-			pk, err := validators.PeerKeyOf(v)
-			if err != nil || pk != l.peer {
-				return false
-			}
-			_, err = ep.Admit(h, pair, pk, c.self, c.cfg.Params)
-			return err == nil
-		},
-	}, ep, nil
-}
-
-// offer picks the epoch pair to offer this validator: the current
-// snapshot's when we are in its Sub, else the previous one's (§5.3).
-func (l *link) offer(h uint64, ep validators.Epochs) (wire.EpochPair, *validators.Snapshot) {
+	if ep.Current == nil {
+		return nil, wire.EpochPair{}, nil, fmt.Errorf("%w: no current validator set", ErrNilDependency)
+	}
+	pair, snap, admitted := ep.Current.Pair(), ep.Current, false
 	for _, s := range []*validators.Snapshot{ep.Current, ep.Previous} {
 		if s == nil {
 			continue
 		}
-		if _, err := ep.Admit(h, s.Pair(), l.peer, l.c.self, l.c.cfg.Params); err == nil {
-			return s.Pair(), s
+		if _, err := ep.Admit(h, s.Pair(), l.peer, c.self, c.cfg.Params); err == nil {
+			pair, snap, admitted = s.Pair(), s, true
+			break
 		}
 	}
-	return ep.Current.Pair(), ep.Current
+	return &wire.Local{
+		Role: wire.RoleRunner, ChainID: c.cfg.ChainID, Version: wire.Version, Epochs: ep.Pairs(h, c.cfg.Params),
+		AcceptHigherMinor: true, // D28: same major ⇒ the lower version is the connection's
+		Admits: func(p wire.EpochPair, v wire.PubKey) bool {
+			pk, err := validators.PeerKeyOf(v)
+			// Another pair is refused after CheckHello, as a mismatch.
+			return err == nil && pk == l.peer && (p != pair || admitted)
+		},
+	}, pair, snap, nil
 }
 
 // handshake is the runner's half of D28.
@@ -571,11 +571,10 @@ func (l *link) handshake(qc *qgo.Conn, f *frameStream, deadline time.Time) (*wir
 		return nil, nil, err
 	}
 	h := c.Height()
-	loc, ep, err := l.runnerLocal(h)
+	loc, pair, snap, err := l.runnerLocal(h)
 	if err != nil {
 		return nil, nil, err
 	}
-	pair, snap := l.offer(h, ep)
 	ours := &wire.Hello{
 		Version: wire.Version, ChainID: c.cfg.ChainID, ValidatorSetHash: pair.ValidatorSetHash, SubsetEpoch: pair.SubsetEpoch,
 		PartyPubKey: c.self, PartyRole: wire.RoleRunner, BlockHeight: h,
@@ -599,21 +598,30 @@ func (l *link) handshake(qc *qgo.Conn, f *frameStream, deadline time.Time) (*wir
 	if (wire.EpochPair{SubsetEpoch: peer.SubsetEpoch, ValidatorSetHash: peer.ValidatorSetHash}) != pair {
 		return nil, nil, fmt.Errorf("%w: validator answered another epoch pair", wire.ErrValidatorSetMismatch)
 	}
-	ack := ackFor(ours)
-	if err := ack.Sign(peer, binding, c.cfg.Key); err != nil {
-		return nil, nil, err
+	// D28: our HelloAck goes out as soon as we have the validator's Hello,
+	// whether or not its HelloAck has arrived; that one is read and
+	// verified meanwhile, on another goroutine (it usually came in the
+	// same packet as the Hello, and the two signature operations then run
+	// on two cores instead of one after the other).
+	vackErr := make(chan error, 1)
+	go func() {
+		vack, err := readHelloAck(f, deadline)
+		if err == nil {
+			err = checkPeerAck(vack, ours, peer, binding)
+		}
+		vackErr <- err
+	}()
+	ack, err := signAck(ours, peer, binding, c.cfg.Key)
+	if err == nil {
+		err = f.write(ack)
 	}
-	if err := f.write(ack); err != nil {
-		return nil, nil, err
-	}
-	vack, err := readHelloAck(f, deadline)
 	if err != nil {
-		return nil, nil, err
+		f.st.CancelRead(streamDone) // we are failing anyway: do not wait for the validator's ack
 	}
-	if err := ackRepeatsHello(vack, peer); err != nil {
-		return nil, nil, err
+	if verr := <-vackErr; err == nil {
+		err = verr
 	}
-	if err := wire.CheckHelloAck(loc, ours, peer, vack, binding); err != nil {
+	if err != nil {
 		return nil, nil, err
 	}
 	sess, err := wire.SessionFor(ours, peer, binding)

@@ -436,7 +436,15 @@ func TestHigherMinorNegotiatesDown(t *testing.T) {
 	if g, err := r.sendHello(h); err != nil || g != nil {
 		t.Fatal(err, g)
 	}
-	if err := r.sendAck(r.binding); err != nil {
+	// D28: the HelloAck preimage carries the connection's (lower) version.
+	ack, err := signAck(r.hello, r.peer, r.binding, rk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.ctl.write(ack); err != nil {
+		t.Fatal(err)
+	}
+	if r.sess, err = wire.SessionFor(r.hello, r.peer, r.binding); err != nil {
 		t.Fatal(err)
 	}
 	if r.sess.Version != wire.Version {

@@ -366,10 +366,7 @@ func (s *Server) handshake(qc *qgo.Conn, f *frameStream, deadline time.Time) (*s
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := ackRepeatsHello(ack, peer); err != nil {
-		return nil, nil, err
-	}
-	if err := wire.CheckHelloAck(l, ours, peer, ack, binding); err != nil {
+	if err := checkPeerAck(ack, ours, peer, binding); err != nil {
 		return nil, nil, err
 	}
 	sess, err := wire.SessionFor(ours, peer, binding)
@@ -391,11 +388,43 @@ func (s *Server) sendHello(f *frameStream, peer *wire.Hello, pair wire.EpochPair
 	if _, err := rand.Read(ours.ChallengeNonce[:]); err != nil {
 		return nil, err
 	}
-	ack := ackFor(ours)
-	if err := ack.Sign(peer, binding, s.cfg.Key); err != nil {
+	ack, err := signAck(ours, peer, binding, s.cfg.Key)
+	if err != nil {
 		return nil, err
 	}
 	return ours, f.writeAll(ours, ack)
+}
+
+// signAck is our HelloAck answering peer's Hello (D28): it repeats our
+// Hello's fields but block_height, and signs the §12.6 HelloAck preimage
+// over peer's challenge_nonce with the connection's version — the lower of
+// the two Hellos' versions (D28: "used in connection_id and every
+// preimage"). The version field on the wire stays our Hello's.
+func signAck(ours, peer *wire.Hello, binding cip11.Hash, k wire.Signer) (*wire.HelloAck, error) {
+	ack := ackFor(ours)
+	pre := *ack
+	pre.Version = wire.NegotiatedVersion(ours.Version, peer.Version)
+	if err := pre.Sign(peer, binding, k); err != nil {
+		return nil, err
+	}
+	ack.SignedChallenge = pre.SignedChallenge
+	return ack, nil
+}
+
+// checkPeerAck verifies the peer's HelloAck once our Hello went out and
+// the peer's Hello passed wire.CheckHello (D28, §6.2): first that it
+// repeats the peer's Hello (else ErrHelloAckMismatch, ProtocolError), which
+// makes every admission rule already applied to that Hello hold for the
+// ack too, so they are not run again (no second Sub(R) evaluation); then
+// its signature over our challenge_nonce and the channel binding, with the
+// connection's version in the preimage (D28).
+func checkPeerAck(ack *wire.HelloAck, ours, peer *wire.Hello, binding cip11.Hash) error {
+	if err := ackRepeatsHello(ack, peer); err != nil {
+		return err
+	}
+	pre := *ack
+	pre.Version = wire.NegotiatedVersion(ours.Version, peer.Version)
+	return pre.Verify(ours, binding)
 }
 
 // ackFor is the HelloAck repeating h's fields but block_height (D28).
