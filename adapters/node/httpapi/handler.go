@@ -127,6 +127,10 @@ func (g *guardWriter) Unwrap() http.ResponseWriter { return g.ResponseWriter }
 
 // WriteHeader implements http.ResponseWriter.
 func (g *guardWriter) WriteHeader(code int) {
+	if code < 200 { // informational: not the final status
+		g.ResponseWriter.WriteHeader(code)
+		return
+	}
 	if g.wroteHeader {
 		return
 	}
