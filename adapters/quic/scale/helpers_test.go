@@ -313,7 +313,7 @@ func (h *validatorHelper) do(cmd string, args []string) (any, error) {
 	case "pushres": // pushres timeoutSeconds
 		return h.pushResult(time.Duration(arg(0)) * time.Second), nil
 	case "restart":
-		return nil, h.restart()
+		return h.restart()
 	case "storm": // storm target timeoutSeconds
 		return h.stormResult(int(arg(0)), time.Duration(arg(1))*time.Second), nil
 	}
@@ -383,10 +383,12 @@ func (h *validatorHelper) pushResult(timeout time.Duration) pushResult {
 
 // restart closes the server (Goodbye{Shutdown} to every runner) and starts
 // a new one on the same address with empty presence (§8.1).
-func (h *validatorHelper) restart() error {
+func (h *validatorHelper) restart() (float64, error) {
 	old := h.server()
 	h.track.Store(false)
+	t0 := time.Now()
 	_ = old.Close()
+	closeMs := float64(time.Since(t0).Microseconds()) / 1e3
 	h.halfPeak.Store(0)
 	h.mu.Lock()
 	h.admitLat = nil
@@ -397,11 +399,11 @@ func (h *validatorHelper) restart() error {
 	var err error
 	for range 50 { // the old socket is closed; the port is ours again
 		if err = h.start(); err == nil {
-			return nil
+			return closeMs, nil
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	return err
+	return closeMs, err
 }
 
 type stormResult struct {

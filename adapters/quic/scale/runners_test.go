@@ -184,7 +184,7 @@ func (p *cipPool) each(workers int, fn func(i int, c *quic.Client)) {
 	wg.Wait()
 }
 
-func (p *cipPool) tick(h uint64) { p.each(8, func(_ int, c *quic.Client) { c.Tick(h) }) }
+func (p *cipPool) tick(h uint64) { p.each(64, func(_ int, c *quic.Client) { c.Tick(h) }) }
 
 func (p *cipPool) stats() quic.ClientStats {
 	var s quic.ClientStats
@@ -199,6 +199,17 @@ func (p *cipPool) stats() quic.ClientStats {
 		s.Acks += x.Acks
 	}
 	return s
+}
+
+// refusals counts the runners' last Goodbye reasons.
+func (p *cipPool) refusals() map[string]int {
+	m := map[string]int{}
+	for _, c := range p.clients {
+		if r := c.LastRefusal(p.peer); r != nil {
+			m[fmt.Sprintf("%s/%s", r.Reason, r.Detail)]++
+		}
+	}
+	return m
 }
 
 func (p *cipPool) connected() int {
@@ -231,6 +242,7 @@ type barePool struct {
 	block          chan struct{} // closed at every block
 	mu             sync.Mutex
 	replies, fails atomic.Int64
+	redials        atomic.Int64
 	stop           chan struct{}
 	wg             sync.WaitGroup
 }
@@ -254,7 +266,15 @@ func (p *barePool) grow(t testing.TB, addr net.Addr, n, conc int) {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			c, err := dialBare(addr)
+			var c *bareConn
+			var err error
+			for try := range 20 { // quic-go refuses when its accept queue is full
+				if c, err = dialBare(addr); err == nil {
+					break
+				}
+				p.redials.Add(1)
+				time.Sleep(time.Duration(100*(try+1)) * time.Millisecond)
+			}
 			if err != nil {
 				firstErr.CompareAndSwap(nil, err)
 				return
@@ -287,10 +307,13 @@ func dialBare(addr net.Addr) (*bareConn, error) {
 		_ = udp.Close()
 		return nil, err
 	}
-	if c.st, err = c.qc.OpenStreamSync(ctx); err != nil {
-		return nil, err
+	if c.st, err = c.qc.OpenStreamSync(ctx); err == nil {
+		err = c.roundTrip()
 	}
-	if err := c.roundTrip(); err != nil {
+	if err != nil {
+		_ = c.qc.CloseWithError(0, "")
+		_ = c.tr.Close()
+		_ = udp.Close()
 		return nil, err
 	}
 	return c, nil
