@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/presence/local"
@@ -57,6 +58,18 @@ type push struct {
 	held       *heldTx
 	releasing  bool
 	ack        *wire.AckStatus // the verified JobAck status, once read
+	// answered, if set, is closed at the first framed answer, a stream
+	// failure or the ack timeout: it frees the push's PushWith slot.
+	answered   chan struct{}
+	answerOnce sync.Once
+}
+
+// answer frees a paced Push's slot: the push got its first framed answer,
+// failed, or timed out. Safe to call more than once.
+func (p *push) answer() {
+	if p.answered != nil {
+		p.answerOnce.Do(func() { close(p.answered) })
+	}
 }
 
 type heldTx struct {
@@ -98,6 +111,7 @@ func (s *Server) Tick(h uint64) {
 	h = s.height
 	s.mu.Unlock()
 	for _, p := range timedOut {
+		p.answer()
 		p.fs.abort(streamTimeout)
 		s.report(Outcome{JobID: p.a.JobID, Runner: p.a.Runner, Outcome: local.HardFailure, Height: h})
 	}
@@ -120,15 +134,76 @@ func (s *Server) Applied(h uint64, as []Assignment) []error {
 // presence and not vetoed by a capability delta (§7.4 (a), §10.1): a new
 // validator-initiated stream and a signed JobAssignment. It returns one
 // error per assignment (nil: sent; ErrNotPresent: not routed here).
-// Outcomes arrive later through ServerConfig.OnOutcome.
+// Outcomes arrive later through ServerConfig.OnOutcome. It is
+// PushWith(as, PushOptions{}).
 func (s *Server) Push(as []Assignment) []error {
+	return s.PushWith(as, PushOptions{})
+}
+
+// DefaultPushMaxInFlight is [PushOptions.MaxInFlight]'s default.
+const DefaultPushMaxInFlight = 0
+
+// DefaultPushSlotTimeout is [PushOptions.SlotTimeout]'s default.
+const DefaultPushSlotTimeout = time.Second
+
+// PushOptions paces one [Server.PushWith]. A block that assigns thousands
+// of runners at once makes thousands of runners answer at once, and on
+// one host the answers can overflow the validator's UDP receive buffer;
+// QUIC recovers the loss, but only after a retransmission timeout.
+type PushOptions struct {
+	// MaxInFlight bounds the assignments sent and not yet answered: a new
+	// JobAssignment goes out when an earlier one's first framed answer
+	// (normally the JobAck) arrived, its stream failed, or it held its
+	// slot for SlotTimeout. 0 takes DefaultPushMaxInFlight; 0 there, or a
+	// negative value, sends all at once.
+	MaxInFlight int
+	// SlotTimeout bounds how long one unanswered assignment holds its slot
+	// (DefaultPushSlotTimeout). It paces only: the §10.6 ack timeout is
+	// still ACK_TIMEOUT_BLOCKS.
+	SlotTimeout time.Duration
+}
+
+// PushWith is [Server.Push] with pacing. It returns once every assignment
+// was sent or failed; with MaxInFlight bounded that is after all but the
+// last MaxInFlight were answered (or their slots timed out).
+func (s *Server) PushWith(as []Assignment, o PushOptions) []error {
 	errs := make([]error, len(as))
+	limit := o.MaxInFlight
+	if limit == 0 {
+		limit = DefaultPushMaxInFlight
+	}
 	var wg sync.WaitGroup
+	if limit <= 0 || limit >= len(as) {
+		for i := range as {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, errs[i] = s.pushOne(as[i], nil)
+			}()
+		}
+		wg.Wait()
+		return errs
+	}
+	slotTimeout := orDefault(o.SlotTimeout, DefaultPushSlotTimeout)
+	slots := make(chan struct{}, limit)
 	for i := range as {
+		slots <- struct{}{}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = s.pushOne(as[i])
+			answered := make(chan struct{})
+			p, err := s.pushOne(as[i], answered)
+			errs[i] = err
+			if p != nil && err == nil {
+				t := time.NewTimer(slotTimeout)
+				select {
+				case <-answered:
+				case <-t.C:
+				case <-s.ctx.Done():
+				}
+				t.Stop()
+			}
+			<-slots
 		}()
 	}
 	wg.Wait()
@@ -148,48 +223,51 @@ func (s *Server) route(a *Assignment) (*sconn, uint64, error) {
 	return list[len(list)-1], s.height, nil
 }
 
-func (s *Server) pushOne(a Assignment) error {
+// pushOne sends one assignment; answered, if not nil, is closed when the
+// push is answered (see push.answered). It returns the push once sent.
+func (s *Server) pushOne(a Assignment, answered chan struct{}) (*push, error) {
 	sc, _, err := s.route(&a)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	f := &wire.JobAssignment{
 		JobID: a.JobID, JobSpec: a.JobSpec, JobSpecHash: wire.JobSpecHash(a.JobSpec),
 		AssignmentHeight: a.AssignmentHeight, DeadlineBlock: a.DeadlineBlock, RunnerPubKey: sc.sess.RunnerPubKey,
 	}
 	if err := f.Sign(sc.sess.ChainID, s.cfg.Key); err != nil {
-		return err
+		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(sc.qc.Context(), s.cfg.HandshakeTimeout)
 	st, err := sc.qc.OpenStreamSync(ctx)
 	cancel()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	p := &push{a: a, frame: f, sc: sc, fs: newFrameStream(st, s.cfg.Params.MaxFrameBytes, s.cfg.Params.MaxFrameBytes)}
+	p := &push{a: a, frame: f, sc: sc, fs: newFrameStream(st, s.cfg.Params.MaxFrameBytes, s.cfg.Params.MaxFrameBytes), answered: answered}
 	s.mu.Lock()
 	p.sentAt = s.height
 	k := pushKey{a.JobID, sc.id}
 	if old := s.pushes[k]; old != nil {
 		s.mu.Unlock()
 		p.fs.abort(streamDone)
-		return fmt.Errorf("quic: job %s already pushed on this connection", a.JobID)
+		return nil, fmt.Errorf("quic: job %s already pushed on this connection", a.JobID)
 	}
 	s.pushes[k] = p
 	s.mu.Unlock()
 	if err := p.fs.write(f); err != nil {
-		return err // no framed answer will come: HardFailure after ACK_TIMEOUT_BLOCKS
+		return nil, err // no framed answer will come: HardFailure after ACK_TIMEOUT_BLOCKS
 	}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
 		s.jobStream(p)
 	}()
-	return nil
+	return p, nil
 }
 
 // jobStream reads the runner's frames on one job stream.
 func (s *Server) jobStream(p *push) {
+	defer p.answer()
 	for {
 		fr, err := p.fs.read()
 		if err != nil {
@@ -237,6 +315,7 @@ func (s *Server) onJobFrame(p *push, fr wire.Frame) bool {
 // classifies it; any other first frame is a SoftFailure (§10.6 "other
 // framed response").
 func (s *Server) onAck(p *push, fr wire.Frame) bool {
+	defer p.answer()
 	ack, ok := fr.(*wire.JobAck)
 	var err error
 	if !ok {
