@@ -74,10 +74,40 @@ func cpuNanos() int64 {
 	return ru.Utime.Nano() + ru.Stime.Nano()
 }
 
+// The floor's request and reply are exactly as long as a HeartbeatPing and
+// a HeartbeatPong frame with the benchmark's nonces (256 ≤ nonce < 65536;
+// TestFloorMessageSizes checks it), so the floor moves the same bytes.
 const (
-	bareRequestLen = 80  // ≈ a HeartbeatPing frame
-	bareReplyLen   = 110 // ≈ a HeartbeatPong frame
+	bareRequestLen = 80 // a HeartbeatPing frame
+	bareReplyLen   = 81 // a HeartbeatPong frame
 )
+
+// TestFloorMessageSizes pins bareRequestLen and bareReplyLen to the real
+// frame sizes, so the heartbeat floor (issue 10) is one request/reply of
+// the heartbeat's own size.
+func TestFloorMessageSizes(t *testing.T) {
+	f, rk := benchWorld(t)
+	h := helloFor(rk, f.snap.Pair())
+	v := &wire.Hello{Version: wire.Version, ChainID: testChain, ValidatorSetHash: h.ValidatorSetHash,
+		PartyPubKey: f.vkeys[0].PubKey(), PartyRole: wire.RoleValidator}
+	sess, err := wire.SessionFor(h, v, cip11.Hash{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, nonce := range []uint64{256, 65535} {
+		p := &wire.HeartbeatPing{BlockHeight: startHeight, Nonce: nonce}
+		if err := p.Sign(sess, rk); err != nil {
+			t.Fatal(err)
+		}
+		pong := &wire.HeartbeatPong{BlockHeight: startHeight, NonceEcho: nonce, AcceptingNew: true}
+		pong.Sign(sess, f.vkeys[0])
+		pb, err1 := wire.AppendFrame(nil, p)
+		qb, err2 := wire.AppendFrame(nil, pong)
+		if err1 != nil || err2 != nil || len(pb) != bareRequestLen || len(qb) != bareReplyLen {
+			t.Fatalf("nonce %d: ping %d bytes, pong %d bytes (%v %v); floor uses %d/%d", nonce, len(pb), len(qb), err1, err2, bareRequestLen, bareReplyLen)
+		}
+	}
+}
 
 // floorWork is the floor's crypto, done per message by the "floor" helper:
 // one secp256k1 recovery and one Ed25519 sign over fixed inputs.
@@ -238,7 +268,7 @@ func BenchmarkHeartbeatCPU(b *testing.B) {
 
 	r := rawDialAddr(b, tr, cip.addr, rk)
 	r.handshake(f.snap.Pair())
-	nonce := uint64(1)
+	nonce := uint64(256) // 256 ≤ nonce < 65536: the frame sizes the floor uses
 	heartbeat := func() {
 		if r.ping(nonce, startHeight) == nil {
 			b.Fatal("no pong")
