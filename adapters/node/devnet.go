@@ -148,6 +148,7 @@ type devnet struct {
 	// consensus-visible counts from the block log, not the push counts)
 	pushed, acked, firstDraws, firstHits int64
 	ackLat                               []time.Duration
+	chaosN                               int
 }
 
 // RunDevnet runs a devnet until cfg.Duration has passed and every job has
@@ -337,7 +338,7 @@ func (n *devnet) run(ctx context.Context) (*Report, error) {
 			if err := n.chaos(rng); err != nil {
 				return nil, err
 			}
-			nextChaos = now.Add(time.Duration(1500+rng.IntN(1500)) * time.Millisecond)
+			nextChaos = now.Add(time.Duration(800+rng.IntN(800)) * time.Millisecond)
 		}
 		if cfg.Progress != nil && now.Sub(lastProgress) >= time.Second {
 			lastProgress = now
@@ -366,9 +367,16 @@ func devnetSubmitter(i int) cip11.Address {
 // again), drop a runner's connection, or restart the validator on its
 // Pebble directory.
 func (n *devnet) chaos(rng *rand.Rand) error {
-	switch rng.IntN(3) {
-	case 0: // kill a runner mid-job, restart it a moment later
+	n.chaosN++
+	switch n.chaosN % 3 {
+	case 1: // kill a runner mid-job (one executing, if any), restart it
 		i := rng.IntN(len(n.runners))
+		for j := range n.runners {
+			if k := (i + j) % len(n.runners); n.runners[k].active.Load() > 0 {
+				i = k
+				break
+			}
+		}
 		n.runners[i].Close()
 		n.rep.RunnerKills++
 		r, err := n.startRunner(i)
@@ -376,12 +384,12 @@ func (n *devnet) chaos(rng *rand.Rand) error {
 			return err
 		}
 		n.runners[i] = r
-	case 1: // drop a connection: the validator says Goodbye, the runner reconnects
+	case 2: // drop a connection: the validator says Goodbye, the runner reconnects
 		v, _ := n.chain.cur()
 		i := rng.IntN(len(n.runners))
 		_ = v.srv.Goodbye(n.runners[i].Address(), wire.GoodbyeShutdown, "chaos", nil)
 		n.rep.ConnDrops++
-	case 2: // restart the validator on its directory
+	case 0: // restart the validator on its directory
 		v, _ := n.chain.cur()
 		n.keep(v)
 		n.chain.mu.Lock()

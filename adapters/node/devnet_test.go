@@ -43,3 +43,35 @@ func TestDevnetEndToEnd(t *testing.T) {
 		t.Fatalf("replayed %d blocks, devnet made %d", s.Blocks, rep.Blocks)
 	}
 }
+
+// Chaos (issue: a chaos run with 0 lost jobs): runners killed mid-job and
+// restarted, connections dropped with Goodbye, and the validator
+// restarted on its Pebble directory while jobs flow; every job still ends
+// completed or expired by rule, and the block log, which spans every
+// validator start, replays exactly.
+func TestDevnetChaos(t *testing.T) {
+	if testing.Short() {
+		t.Skip("devnet run")
+	}
+	dir := t.TempDir()
+	rep, err := RunDevnet(context.Background(), DevnetConfig{Runners: 16, Duration: 8 * time.Second, BlockTime: 150 * time.Millisecond,
+		DataDir: dir, NoSync: false, Seed: 5, Chaos: true, TimeoutBlocks: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%+v", *rep)
+	if rep.Lost != 0 || rep.Submitted == 0 || rep.Completed+rep.Expired != rep.Submitted {
+		t.Fatalf("submitted %d, completed %d, expired %d, lost %d", rep.Submitted, rep.Completed, rep.Expired, rep.Lost)
+	}
+	if rep.ValidatorStarts < 2 || rep.RunnerKills == 0 || rep.ConnDrops == 0 {
+		t.Fatalf("chaos did not inject every fault: %d validator starts, %d runner kills, %d drops", rep.ValidatorStarts, rep.RunnerKills, rep.ConnDrops)
+	}
+	f, err := os.Open(filepath.Join(dir, "blocks.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := replay.Run(f, replay.Config{}); err != nil {
+		t.Fatalf("replay of the chaos run's blocks: %v", err)
+	}
+}

@@ -102,6 +102,7 @@ type Runner struct {
 	lastHB   uint64 // height of the last heartbeat sent
 	polled   map[cip11.Hash]bool
 	executed atomic.Int64
+	active   atomic.Int64 // executions in progress
 }
 
 // NewRunner starts a runner: it connects to Sub(R) and runs until Close.
@@ -273,6 +274,8 @@ func (r *Runner) execute(ctx context.Context, job *cquic.Job) (cquic.Result, err
 	if spec.WorkMillis > 0 {
 		work = time.Duration(spec.WorkMillis) * time.Millisecond
 	}
+	r.active.Add(1)
+	defer r.active.Add(-1)
 	job.Progress(0, "started")
 	select {
 	case <-ctx.Done():
