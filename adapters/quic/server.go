@@ -57,6 +57,9 @@ type ServerConfig struct {
 	// OnAck is told of every verified JobAck (§10.2) when it is read, with
 	// the pushed assignment's job and runner. Optional; must not block.
 	OnAck func(jobID cip11.Hash, runner cip11.Address, status wire.AckStatus)
+	// OnRefuse is told the §12.5 Goodbye reason of every refused
+	// handshake. Optional; must not block.
+	OnRefuse func(reason wire.GoodbyeReason)
 
 	// Listen is the UDP address ("127.0.0.1:0" by default); PacketConn,
 	// if set, is used instead and not closed by the Server.
@@ -315,6 +318,9 @@ func (s *Server) serveConn(qc *qgo.Conn) {
 // session is known.
 func (s *Server) refuse(qc *qgo.Conn, f *frameStream, sess *wire.Session, err error) {
 	s.stats.refused.Add(1)
+	if s.cfg.OnRefuse != nil {
+		s.cfg.OnRefuse(GoodbyeReason(err))
+	}
 	var k wire.Signer
 	if sess != nil {
 		k = s.cfg.Key

@@ -1,0 +1,23 @@
+package quic
+
+import (
+	"bytes"
+	"slices"
+
+	"github.com/cip11/cip11"
+)
+
+// ConnectedRunners lists the runners with at least one admitted connection
+// (§6.2), ascending by address — a superset of Present, for operators.
+func (s *Server) ConnectedRunners() []cip11.Address {
+	s.mu.Lock()
+	out := make([]cip11.Address, 0, len(s.byRunner))
+	for a, l := range s.byRunner {
+		if len(l) > 0 {
+			out = append(out, a)
+		}
+	}
+	s.mu.Unlock()
+	slices.SortFunc(out, func(a, b cip11.Address) int { return bytes.Compare(a[:], b[:]) })
+	return out
+}
