@@ -27,11 +27,19 @@
 // The runner opens the control stream and sends Hello; the validator
 // checks it (version, chain, role, epoch pair, Sub(runner)) and answers
 // with its own Hello, offering the same epoch pair, then its HelloAck.
-// The runner sends its HelloAck as soon as it has the validator's Hello.
-// The validator admits after verifying the runner's HelloAck and the
+// The runner sends its HelloAck as soon as it has the validator's Hello,
+// verifying the validator's HelloAck meanwhile. A HelloAck repeats its
+// sender's Hello but block_height (a mismatch is Goodbye{ProtocolError});
+// a different major version is Goodbye{UnsupportedVersion}, and otherwise
+// the lower of the two Hello versions is the connection's, in
+// connection_id and in every preimage, the HelloAck's included (D28; the
+// HelloAck's version field still repeats its sender's Hello). The
+// validator admits after verifying the runner's HelloAck and the
 // registration rule; every refusal is a Goodbye with the §12.5 reason
 // ([wire.GoodbyeReasonFor]), unsigned before mutual authentication and
-// signed after. Only then does the runner exist for local presence.
+// signed after. Only then does the runner exist for local presence. The
+// tests d27_test.go and d28_test.go check D27 and D28 sentence by
+// sentence at both ends.
 //
 // # Time
 //

@@ -2,6 +2,7 @@ package quic
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -70,9 +71,13 @@ func (f *frameStream) write(fr wire.Frame) error {
 func (f *frameStream) writeAll(frs ...wire.Frame) error {
 	var b []byte
 	for _, fr := range frs {
+		start := len(b)
 		var err error
 		if b, err = wire.AppendFrame(b, fr); err != nil {
 			return err
+		}
+		if n := len(b) - start - wire.HeaderLen; n > int(f.max) {
+			return fmt.Errorf("%w: %d > %d", wire.ErrFrameTooLarge, n, f.max)
 		}
 	}
 	f.wmu.Lock()
