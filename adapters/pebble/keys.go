@@ -110,13 +110,16 @@ func gcKey(supersededAt uint64, versionKey []byte) []byte {
 	return cat([]byte(pfxGC), be8(supersededAt), versionKey)
 }
 
-func jobKey(id [32]byte) []byte { return cat([]byte(pfxJob), id[:]) }
+func jobKey(id [32]byte) []byte { return appendJobKey(make([]byte, 0, jobKeyLen), id) }
 
-func deadlineKey(deadline uint64, id [32]byte) []byte {
-	return cat([]byte(pfxDeadline), be8(deadline), id[:])
+// The append forms build a key in a reused buffer (Commit).
+func appendJobKey(b []byte, id [32]byte) []byte { return append(append(b, pfxJob...), id[:]...) }
+
+func appendDeadlineKey(b []byte, deadline uint64, id [32]byte) []byte {
+	return append(binary.BigEndian.AppendUint64(append(b, pfxDeadline...), deadline), id[:]...)
 }
 
-func liveKey(id [32]byte) []byte { return cat([]byte(pfxLive), id[:]) }
+func appendLiveKey(b []byte, id [32]byte) []byte { return append(append(b, pfxLive...), id[:]...) }
 
 func encodeHeight(h, floor uint64) []byte {
 	b := make([]byte, 0, heightValueLen)

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"slices"
 
+	pdb "github.com/cockroachdb/pebble/v2"
+
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/adapters/store"
 	"github.com/cip11/cip11/mru"
@@ -18,9 +20,12 @@ import (
 type jobs struct{ s *Store }
 
 func (s *Store) job(id [32]byte) (engine.JobRecord, bool, error) {
-	v, ok, err := get(s.reader(), jobKey(id))
-	if err != nil || !ok {
-		return engine.JobRecord{}, false, err
+	v, ok := s.jobOv[id]
+	if !ok {
+		var err error
+		if v, ok, err = get(s.db, jobKey(id)); err != nil || !ok {
+			return engine.JobRecord{}, false, err
+		}
 	}
 	r, err := engine.DecodeJobRecord(v)
 	if err == nil && r.JobID != id {
@@ -45,24 +50,172 @@ func live(r engine.JobRecord) bool {
 	return r.Status == engine.StatusPending || r.Status == engine.StatusAssigned
 }
 
-// index adds (add) or removes r's deadline and live entries.
-func (s *Store) indexJob(r engine.JobRecord, add bool) error {
-	op := func(k []byte) error {
-		if add {
-			return s.set(k, nil)
+// idxUndo is one change of the in-memory live (due false) or deadline
+// (due true) set by the open batch: the entry and whether it was present.
+type idxUndo struct {
+	due      bool
+	had      bool
+	deadline uint64
+	id       [32]byte
+}
+
+// setLive makes id's live key present (add) or absent in the open block:
+// the in-memory set changes now, the key is written by Commit (liveOps).
+func (s *Store) setLive(id [32]byte, add bool) error {
+	if !s.open {
+		return store.ErrNoBatch
+	}
+	if _, had := s.live[id]; had == add {
+		return nil
+	}
+	if add {
+		s.live[id] = struct{}{}
+	} else {
+		delete(s.live, id)
+	}
+	s.idxUndo = append(s.idxUndo, idxUndo{had: !add, id: id})
+	return nil
+}
+
+// setDue makes the deadline key (d, id) present (add) or absent, like
+// setLive.
+func (s *Store) setDue(d uint64, id [32]byte, add bool) error {
+	if !s.open {
+		return store.ErrNoBatch
+	}
+	ids := s.due[d]
+	if _, had := ids[id]; had == add {
+		return nil
+	}
+	if add {
+		if ids == nil {
+			ids = make(map[[32]byte]struct{})
+			s.due[d] = ids
 		}
-		return s.del(k)
+		ids[id] = struct{}{}
+	} else {
+		delete(ids, id)
+		if len(ids) == 0 {
+			delete(s.due, d)
+		}
 	}
-	var err error
-	if r.Status == engine.StatusAssigned {
-		err = op(deadlineKey(r.DeadlineBlock, r.JobID))
-		s.dueOv[dueEntry{r.DeadlineBlock, r.JobID}] = add
+	s.idxUndo = append(s.idxUndo, idxUndo{due: true, had: !add, deadline: d, id: id})
+	return nil
+}
+
+// putJob records job id's new encoding in the open block (written by
+// Commit).
+func (s *Store) putJob(id [32]byte, enc []byte) {
+	if _, ok := s.jobOv[id]; !ok {
+		s.jobIDs = append(s.jobIDs, id)
 	}
-	if live(r) {
-		err = errors.Join(err, op(liveKey(r.JobID)))
-		s.liveOv[r.JobID] = add
+	s.jobOv[id] = enc
+}
+
+// jobBatch writes the open block's job records and live and deadline
+// index keys to b, each family in key order (so each memtable insert
+// starts near its predecessor); an index key's write is its final state.
+func (s *Store) jobBatch(b *pdb.Batch) error {
+	k := make([]byte, 0, deadlineKeyLen)
+	slices.SortFunc(s.jobIDs, func(a, b [32]byte) int { return bytes.Compare(a[:], b[:]) })
+	for _, id := range s.jobIDs {
+		k = appendJobKey(k[:0], id)
+		if err := b.Set(k, s.jobOv[id], nil); err != nil {
+			return err
+		}
 	}
-	return err
+	// A sorted copy: Discard after a failed commit undoes idxUndo in order.
+	s.idxSorted = append(s.idxSorted[:0], s.idxUndo...)
+	idx := s.idxSorted
+	slices.SortFunc(idx, func(a, b idxUndo) int {
+		switch {
+		case a.due != b.due:
+			return cmp.Compare(b2i(a.due), b2i(b.due))
+		case a.deadline != b.deadline:
+			return cmp.Compare(a.deadline, b.deadline)
+		}
+		return bytes.Compare(a.id[:], b.id[:])
+	})
+	for i, u := range idx {
+		if i > 0 && idx[i-1].due == u.due && idx[i-1].deadline == u.deadline && idx[i-1].id == u.id {
+			continue // the same key: its final state is written once
+		}
+		var present bool
+		if u.due {
+			k = appendDeadlineKey(k[:0], u.deadline, u.id)
+			_, present = s.due[u.deadline][u.id]
+		} else {
+			k = appendLiveKey(k[:0], u.id)
+			_, present = s.live[u.id]
+		}
+		var err error
+		if present {
+			err = b.Set(k, nil, nil)
+		} else {
+			err = b.Delete(k, nil)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// jobBatchSize bounds the bytes jobBatch adds to a batch.
+func (s *Store) jobBatchSize() int {
+	n := len(s.idxUndo) * (deadlineKeyLen + 11)
+	for _, v := range s.jobOv {
+		n += jobKeyLen + len(v) + 11
+	}
+	return n
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// undoJobIndex reverts the open batch's changes of the live and deadline
+// sets (Discard).
+func (s *Store) undoJobIndex() {
+	for i := len(s.idxUndo) - 1; i >= 0; i-- {
+		u := s.idxUndo[i]
+		switch {
+		case !u.due && u.had:
+			s.live[u.id] = struct{}{}
+		case !u.due:
+			delete(s.live, u.id)
+		case u.had:
+			if s.due[u.deadline] == nil {
+				s.due[u.deadline] = make(map[[32]byte]struct{})
+			}
+			s.due[u.deadline][u.id] = struct{}{}
+		default:
+			delete(s.due[u.deadline], u.id)
+			if len(s.due[u.deadline]) == 0 {
+				delete(s.due, u.deadline)
+			}
+		}
+	}
+	s.idxUndo = s.idxUndo[:0]
+}
+
+// committedJob reports whether job key k is in the committed database. It
+// seeks one iterator per block (the database does not change during a
+// block) that reads the bloom filters of every level, L6 included, so the
+// usual answer, absent, costs no data-block read.
+func (s *Store) committedJob(k []byte) (bool, error) {
+	if s.dupIt == nil {
+		it, err := s.db.NewIter(&pdb.IterOptions{LowerBound: []byte(pfxJob), UpperBound: prefixEnd([]byte(pfxJob)), UseL6Filters: true})
+		if err != nil {
+			return false, wrapCorrupt(err)
+		}
+		s.dupIt = it
+	}
+	found := s.dupIt.SeekPrefixGE(k)
+	return found, wrapCorrupt(s.dupIt.Error())
 }
 
 // Insert implements [engine.JobStore].
@@ -72,25 +225,29 @@ func (j jobs) Insert(r engine.JobRecord) error {
 		return err
 	}
 	defer s.mu.Unlock()
-	if s.batch == nil {
+	if !s.open {
 		return store.ErrNoBatch
 	}
-	// The batch's own job writes are in batchJobs, so the duplicate check
-	// reads the committed database directly (a plain point read, cheaper
-	// than one merged with the indexed batch).
-	if _, dup := s.batchJobs[r.JobID]; dup {
+	// Every job record the batch wrote is in jobOv, so the duplicate check
+	// is jobOv, then the committed database.
+	if _, dup := s.jobOv[r.JobID]; dup {
 		return fmt.Errorf("%w: %x", engine.ErrDuplicateJob, r.JobID)
 	}
-	if _, ok, err := get(s.db, jobKey(r.JobID)); err != nil {
+	k := jobKey(r.JobID)
+	if dup, err := s.committedJob(k); err != nil {
 		return err
-	} else if ok {
+	} else if dup {
 		return fmt.Errorf("%w: %x", engine.ErrDuplicateJob, r.JobID)
 	}
-	if err := s.set(jobKey(r.JobID), r.Encode()); err != nil {
-		return err
+	s.putJob(r.JobID, r.Encode())
+	var err error
+	if r.Status == engine.StatusAssigned {
+		err = s.setDue(r.DeadlineBlock, r.JobID, true)
 	}
-	s.batchJobs[r.JobID] = struct{}{}
-	return s.indexJob(r, true)
+	if live(r) {
+		err = errors.Join(err, s.setLive(r.JobID, true))
+	}
+	return err
 }
 
 // Update implements [engine.JobStore].
@@ -100,7 +257,7 @@ func (j jobs) Update(r engine.JobRecord) error {
 		return err
 	}
 	defer s.mu.Unlock()
-	if s.batch == nil {
+	if !s.open {
 		return store.ErrNoBatch
 	}
 	old, ok, err := s.job(r.JobID)
@@ -110,28 +267,19 @@ func (j jobs) Update(r engine.JobRecord) error {
 	if !ok {
 		return fmt.Errorf("%w: %x", engine.ErrUnknownJob, r.JobID)
 	}
-	if err := s.set(jobKey(r.JobID), r.Encode()); err != nil {
-		return err
-	}
+	s.putJob(r.JobID, r.Encode())
 	// Index keys: delete the old ones the new record drops, write the new
 	// ones the old record lacked (a live job that stays live keeps its key).
 	var err2 error
 	oldDue, newDue := old.Status == engine.StatusAssigned, r.Status == engine.StatusAssigned
 	if oldDue && (!newDue || old.DeadlineBlock != r.DeadlineBlock) {
-		err2 = errors.Join(err2, s.del(deadlineKey(old.DeadlineBlock, old.JobID)))
-		s.dueOv[dueEntry{old.DeadlineBlock, old.JobID}] = false
+		err2 = errors.Join(err2, s.setDue(old.DeadlineBlock, old.JobID, false))
 	}
 	if newDue && (!oldDue || old.DeadlineBlock != r.DeadlineBlock) {
-		err2 = errors.Join(err2, s.set(deadlineKey(r.DeadlineBlock, r.JobID), nil))
-		s.dueOv[dueEntry{r.DeadlineBlock, r.JobID}] = true
+		err2 = errors.Join(err2, s.setDue(r.DeadlineBlock, r.JobID, true))
 	}
 	if wasLive, isLive := live(old), live(r); wasLive != isLive {
-		if isLive {
-			err2 = errors.Join(err2, s.set(liveKey(r.JobID), nil))
-		} else {
-			err2 = errors.Join(err2, s.del(liveKey(r.JobID)))
-		}
-		s.liveOv[r.JobID] = isLive
+		err2 = errors.Join(err2, s.setLive(r.JobID, isLive))
 	}
 	return err2
 }
@@ -149,14 +297,7 @@ func (j jobs) DueBefore(h uint64) ([][32]byte, error) {
 			continue
 		}
 		for id := range ids {
-			if add, ok := s.dueOv[dueEntry{d, id}]; !ok || add {
-				due = append(due, dueEntry{d, id})
-			}
-		}
-	}
-	for e, add := range s.dueOv {
-		if _, ok := s.due[e.deadline][e.id]; add && !ok && e.deadline < h {
-			due = append(due, e)
+			due = append(due, dueEntry{d, id})
 		}
 	}
 	slices.SortFunc(due, func(a, b dueEntry) int {
@@ -178,16 +319,9 @@ func (s *Store) LiveJobs() ([][32]byte, error) {
 		return nil, err
 	}
 	defer s.mu.Unlock()
-	out := make([][32]byte, 0, len(s.live)+len(s.liveOv))
+	out := make([][32]byte, 0, len(s.live))
 	for id := range s.live {
-		if add, ok := s.liveOv[id]; !ok || add {
-			out = append(out, id)
-		}
-	}
-	for id, add := range s.liveOv {
-		if _, ok := s.live[id]; add && !ok {
-			out = append(out, id)
-		}
+		out = append(out, id)
 	}
 	slices.SortFunc(out, func(a, b [32]byte) int { return bytes.Compare(a[:], b[:]) })
 	return out, nil
@@ -197,32 +331,6 @@ func (s *Store) LiveJobs() ([][32]byte, error) {
 type dueEntry struct {
 	deadline uint64
 	id       [32]byte
-}
-
-// applyJobIndex moves the batch's live and deadline index writes into the
-// committed in-memory sets (after a successful commit).
-func (s *Store) applyJobIndex() {
-	for id, add := range s.liveOv {
-		if add {
-			s.live[id] = struct{}{}
-		} else {
-			delete(s.live, id)
-		}
-	}
-	for e, add := range s.dueOv {
-		ids := s.due[e.deadline]
-		switch {
-		case add && ids == nil:
-			s.due[e.deadline] = map[[32]byte]struct{}{e.id: {}}
-		case add:
-			ids[e.id] = struct{}{}
-		default:
-			delete(ids, e.id)
-			if len(ids) == 0 {
-				delete(s.due, e.deadline)
-			}
-		}
-	}
 }
 
 // loadJobIndex reads the live and deadline families into memory (Open).
@@ -254,9 +362,19 @@ func (s *Store) loadJobIndex() error {
 
 type pending struct{ s *Store }
 
+// pendOv is the open batch's write of a job's pending record: the record
+// Put stored (live), or the Delete of the stored one.
+type pendOv struct {
+	rec  engine.PendingSelectionV1
+	live bool
+}
+
 func (s *Store) pendingGet(id [32]byte) (engine.PendingSelectionV1, bool, error) {
+	if o, ok := s.pendOv[id]; ok {
+		return o.rec, o.live, nil
+	}
 	k := engine.PendingByJobKey(id)
-	v, ok, err := get(s.reader(), k[:])
+	v, ok, err := get(s.db, k[:])
 	if err != nil || !ok {
 		return engine.PendingSelectionV1{}, false, err
 	}
@@ -286,14 +404,18 @@ func (p pending) Put(r engine.PendingSelectionV1) error {
 		return err
 	}
 	defer s.mu.Unlock()
-	if s.batch == nil {
+	if !s.open {
 		return store.ErrNoBatch
 	}
 	if err := r.Validate(); err != nil {
 		return err
 	}
 	k := engine.PendingByJobKey(r.JobID)
-	if _, ok, err := get(s.batch, k[:]); err != nil {
+	if o, ok := s.pendOv[r.JobID]; ok {
+		if o.live {
+			return fmt.Errorf("%w: job %x", engine.ErrPendingExists, r.JobID)
+		}
+	} else if _, ok, err := get(s.db, k[:]); err != nil {
 		return err
 	} else if ok {
 		return fmt.Errorf("%w: job %x", engine.ErrPendingExists, r.JobID)
@@ -302,7 +424,11 @@ func (p pending) Put(r engine.PendingSelectionV1) error {
 	if enc == nil {
 		return fmt.Errorf("pebble store: pending record of job %x does not encode", r.JobID)
 	}
-	return errors.Join(s.set(k[:], enc), s.set(engine.PendingDueRoundKey(r), nil))
+	if err := errors.Join(s.set(k[:], enc), s.set(engine.PendingDueRoundKey(r), nil)); err != nil {
+		return err
+	}
+	s.pendOv[r.JobID] = pendOv{r, true}
+	return nil
 }
 
 // Delete implements [engine.PendingStore]: the consumption marker. The due
@@ -313,7 +439,7 @@ func (p pending) Delete(r engine.PendingSelectionV1) error {
 		return err
 	}
 	defer s.mu.Unlock()
-	if s.batch == nil {
+	if !s.open {
 		return store.ErrNoBatch
 	}
 	stored, ok, err := s.pendingGet(r.JobID)
@@ -324,7 +450,11 @@ func (p pending) Delete(r engine.PendingSelectionV1) error {
 		return fmt.Errorf("%w: job %x", engine.ErrNoLivePending, r.JobID)
 	}
 	k := engine.PendingByJobKey(r.JobID)
-	return errors.Join(s.del(k[:]), s.del(engine.PendingDueRoundKey(stored)))
+	if err := errors.Join(s.del(k[:]), s.del(engine.PendingDueRoundKey(stored))); err != nil {
+		return err
+	}
+	s.pendOv[r.JobID] = pendOv{}
+	return nil
 }
 
 // DueAt implements [engine.PendingStore] by a prefix scan.
@@ -345,33 +475,70 @@ func (s *Store) PendingRecords() ([]engine.PendingSelectionV1, error) {
 	return pending{s}.due([]byte(pendingDueDomain), prefixEnd([]byte(pendingDueDomain)))
 }
 
+// dueHit is a due-round key in a range; rec is the record if the open
+// batch wrote it (nil: a committed key).
+type dueHit struct {
+	key []byte
+	rec *engine.PendingSelectionV1
+}
+
+// dueKeys is the due-round index in [lower, upper) with the open batch's
+// writes, in key order: the committed keys of jobs the batch did not touch,
+// and the keys of the records the batch put.
+func (s *Store) dueKeys(lower, upper []byte) ([]dueHit, error) {
+	var hits []dueHit
+	err := scan(s.db, lower, upper, func(k, _ []byte) (bool, error) {
+		if len(k) != dueKeyLen {
+			return false, fmt.Errorf("%w: due-round key length %d", ErrCorrupt, len(k))
+		}
+		if _, ok := s.pendOv[[32]byte(k[len(k)-32:])]; !ok {
+			hits = append(hits, dueHit{key: append([]byte(nil), k...)})
+		}
+		return true, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	added := false
+	for _, o := range s.pendOv {
+		if !o.live {
+			continue
+		}
+		if k := engine.PendingDueRoundKey(o.rec); bytes.Compare(k, lower) >= 0 && (upper == nil || bytes.Compare(k, upper) < 0) {
+			hits = append(hits, dueHit{key: k, rec: &o.rec})
+			added = true
+		}
+	}
+	if added {
+		slices.SortFunc(hits, func(a, b dueHit) int { return bytes.Compare(a.key, b.key) })
+	}
+	return hits, nil
+}
+
 func (p pending) due(lower, upper []byte) ([]engine.PendingSelectionV1, error) {
 	s := p.s
 	if err := s.lock(); err != nil {
 		return nil, err
 	}
 	defer s.mu.Unlock()
-	var keys [][]byte
-	err := scan(s.reader(), lower, upper, func(k, _ []byte) (bool, error) {
-		if len(k) != dueKeyLen {
-			return false, fmt.Errorf("%w: due-round key length %d", ErrCorrupt, len(k))
-		}
-		keys = append(keys, append([]byte(nil), k...))
-		return true, nil
-	})
+	hits, err := s.dueKeys(lower, upper)
 	if err != nil {
 		return nil, err
 	}
 	var out []engine.PendingSelectionV1
-	for _, k := range keys {
-		id := [32]byte(k[len(k)-32:])
+	for _, h := range hits {
+		if h.rec != nil {
+			out = append(out, *h.rec)
+			continue
+		}
+		id := [32]byte(h.key[len(h.key)-32:])
 		r, ok, err := s.pendingGet(id)
 		switch {
 		case err != nil:
 			return nil, err
 		case !ok:
 			return nil, fmt.Errorf("%w: %w: due index names job %x", ErrCorrupt, engine.ErrNoLivePending, id)
-		case !bytes.Equal(engine.PendingDueRoundKey(r), k):
+		case !bytes.Equal(engine.PendingDueRoundKey(r), h.key):
 			return nil, fmt.Errorf("%w: due index key of job %x does not match its record", ErrCorrupt, id)
 		}
 		out = append(out, r)
@@ -391,7 +558,10 @@ func (m mruStore) Get(submitter cip11.Address, kind mru.JobKind) (mru.Record, bo
 	}
 	defer s.mu.Unlock()
 	k := mru.Key(submitter, kind)
-	v, ok, err := get(s.reader(), k[:])
+	if r, ok := s.mruOv[k]; ok {
+		return r, true, nil
+	}
+	v, ok, err := get(s.db, k[:])
 	if err != nil || !ok {
 		return mru.Record{}, false, err
 	}
@@ -413,7 +583,11 @@ func (m mruStore) Put(submitter cip11.Address, kind mru.JobKind, r mru.Record) e
 		return fmt.Errorf("pebble store: mru job_kind %d out of range", kind)
 	}
 	k, v := mru.Key(submitter, kind), r.Encode()
-	return s.set(k[:], v[:])
+	if err := s.set(k[:], v[:]); err != nil {
+		return err
+	}
+	s.mruOv[k] = r
+	return nil
 }
 
 // MRURecords implements [store.Store].
@@ -423,9 +597,12 @@ func (s *Store) MRURecords() ([]store.MRUEntry, error) {
 	}
 	defer s.mu.Unlock()
 	var out []store.MRUEntry
-	err := scan(s.reader(), []byte(mru.KeyPrefix), prefixEnd([]byte(mru.KeyPrefix)), func(k, v []byte) (bool, error) {
+	err := scan(s.db, []byte(mru.KeyPrefix), prefixEnd([]byte(mru.KeyPrefix)), func(k, v []byte) (bool, error) {
 		if len(k) != mru.KeyLen {
 			return true, nil // not a D15 key: a 32-byte pending hash can share the prefix only by chance
+		}
+		if _, ok := s.mruOv[[mru.KeyLen]byte(k)]; ok {
+			return true, nil // the batch's record follows
 		}
 		kind := mru.JobKind(k[mru.KeyLen-1])
 		if !kind.Valid() {
@@ -438,5 +615,17 @@ func (s *Store) MRURecords() ([]store.MRUEntry, error) {
 		out = append(out, store.MRUEntry{Submitter: cip11.Address(k[len(mru.KeyPrefix):]), Kind: kind, Record: r})
 		return true, nil
 	})
-	return out, err
+	if err != nil || len(s.mruOv) == 0 {
+		return out, err
+	}
+	for k, r := range s.mruOv {
+		out = append(out, store.MRUEntry{Submitter: cip11.Address(k[len(mru.KeyPrefix):]), Kind: mru.JobKind(k[mru.KeyLen-1]), Record: r})
+	}
+	slices.SortFunc(out, func(a, b store.MRUEntry) int {
+		if c := bytes.Compare(a.Submitter[:], b.Submitter[:]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Kind, b.Kind)
+	})
+	return out, nil
 }

@@ -47,7 +47,7 @@ func (g registrar) Register(r state.Runner) error {
 		return err
 	}
 	defer s.mu.Unlock()
-	if s.batch == nil {
+	if !s.open {
 		return store.ErrNoBatch
 	}
 	if err := checkRunner(r); err != nil {
@@ -79,7 +79,7 @@ func (g registrar) Update(r state.Runner) error {
 		return err
 	}
 	defer s.mu.Unlock()
-	if s.batch == nil {
+	if !s.open {
 		return store.ErrNoBatch
 	}
 	if err := checkRunner(r); err != nil {
@@ -126,12 +126,16 @@ func (s *Store) SetReputationConfig(cfg state.ReputationConfig) error {
 		return err
 	}
 	defer s.mu.Unlock()
-	if s.batch == nil {
+	if !s.open {
 		return store.ErrNoBatch
 	}
-	_, at, ok, err := s.repCfg(s.batch, ^uint64(0))
-	if err != nil {
-		return err
+	// The newest version: this batch's, else the newest committed one
+	// (s.cfgs mirrors the repcfg family; pruning never drops the newest).
+	at, ok := uint64(0), false
+	if s.overlayCfg != nil {
+		at, ok = s.batchH, true
+	} else if n := len(s.cfgs); n > 0 {
+		at, ok = s.cfgs[n-1].at, true
 	}
 	if err := s.set(repCfgKey(s.batchH), encodeRepCfg(cfg)); err != nil {
 		return err
@@ -143,25 +147,6 @@ func (s *Store) SetReputationConfig(cfg state.ReputationConfig) error {
 	}
 	s.overlayCfg, s.frozen = &cfg, nil
 	return nil
-}
-
-// repCfg is the newest configuration version at or below h.
-func (s *Store) repCfg(r pdb.Reader, h uint64) (state.ReputationConfig, uint64, bool, error) {
-	var (
-		cfg   state.ReputationConfig
-		at    uint64
-		found bool
-	)
-	err := scan(r, repCfgKey(h), prefixEnd([]byte(pfxRepCfg)), func(k, v []byte) (bool, error) {
-		if len(k) != repCfgKeyLen {
-			return false, fmt.Errorf("%w: reputation config key length %d", ErrCorrupt, len(k))
-		}
-		var err error
-		cfg, err = decodeRepCfg(v)
-		at, found = ^be8u(k[len(pfxRepCfg):]), err == nil
-		return false, err
-	})
-	return cfg, at, found, err
 }
 
 // Registry views ------------------------------------------------------------
@@ -204,7 +189,7 @@ func (s *Store) At(h uint64) (*View, error) {
 	}
 	defer s.mu.Unlock()
 	top, ok := s.committed, s.hasCommitted
-	if s.batch != nil {
+	if s.open {
 		top, ok = s.batchH, true
 	}
 	switch {
@@ -219,7 +204,7 @@ func (s *Store) At(h uint64) (*View, error) {
 	if h >= s.committed {
 		v.cur, v.isCur = s.reg, true
 	}
-	if s.batch != nil && h == s.batchH {
+	if s.open && h == s.batchH {
 		v.ov = s.freeze()
 	}
 	n := sort.Search(len(s.orderAt), func(i int) bool { return s.orderAt[i] > h })

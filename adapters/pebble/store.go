@@ -4,9 +4,13 @@
 // the key layout (registry history, job records, markers) is documented in
 // docs/storage.md.
 //
-// Each block is one pebble indexed batch: Begin opens it, every read in the
-// block goes through it (and so sees its writes), and Commit writes the
-// height marker into the same batch and commits it atomically.
+// Each block is one pebble batch, built and committed by Commit together
+// with the height marker. Until then the block's writes are held in memory:
+// every key family read during a block has an in-memory overlay of the
+// block's writes (registry, job records and their live and deadline
+// indexes, pending records, mru_key records, the reputation configuration),
+// so every read sees the block's own earlier writes without an indexed
+// batch, and Discard drops them all.
 //
 // Registry history is kept as versioned keys (address ‖ ^height), so a view
 // of block h seeks the newest version at or below h; views read through a
@@ -115,8 +119,12 @@ type Store struct {
 	committed    uint64
 	floor        uint64 // oldest height At serves
 
-	batch  *pdb.Batch
+	// The open block: its height and its writes in order (every key and
+	// value is kept as given), written to one pebble batch by Commit.
+	open   bool
 	batchH uint64
+	w      []kvOp
+	dupIt  *pdb.Iterator // the duplicate-job check's iterator of the open block
 
 	// ACTIVE_RUNNERS in memory (append-only, mirrors the active family):
 	// views share prefixes of it with a capped capacity.
@@ -131,12 +139,20 @@ type Store struct {
 	// the slice it was given. It mirrors the current family on disk.
 	reg []curRec
 	// The live and deadline job families in memory (mirrors, loaded by
-	// Open), with the open batch's writes (true: set, false: deleted).
-	live       map[[32]byte]struct{}
-	due        map[uint64]map[[32]byte]struct{} // deadline → job ids
-	liveOv     map[[32]byte]bool
-	batchJobs  map[[32]byte]struct{} // jobs inserted by the open batch
-	dueOv      map[dueEntry]bool
+	// Open), including the open batch's writes; idxUndo undoes those on
+	// Discard.
+	live      map[[32]byte]struct{}
+	due       map[uint64]map[[32]byte]struct{} // deadline → job ids
+	idxUndo   []idxUndo
+	idxSorted []idxUndo // Commit's scratch copy of idxUndo
+	// The open batch's writes of the other families read during a block,
+	// so that no read needs the pebble batch (a plain, unindexed one):
+	// job records (encoded), pending records (by job id; live false:
+	// deleted) and mru_key records.
+	jobOv      map[[32]byte][]byte
+	jobIDs     [][32]byte // the keys of jobOv, in first-write order
+	pendOv     map[[32]byte]pendOv
+	mruOv      map[[mru.KeyLen]byte]mru.Record
 	overlayCfg *state.ReputationConfig
 	cfgs       []cfgVersion // committed configuration versions, ascending
 	frozen     *frozenOverlay
@@ -213,16 +229,16 @@ func Open(dir string, o Options) (*Store, error) {
 		return nil, fmt.Errorf("pebble store: open %s: %w", dir, err)
 	}
 	s := &Store{
-		db:        db,
-		sync:      o.Sync != SyncNever,
-		keep:      o.Retention,
-		overlay:   make(map[cip11.Address]state.Runner),
-		live:      make(map[[32]byte]struct{}),
-		due:       make(map[uint64]map[[32]byte]struct{}),
-		liveOv:    make(map[[32]byte]bool),
-		batchJobs: make(map[[32]byte]struct{}),
-		dueOv:     make(map[dueEntry]bool),
-		snaps:     make(map[*pdb.Snapshot]struct{}),
+		db:      db,
+		sync:    o.Sync != SyncNever,
+		keep:    o.Retention,
+		overlay: make(map[cip11.Address]state.Runner),
+		live:    make(map[[32]byte]struct{}),
+		due:     make(map[uint64]map[[32]byte]struct{}),
+		jobOv:   make(map[[32]byte][]byte),
+		pendOv:  make(map[[32]byte]pendOv),
+		mruOv:   make(map[[mru.KeyLen]byte]mru.Record),
+		snaps:   make(map[*pdb.Snapshot]struct{}),
 	}
 	if s.keep == 0 {
 		s.keep = DefaultRetention
@@ -399,14 +415,6 @@ func (s *Store) lock() error {
 	return nil
 }
 
-// reader is the batch while a block is open, else the database.
-func (s *Store) reader() pdb.Reader {
-	if s.batch != nil {
-		return s.batch
-	}
-	return s.db
-}
-
 // Begin implements [store.Store].
 func (s *Store) Begin(h uint64) error {
 	if err := s.lock(); err != nil {
@@ -414,28 +422,31 @@ func (s *Store) Begin(h uint64) error {
 	}
 	defer s.mu.Unlock()
 	switch {
-	case s.batch != nil:
+	case s.open:
 		return fmt.Errorf("%w: block %d", store.ErrBatchOpen, s.batchH)
 	case s.hasCommitted && h <= s.committed:
 		return fmt.Errorf("%w: %d ≤ %d", store.ErrHeightOrder, h, s.committed)
 	}
-	s.batch, s.batchH = s.db.NewIndexedBatch(), h
+	s.open, s.batchH = true, h
 	return nil
 }
 
 // Commit implements [store.Store]: it prunes history outside the window,
-// writes the height marker and commits the batch in one pebble write.
+// writes the height marker and commits the block's writes in one pebble
+// batch.
 func (s *Store) Commit() error {
 	if err := s.lock(); err != nil {
 		return err
 	}
 	defer s.mu.Unlock()
-	if s.batch == nil {
+	if !s.open {
 		return store.ErrNoBatch
 	}
 	floor, err := s.prune()
+	var b *pdb.Batch
 	if err == nil {
-		err = s.batch.Set([]byte(keyHeight), encodeHeight(s.batchH, floor), nil)
+		s.w = append(s.w, kvOp{k: []byte(keyHeight), v: encodeHeight(s.batchH, floor)})
+		b, err = s.batchOf()
 	}
 	if err == nil {
 		wo := pdb.NoSync
@@ -445,22 +456,27 @@ func (s *Store) Commit() error {
 		if s.commitHook != nil {
 			s.commitHook(0)
 		}
-		err = s.batch.Commit(wo)
+		err = b.Commit(wo)
 		if s.commitHook != nil {
 			s.commitHook(1)
 		}
 	}
 	if err != nil {
+		if b != nil {
+			_ = b.Close() // its writes are dropped
+		}
 		s.discard()
 		return fmt.Errorf("pebble store: commit block: %w", wrapCorrupt(err))
 	}
-	closeErr := s.batch.Close()
-	s.batch = nil
+	closeErr := b.Close()
+	s.open = false
+	clear(s.w)
+	s.w = s.w[:0]
 	s.committed, s.hasCommitted, s.floor = s.batchH, true, floor
 	if len(s.overlay) > 0 {
 		s.reg = mergeCur(s.reg, s.freeze().sorted, s.batchH)
 	}
-	s.applyJobIndex()
+	s.idxUndo = s.idxUndo[:0]
 	if c := s.overlayCfg; c != nil {
 		s.cfgs = append(s.cfgs, cfgVersion{s.batchH, *c})
 	}
@@ -468,6 +484,47 @@ func (s *Store) Commit() error {
 	s.clearOverlay()
 	s.cur = weak.Pointer[snapRef]{} // views from now on see the new state
 	return closeErr
+}
+
+// kvOp is one write of the open block: a Set of k to v, or a Delete.
+type kvOp struct {
+	k, v []byte
+	del  bool
+}
+
+// batchOf is the block's writes as one pebble batch. Each key family is
+// written in key order, so the memtable insert of each key starts from its
+// predecessor's position; the generic writes (registry, pending, MRU,
+// pruning, the height marker) are stably sorted, a later write of a key
+// replacing an earlier one.
+func (s *Store) batchOf() (*pdb.Batch, error) {
+	slices.SortStableFunc(s.w, func(a, b kvOp) int { return bytes.Compare(a.k, b.k) })
+	ops, size := s.w[:0], s.jobBatchSize()
+	for i, op := range s.w {
+		if i+1 < len(s.w) && bytes.Equal(op.k, s.w[i+1].k) {
+			continue // a later write of the key follows
+		}
+		ops = append(ops, op)
+		size += len(op.k) + len(op.v) + 11 // kind, two varint lengths
+	}
+	clear(s.w[len(ops):])
+	s.w = ops
+	b := s.db.NewBatchWithSize(size + 12) // + the batch header
+	err := s.jobBatch(b)
+	for _, op := range ops {
+		if err != nil {
+			break
+		}
+		if op.del {
+			err = b.Delete(op.k, nil)
+		} else {
+			err = b.Set(op.k, op.v, nil)
+		}
+	}
+	if err != nil {
+		return nil, errors.Join(err, b.Close())
+	}
+	return b, nil
 }
 
 // prune deletes, inside the batch, every registry version that no view at
@@ -478,20 +535,21 @@ func (s *Store) prune() (uint64, error) {
 		floor = s.batchH - s.keep
 	}
 	// Keep the block-S state of every live pending record (§9.2).
-	err := scan(s.batch, []byte(pendingDueDomain), prefixEnd([]byte(pendingDueDomain)), func(k, _ []byte) (bool, error) {
-		if len(k) == dueKeyLen {
-			if sub := be8u(k[len(pendingDueDomain)+16:]); sub < floor {
-				floor = sub
-			}
-		}
-		return true, nil
-	})
+	hits, err := s.dueKeys([]byte(pendingDueDomain), prefixEnd([]byte(pendingDueDomain)))
 	if err != nil {
 		return 0, err
 	}
+	for _, h := range hits {
+		if sub := be8u(h.key[len(pendingDueDomain)+16:]); sub < floor {
+			floor = sub
+		}
+	}
 	floor = max(floor, s.floor)
+	// The batch's own gc keys are superseded at the batch height, above
+	// the floor, so only committed ones can be due; and every gc key at or
+	// below the old floor was deleted by the commit that set it.
 	var dead [][]byte
-	err = scan(s.batch, []byte(pfxGC), prefixEnd(cat([]byte(pfxGC), be8(floor))), func(k, _ []byte) (bool, error) {
+	err = scan(s.db, cat([]byte(pfxGC), be8(s.floor)), prefixEnd(cat([]byte(pfxGC), be8(floor))), func(k, _ []byte) (bool, error) {
 		dead = append(dead, append([]byte(nil), k...))
 		return true, nil
 	})
@@ -499,7 +557,7 @@ func (s *Store) prune() (uint64, error) {
 		return 0, err
 	}
 	for _, k := range dead {
-		if err := errors.Join(s.batch.Delete(k[len(pfxGC)+8:], nil), s.batch.Delete(k, nil)); err != nil {
+		if err := errors.Join(s.del(k[len(pfxGC)+8:]), s.del(k)); err != nil {
 			return 0, err
 		}
 	}
@@ -516,21 +574,28 @@ func (s *Store) Discard() {
 }
 
 func (s *Store) discard() {
-	if s.batch == nil {
+	if !s.open {
 		return
 	}
-	_ = s.batch.Close() // dropping the batch's writes is the intent
-	s.batch = nil
+	s.open = false
+	clear(s.w)
+	s.w = s.w[:0]
 	n := s.committedN
 	s.order, s.orderAt = s.order[:n:n], s.orderAt[:n:n]
+	s.undoJobIndex()
 	s.clearOverlay()
 }
 
 func (s *Store) clearOverlay() {
+	if s.dupIt != nil {
+		_ = s.dupIt.Close() // a read-only iterator: nothing to lose
+		s.dupIt = nil
+	}
 	clear(s.overlay)
-	clear(s.liveOv)
-	clear(s.batchJobs)
-	clear(s.dueOv)
+	clear(s.jobOv)
+	s.jobIDs = s.jobIDs[:0]
+	clear(s.pendOv)
+	clear(s.mruOv)
 	s.overlayCfg, s.frozen = nil, nil
 }
 
@@ -646,18 +711,22 @@ func scan(r pdb.Reader, lower, upper []byte, fn func(k, v []byte) (bool, error))
 	return errors.Join(wrapCorrupt(it.Error()), wrapCorrupt(it.Close()))
 }
 
+// set writes k → v in the open block; k and v are kept, not copied.
 func (s *Store) set(k, v []byte) error {
-	if s.batch == nil {
+	if !s.open {
 		return store.ErrNoBatch
 	}
-	return s.batch.Set(k, v, nil)
+	s.w = append(s.w, kvOp{k: k, v: v})
+	return nil
 }
 
+// del deletes k in the open block; k is kept, not copied.
 func (s *Store) del(k []byte) error {
-	if s.batch == nil {
+	if !s.open {
 		return store.ErrNoBatch
 	}
-	return s.batch.Delete(k, nil)
+	s.w = append(s.w, kvOp{k: k, del: true})
+	return nil
 }
 
 func be4(v uint32) []byte { return []byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)} }
