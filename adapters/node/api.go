@@ -78,15 +78,15 @@ func (b Backend) Dashboard() httpapi.Dashboard {
 	v := b.V
 	present := v.srv.Present()
 	slices.SortFunc(present, func(a, b cip11.Address) int { return bytes.Compare(a[:], b[:]) })
-	if len(present) > httpapi.MaxDashboardRunners {
-		present = present[:httpapi.MaxDashboardRunners]
-	}
+	present = present[:min(len(present), httpapi.MaxDashboardRunners)]
+	conn := v.srv.ConnectedRunners()
+	conn = conn[:min(len(conn), httpapi.MaxDashboardRunners)]
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	recent := slices.Clone(v.recent)
 	slices.Reverse(recent)
 	return httpapi.Dashboard{Status: st, RecentBlocks: recent, Jobs: v.jobCounts(), PushLatencyMillis: slices.Clone(v.lat),
-		ConnectedRunners: present, PresentRunners: present}
+		ConnectedRunners: conn, PresentRunners: present}
 }
 
 func settled(state string, events []httpapi.Event, runner cip11.Address) bool {

@@ -258,20 +258,38 @@ func (n *devnet) startRunner(i int) (*Runner, error) {
 		Seed: n.cfg.Seed*1000 + uint64(i)})
 }
 
-type handlerSwap struct{ n *devnet }
+// handlerSwap serves the API of the devnet's current validator (one
+// handler per validator start).
+type handlerSwap struct {
+	n  *devnet
+	mu sync.Mutex
+	v  *Validator
+	h  http.Handler
+}
 
-func (h handlerSwap) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	v, err := h.n.chain.cur()
+func (hs *handlerSwap) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	v, err := hs.n.chain.cur()
 	if err != nil {
-		http.Error(w, `{"error":"validator restarting"}`, http.StatusServiceUnavailable)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = w.Write([]byte(`{"error":"validator restarting"}` + "\n"))
 		return
 	}
-	hd, err := httpapi.NewHandler(Backend{v}, httpapi.Options{PollDisabled: v.p.PollDisabled, Registry: h.n.reg, Metrics: h.n.metrics, Logger: h.n.cfg.Logger})
-	if err != nil {
-		http.Error(w, `{"error":"internal"}`, http.StatusInternalServerError)
-		return
+	hs.mu.Lock()
+	if hs.v != v {
+		h, err := httpapi.NewHandler(Backend{v}, httpapi.Options{PollDisabled: v.p.PollDisabled, Registry: hs.n.reg, Metrics: hs.n.metrics, Logger: hs.n.cfg.Logger})
+		if err != nil {
+			hs.mu.Unlock()
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusInternalServerError)
+			_, _ = w.Write([]byte(`{"error":"internal error"}` + "\n"))
+			return
+		}
+		hs.v, hs.h = v, h
 	}
-	hd.ServeHTTP(w, r)
+	h := hs.h
+	hs.mu.Unlock()
+	h.ServeHTTP(w, r)
 }
 
 func (n *devnet) serveHTTP(addr string) (*http.Server, error) {
@@ -279,7 +297,7 @@ func (n *devnet) serveHTTP(addr string) (*http.Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	srv := &http.Server{Handler: handlerSwap{n}, ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Handler: &handlerSwap{n: n}, ReadHeaderTimeout: 5 * time.Second}
 	go srv.Serve(ln)
 	n.cfg.Logger.Info("devnet HTTP API and dashboard", "addr", "http://"+ln.Addr().String())
 	return srv, nil

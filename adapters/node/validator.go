@@ -91,6 +91,8 @@ type Validator struct {
 	lat     []float64 // recent push latencies (ms)
 	closed  bool
 	wg      sync.WaitGroup
+
+	pingsOK, pingsBad int64 // server ping counts already in the metrics (ProduceBlock only)
 }
 
 // Stats are the validator's cumulative counts (the devnet report).
@@ -241,7 +243,7 @@ func (v *Validator) open() error {
 		Key: v.cfg.Keys.Peer, ChainID: uint64(v.g.ChainID), Params: v.p,
 		Registry: v.x.Store().Registry(), Validators: v.sets,
 		TxDecoder: TxCodec{}, TxValidator: TxCodec{}, Mempool: (*validatorMempool)(v),
-		OnOutcome: v.onOutcome, OnAdmit: v.onAdmit, OnAck: v.onAck,
+		OnOutcome: v.onOutcome, OnAdmit: v.onAdmit, OnAck: v.onAck, OnRefuse: func(r wire.GoodbyeReason) { v.cfg.Metrics.RefusedWith(r) },
 		Listen: v.cfg.Listen,
 	}, v.height())
 	if err != nil {
@@ -463,13 +465,22 @@ func (v *Validator) ProduceBlock() error {
 	}
 	m := v.cfg.Metrics
 	counts := v.jobCounts()
+	mp := len(v.mem.submits) + len(v.mem.regs) + len(v.mem.beats)
 	v.mu.Unlock()
 	if m != nil {
 		m.ObserveBlock(exec)
 		m.SetJobs(counts)
 		m.BlockProduced(h)
-		m.SetHeight(h)
+		m.SetMempool(mp)
 		m.SetPresent(len(v.srv.Present()))
+		m.SetConnected(len(v.srv.ConnectedRunners()))
+		st := v.srv.Stats()
+		for ; v.pingsOK < st.PingsOK; v.pingsOK++ {
+			m.Ping(true)
+		}
+		for ; v.pingsBad < st.PingsRejected; v.pingsBad++ {
+			m.Ping(false)
+		}
 	}
 	return nil
 }
@@ -1027,7 +1038,7 @@ func (v *Validator) Status() httpapi.Status {
 	return httpapi.Status{
 		ChainID: uint64(v.g.ChainID), Height: h, BlockTimeMillis: v.cfg.BlockTime.Milliseconds(),
 		QUICAddr: v.srv.Addr().String(), PeerKey: fmt.Sprintf("%x", v.srv.PeerKey()), ValidatorSetHash: v.snap.Hash(),
-		SubsetEpoch: v.snap.Epoch(), Runners: n, Connected: len(v.srv.Present()), Present: len(v.srv.Present()),
+		SubsetEpoch: v.snap.Epoch(), Runners: n, Connected: len(v.srv.ConnectedRunners()), Present: len(v.srv.Present()),
 		Mempool: mp, PollDisabled: v.p.PollDisabled, Version: "cip11 r1.3.1",
 	}
 }

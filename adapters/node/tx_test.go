@@ -1,0 +1,180 @@
+package node
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+
+	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/wire"
+)
+
+func testRunnerKey(t testing.TB, i byte) *wire.RunnerKey {
+	t.Helper()
+	k, err := wire.NewRunnerKey(cip11.Keccak256([]byte("node test runner"), []byte{i}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+func TestTxRoundTrip(t *testing.T) {
+	k := testRunnerKey(t, 1)
+	job := cip11.Keccak256([]byte("job"))
+	res, salt := cip11.Keccak256([]byte("r")), cip11.Keccak256([]byte("s"))
+	c := Commitment(res, salt)
+	for _, tc := range []struct {
+		kind    TxKind
+		job     cip11.Hash
+		payload []byte
+		instr   wire.InstructionKind
+	}{
+		{TxHeartbeat, cip11.Hash{}, nil, wire.InstructionOther},
+		{TxRegister, cip11.Hash{}, make([]byte, 16), wire.InstructionOther},
+		{TxCommit, job, c[:], wire.InstructionJobResultCommit},
+		{TxReveal, job, RevealPayload(res, salt), wire.InstructionJobResultSubmit},
+	} {
+		tx, err := SignTx(k, tc.kind, 9, tc.job, tc.payload)
+		if err != nil {
+			t.Fatal(tc.kind, err)
+		}
+		got, err := DecodeTx(tx.Bytes())
+		if err != nil {
+			t.Fatal(tc.kind, err)
+		}
+		if got.From != k.Address() || got.Kind != tc.kind || got.Nonce != 9 || got.JobID != tc.job || !bytes.Equal(got.Payload, tc.payload) {
+			t.Fatalf("%s: decoded %+v", tc.kind, got)
+		}
+		if !bytes.Equal(got.Bytes(), tx.Bytes()) || got.Hash() != tx.Hash() {
+			t.Fatalf("%s: re-encoding differs", tc.kind)
+		}
+		if kind, id := got.Instruction(); kind != tc.instr || (tc.instr != wire.InstructionOther && id != tc.job) {
+			t.Fatalf("%s: instruction %d %x", tc.kind, kind, id)
+		}
+		if err := (TxCodec{}).ValidateTransaction(got); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r, s, ok := SplitReveal(RevealPayload(res, salt)); !ok || r != res || s != salt {
+		t.Fatal("SplitReveal")
+	}
+}
+
+// Negative transactions (§10.3: the validator decodes tx_bytes with the
+// node's Transaction::read and rejects what it would not admit).
+func TestTxRejects(t *testing.T) {
+	k := testRunnerKey(t, 1)
+	good, err := SignTx(k, TxHeartbeat, 1, cip11.Hash{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := good.Bytes()
+	mut := func(f func(b []byte) []byte) []byte { return f(bytes.Clone(b)) }
+	cases := map[string][]byte{
+		"empty":            nil,
+		"truncated":        b[:len(b)-1],
+		"trailing byte":    append(bytes.Clone(b), 0),
+		"bad magic":        mut(func(b []byte) []byte { b[0] = 'X'; return b }),
+		"bad version":      mut(func(b []byte) []byte { b[4] = 2; return b }),
+		"unknown kind":     mut(func(b []byte) []byte { b[5] = 9; return b }),
+		"claimed signer":   mut(func(b []byte) []byte { b[6] ^= 1; return b }),
+		"tampered nonce":   mut(func(b []byte) []byte { b[33] ^= 1; return b }),
+		"bad signature v":  mut(func(b []byte) []byte { b[len(b)-1] = 7; return b }),
+		"job id on a beat": mut(func(b []byte) []byte { b[40] = 1; return b }),
+	}
+	if c, err := SignTx(k, TxCommit, 1, cip11.Hash{1}, make([]byte, 32)); err == nil {
+		cases["commit payload too short"] = mut2(c.Bytes(), func(b []byte) []byte {
+			b[67] = 31 // payload_len 31 but 32 bytes follow
+			return b
+		})
+	}
+	if _, err := SignTx(k, TxReveal, 1, cip11.Hash{1}, make([]byte, 2000)); !errors.Is(err, ErrTx) {
+		t.Errorf("oversized payload: %v", err)
+	}
+	for name, raw := range cases {
+		if _, err := DecodeTx(raw); !errors.Is(err, ErrTx) {
+			t.Errorf("%s: got %v, want ErrTx", name, err)
+		}
+	}
+	if _, err := SignTx(nil, TxHeartbeat, 1, cip11.Hash{}, nil); !errors.Is(err, ErrNilKey) {
+		t.Errorf("nil key: %v", err)
+	}
+}
+
+func mut2(b []byte, f func([]byte) []byte) []byte { return f(bytes.Clone(b)) }
+
+// FuzzDecodeTx: no input panics; whatever decodes re-encodes to the same
+// bytes and verifies.
+func FuzzDecodeTx(f *testing.F) {
+	k := testRunnerKey(f, 2)
+	for _, kind := range []TxKind{TxHeartbeat, TxRegister, TxCommit, TxReveal} {
+		n, _ := payloadLen(kind)
+		var job cip11.Hash
+		if kind >= TxCommit {
+			job = cip11.Hash{7}
+		}
+		tx, err := SignTx(k, kind, uint64(kind), job, make([]byte, n))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(tx.Bytes())
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		tx, err := DecodeTx(b)
+		if err != nil {
+			if !errors.Is(err, ErrTx) {
+				t.Fatalf("untyped error %v", err)
+			}
+			return
+		}
+		if !bytes.Equal(tx.Bytes(), b) {
+			t.Fatal("decode/encode differs")
+		}
+		if a, err := tx.PubKey.RunnerAddress(); err != nil || a != tx.From {
+			t.Fatal("recovered key does not match the signer")
+		}
+	})
+}
+
+func TestJobSpecRoundTripAndChecks(t *testing.T) {
+	s := &JobSpec{Submitter: cip11.Address{1}, Kind: 2, Runners: 3, TimeoutBlocks: 10, WorkMillis: 5, Nonce: 8, Payload: []byte("hi")}
+	got, err := DecodeJobSpec(s.Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.ID() != s.ID() || !bytes.Equal(got.Encode(), s.Encode()) {
+		t.Fatal("round trip")
+	}
+	for name, bad := range map[string]JobSpec{
+		"M = 0":          {Runners: 0, TimeoutBlocks: 1},
+		"M = 65":         {Runners: 65, TimeoutBlocks: 1},
+		"timeout 0":      {Runners: 1},
+		"job kind 200":   {Runners: 1, TimeoutBlocks: 1, Kind: 200},
+		"payload 5 KiB":  {Runners: 1, TimeoutBlocks: 1, Payload: make([]byte, 5000)},
+		"work 11 minute": {Runners: 1, TimeoutBlocks: 1, WorkMillis: 660_000},
+	} {
+		if err := bad.Check(); !errors.Is(err, ErrBadRequest) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if _, err := DecodeJobSpec(append(s.Encode(), 0)); !errors.Is(err, ErrBadRequest) {
+		t.Errorf("trailing byte: %v", err)
+	}
+}
+
+func FuzzDecodeJobSpec(f *testing.F) {
+	f.Add((&JobSpec{Runners: 1, TimeoutBlocks: 3, Payload: []byte{1, 2}}).Encode())
+	f.Add((&JobSpec{Runners: 3, TimeoutBlocks: 30, Kind: 1}).Encode())
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s, err := DecodeJobSpec(b)
+		if err != nil {
+			if !errors.Is(err, ErrBadRequest) {
+				t.Fatalf("untyped error %v", err)
+			}
+			return
+		}
+		if !bytes.Equal(s.Encode(), b) {
+			t.Fatal("decode/encode differs")
+		}
+	})
+}
