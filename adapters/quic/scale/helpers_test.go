@@ -169,10 +169,12 @@ func (h *validatorHelper) config() cquic.ServerConfig {
 	return cquic.ServerConfig{
 		Key: h.w.vk, ChainID: chainID, Params: h.w.p, Registry: h.w.reg, Validators: h.w.sets,
 		TxDecoder: wire.MemTxCodec{}, Mempool: discardMempool{},
-		Listen:    h.addr,
-		HelloRate: -1, // every runner here shares 127.0.0.1
-		OnOutcome: h.onOutcome,
-		OnAdmit:   h.onAdmit,
+		Listen:      h.addr,
+		HelloRate:   -1, // every runner here shares 127.0.0.1
+		OnOutcome:   h.onOutcome,
+		OnAdmit:     h.onAdmit,
+		MaxHalfOpen: envInt(maxHalfOpenEnv, 0),
+		RetryAbove:  envInt(retryAboveEnv, 0),
 	}
 }
 
@@ -407,7 +409,7 @@ func (h *validatorHelper) restart() (float64, error) {
 }
 
 type stormResult struct {
-	Target, Admitted     int
+	Target, Admissions   int
 	T50Ms, T99Ms, T100Ms float64
 	HalfOpenPeak         int64
 	cquic.ServerStats
@@ -429,7 +431,7 @@ func (h *validatorHelper) stormResult(target int, timeout time.Duration) stormRe
 	ds := append([]time.Duration(nil), h.admitLat...)
 	h.mu.Unlock()
 	l := latencies(ds, target)
-	return stormResult{Target: target, Admitted: len(ds), T50Ms: l.P50, T99Ms: l.P99, T100Ms: func() float64 {
+	return stormResult{Target: target, Admissions: len(ds), T50Ms: l.P50, T99Ms: l.P99, T100Ms: func() float64 {
 		if len(ds) < target {
 			return -1
 		}

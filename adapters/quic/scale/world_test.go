@@ -35,8 +35,8 @@ const (
 	chainID     = 7
 	startHeight = 10
 
-	bareRequestLen = 80  // ≈ a HeartbeatPing frame
-	bareReplyLen   = 110 // ≈ a HeartbeatPong frame
+	bareRequestLen = 80 // a HeartbeatPing frame (pinned in adapters/quic's TestFloorMessageSizes)
+	bareReplyLen   = 81 // a HeartbeatPong frame
 )
 
 // world is the chain both processes derive from n: one validator, n
@@ -262,4 +262,48 @@ func selfSignedTLS() (*tls.Config, error) {
 
 func bareClientTLS() *tls.Config {
 	return &tls.Config{InsecureSkipVerify: true, NextProtos: []string{cquic.ALPN}, MinVersion: tls.VersionTLS13, ServerName: "bare"} //nolint:gosec // loopback baseline
+}
+
+// udpDrops reads the kernel's per-socket drop counters (/proc/net/udp,
+// last column: datagrams dropped, mostly for a full receive buffer): the
+// socket bound to port, and every other socket summed.
+func udpDrops(port int) (server, others int64) {
+	b, err := os.ReadFile("/proc/net/udp")
+	if err != nil {
+		return -1, -1
+	}
+	for _, l := range strings.Split(string(b), "\n")[1:] {
+		f := strings.Fields(l)
+		if len(f) < 13 {
+			continue
+		}
+		_, hexPort, ok := strings.Cut(f[1], ":")
+		if !ok {
+			continue
+		}
+		p, _ := strconv.ParseInt(hexPort, 16, 32)
+		d, _ := strconv.ParseInt(f[len(f)-1], 10, 64)
+		if int(p) == port {
+			server += d
+		} else {
+			others += d
+		}
+	}
+	return server, others
+}
+
+// dropMeter reports per-socket drops since it was made.
+type dropMeter struct {
+	port         int
+	srv0, other0 int64
+}
+
+func newDropMeter(port int) dropMeter {
+	s, o := udpDrops(port)
+	return dropMeter{port, s, o}
+}
+
+func (m dropMeter) String() string {
+	s, o := udpDrops(m.port)
+	return fmt.Sprintf("UDP drops: validator socket +%d, runner sockets +%d", s-m.srv0, o-m.other0)
 }
