@@ -84,7 +84,7 @@ type Validator struct {
 	last    *chainlog.Block
 	mem     mempool
 	jobs    map[cip11.Hash]*jobTrack
-	order   []cip11.Hash // job ids in submission order
+	live    []cip11.Hash // ids of jobs not yet terminal, in submission order (compacted every block)
 	pubkeys map[cip11.Address]wire.PubKey
 	stats   Stats
 	recent  []httpapi.BlockSummary
@@ -107,7 +107,8 @@ type Stats struct {
 
 type mempool struct {
 	submits []*JobSpec
-	known   map[cip11.Hash]bool // tx hashes seen (dedupe)
+	known   map[cip11.Hash]bool // tx hashes seen (dedupe), this generation
+	old     map[cip11.Hash]bool // and the previous one (rotated every 1024 blocks)
 	regs    []*Tx
 	beats   map[cip11.Address]bool
 }
@@ -284,6 +285,7 @@ func (v *Validator) recover(blocks []chainlog.Block) error {
 	for i := range blocks {
 		v.observe(&blocks[i], time.Time{}, nil)
 	}
+	v.compact()
 	if lh > 0 {
 		v.last = &blocks[lh-1]
 	}
@@ -346,7 +348,7 @@ func (v *Validator) track(spec *JobSpec) *jobTrack {
 		included: map[cip11.Address]bool{}, commits: map[cip11.Address]cip11.Hash{}, reveals: map[cip11.Address]cip11.Hash{},
 		pushedAt: map[cip11.Address]time.Time{}}
 	v.jobs[id] = t
-	v.order = append(v.order, id)
+	v.live = append(v.live, id)
 	return t
 }
 
@@ -541,6 +543,9 @@ func (v *Validator) produce() (*chainlog.Block, []cquic.Assignment, error) {
 	}
 	v.last = b
 	v.stats.Blocks++
+	if h%1024 == 0 { // bounded dedupe memory: a re-admitted old duplicate changes nothing
+		v.mem.old, v.mem.known = v.mem.known, map[cip11.Hash]bool{}
+	}
 	v.mem.regs, v.mem.beats = nil, map[cip11.Address]bool{}
 	included := map[cip11.Hash]bool{}
 	for _, tx := range b.Txs {
@@ -558,6 +563,8 @@ func (v *Validator) produce() (*chainlog.Block, []cquic.Assignment, error) {
 		}
 	}
 	pushes := v.observe(b, v.now(), present)
+	v.compact()
+	v.log.Debug("block", "height", h, "txs", len(b.Txs), "assignments", len(out.Assignments), "heartbeats", len(b.Heartbeats), "pushes", len(pushes))
 	return b, pushes, nil
 }
 
@@ -634,7 +641,7 @@ func (v *Validator) txs(h uint64, b *chainlog.Block) bool {
 		b.Txs = append(b.Txs, chainlog.Tx{Submit: &chainlog.Submit{JobID: id, Submitter: s.Submitter, JobKind: s.Kind,
 			CommitteeSize: s.Runners, TimeoutBlocks: chainlog.U64(s.TimeoutBlocks)}})
 	}
-	for _, id := range v.order {
+	for _, id := range v.live {
 		t := v.jobs[id]
 		if t.state != "assigned" || t.verified || h > t.deadline {
 			continue
@@ -760,6 +767,14 @@ func (v *Validator) observe(b *chainlog.Block, at time.Time, present func(cip11.
 	return pushes
 }
 
+// compact drops terminal jobs from the open list.
+func (v *Validator) compact() {
+	v.live = slices.DeleteFunc(v.live, func(id cip11.Hash) bool {
+		s := v.jobs[id].state
+		return s == "completed" || s == "expired"
+	})
+}
+
 func (t *jobTrack) event(h uint64, kind string, r *cip11.Address, detail string, at time.Time) {
 	if len(t.events) >= 64 {
 		return
@@ -877,7 +892,7 @@ func (v *Validator) SubmitTx(raw []byte) (*Tx, error) {
 		return nil, ErrClosed
 	}
 	hash := tx.Hash()
-	if v.mem.known[hash] {
+	if v.mem.known[hash] || v.mem.old[hash] {
 		return tx, ErrDuplicate
 	}
 	v.mem.known[hash] = true
@@ -966,7 +981,7 @@ func (v *Validator) Stats() Stats {
 func (v *Validator) JobStates() (counts map[string]int, open []cip11.Hash) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	for _, id := range v.order {
+	for _, id := range v.live {
 		if s := v.jobs[id].state; s != "completed" && s != "expired" {
 			open = append(open, id)
 		}
@@ -1001,7 +1016,7 @@ func (v *Validator) RunnerJobs(runner cip11.Address) ([]*wire.JobAssignment, err
 		return []*wire.JobAssignment{}, nil // the runner's key is learned from its first transaction
 	}
 	out := []*wire.JobAssignment{}
-	for _, id := range v.order {
+	for _, id := range v.live {
 		t := v.jobs[id]
 		if t.state != "assigned" || t.delivered[runner] || !slices.Contains(t.committee, runner) {
 			continue
