@@ -70,6 +70,9 @@ type hbParams struct {
 	blockTime time.Duration
 	idle      time.Duration // CPU window with no blocks
 	fullPush  bool          // also push one assignment to every runner in one block
+	// fullPushPaces are the PushOptions.MaxInFlight values of the CIP-11
+	// full-block pushes, one each (0: default).
+	fullPushPaces []int
 }
 
 type hbResult struct {
@@ -228,21 +231,27 @@ func runHeartbeat(t *testing.T, p hbParams) hbResult {
 		t.Logf("cip11 presence: present %d, spurious drops %d %v, re-admissions %d, pings rejected %d, pongs rejected %d, runner dials %d",
 			s1.Present, s1.Drops, s1.Dropped, r.readmits, r.pingsRejected, r.pongsRej, cs.Dials)
 
-		if p.fullPush {
+		for i, pace := range p.fullPushPaces {
 			h++
 			v.call(t, nil, "tick", h)
 			pool.tick(h)
 			time.Sleep(p.blockTime / 2)
 			rb := udpRcvbufErrors()
 			dm := newDropMeter(v.addr.Port)
-			v.call(t, nil, "push", p.n, h, envInt("CIP11_SCALE_FULLPUSH_PACE", 0))
-			v.call(t, &r.cipPush, "pushres", 60)
-			r.rcvbufCipPush = udpRcvbufErrors() - rb
-			t.Logf("cip11 full push to %d: %+v (RcvbufErrors +%d, %v)", p.n, r.cipPush, r.rcvbufCipPush, dm)
+			var res pushResult
+			v.call(t, nil, "push", p.n, h, pace)
+			v.call(t, &res, "pushres", 60)
+			if i == 0 {
+				r.cipPush, r.rcvbufCipPush = res, udpRcvbufErrors()-rb
+			}
+			t.Logf("cip11 full push to %d, maxInFlight=%d: %+v (RcvbufErrors +%d, %v)", p.n, pace, res, udpRcvbufErrors()-rb, dm)
 		}
 		v.call(t, nil, "track", 0)
 	}
 	ratio := func(a, b float64) float64 { return a / b }
+	if p.fullPush && r.barePush.Got > 0 {
+		t.Logf("RESULT full-block push to %d (unpaced): cip11 p99 %.1f ms vs bare p99 %.1f ms (same run)", p.n, r.cipPush.P99, r.barePush.P99)
+	}
 	t.Logf("RESULT RSS/conn: cip11 %.1f KiB vs bare+stream %.1f KiB → ratio %.3f (raw %.3f; issue: ≤ 1.3)",
 		r.cipRSSPerConnKiB, r.bareRSSPerConnKiB, ratio(r.cipRSSPerConnKiB, r.bareRSSPerConnKiB), ratio(r.cipRawPerConnKiB, r.bareRawPerConnKiB))
 	t.Logf("RESULT CPU/heartbeat: cip11 %.1f µs vs floor %.1f µs → ratio %.3f (issue: ≤ 1.3)", r.cipUsPerHB, r.floorUsPerMsg, ratio(r.cipUsPerHB, r.floorUsPerMsg))
@@ -258,7 +267,7 @@ func TestScaleHeartbeat(t *testing.T) {
 	gate(t)
 	n := envInt("CIP11_SCALE_N", 5000)
 	secs := envInt("CIP11_SCALE_SECONDS", 60)
-	runHeartbeat(t, hbParams{n: n, blocks: secs / 2, blockTime: 2 * time.Second, idle: 10 * time.Second, fullPush: true})
+	runHeartbeat(t, hbParams{n: n, blocks: secs / 2, blockTime: 2 * time.Second, idle: 10 * time.Second, fullPush: true, fullPushPaces: paceList()})
 }
 
 // TestSmoke is the small version run by plain `go test`: 50 runners, a
@@ -269,7 +278,7 @@ func TestSmoke(t *testing.T) {
 		t.Skip("spawns helper processes")
 	}
 	const n = 50
-	r := runHeartbeat(t, hbParams{n: n, blocks: 4, blockTime: 500 * time.Millisecond, idle: 300 * time.Millisecond, fullPush: true})
+	r := runHeartbeat(t, hbParams{n: n, blocks: 4, blockTime: 500 * time.Millisecond, idle: 300 * time.Millisecond, fullPush: true, fullPushPaces: []int{0}})
 	if r.drops != 0 || r.readmits != 0 {
 		t.Errorf("spurious presence drops %d, re-admissions %d", r.drops, r.readmits)
 	}
@@ -465,11 +474,13 @@ func runReconnect(t *testing.T, n int, env ...string) reconnectRun {
 	var s0 validatorStats
 	v.call(t, &s0, "stats")
 	d0 := pool.stats().Dials
+	c0, rc0 := v.cpu(t), cpuNanos()
 	rb := udpRcvbufErrors()
 	_, others0 := udpDrops(v.addr.Port)
 	v.call(t, &out.closeMs, "restart")
 	v.call(t, &out.storm, "storm", n, 120)
 	out.dials = pool.stats().Dials - d0
+	vcpu, rcpu := v.cpu(t)-c0, time.Duration(cpuNanos()-rc0)
 	srvDrops, others1 := udpDrops(v.addr.Port) // the new server's socket counts from 0
 	h++
 	v.call(t, nil, "tick", h)
@@ -478,6 +489,7 @@ func runReconnect(t *testing.T, n int, env ...string) reconnectRun {
 	var s1 validatorStats
 	v.call(t, &s1, "stats")
 	out.present = s1.Present
+	t.Logf("storm CPU (restart to the last admission): validator %v, runners %v", vcpu.Round(time.Millisecond), rcpu.Round(time.Millisecond))
 	t.Logf("restart: close took %.1f ms; new server: %+v; runner dials %d for %d runners; RcvbufErrors +%d (new validator socket %d, runner sockets +%d); present after one block %d/%d",
 		out.closeMs, out.storm, out.dials, n, udpRcvbufErrors()-rb, srvDrops, others1-others0, out.present, n)
 	t.Logf("RESULT reconnect storm at %d %v: 99%% re-admitted after %.0f ms, all after %.0f ms (50%%: %.0f ms) from the new server's start (+%.0f ms of Close before it); peak half-open %d",
