@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cip11/cip11/adapters/node"
 )
 
 // TestMain lets the test binary act as the cip11 command (CIP11_AS_MAIN=1),
@@ -117,7 +119,9 @@ func waitFor(t *testing.T, what string, d time.Duration, f func() bool) {
 // on loopback, configured only by the files `cip11 genesis` writes. Jobs
 // (M = 1 and M = 2) submitted over HTTP complete; the validator is then
 // killed with SIGKILL and restarted on its data directory, resumes from
-// its last committed block, and a job submitted afterwards completes too.
+// its last committed block, and a job submitted afterwards completes too;
+// finally the runner executing a job is killed with SIGKILL mid-job and
+// the job still completes (timeout re-selection, D26).
 func TestProcessesValidatorAndTwoRunners(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
@@ -136,9 +140,10 @@ func TestProcessesValidatorAndTwoRunners(t *testing.T) {
 		return start(t, "validator", "-genesis", gen, "-key", filepath.Join(dir, "validator.key"), "-data", data, "-block-time", "200ms", "-log", "warn")
 	}
 	v := validator()
-	for i := range 2 {
-		start(t, "runner", "-genesis", gen, "-key", filepath.Join(dir, fmt.Sprintf("runner-%04d.key", i)), "-work", "20ms", "-log", "warn")
+	runnerProc := func(i int) *proc {
+		return start(t, "runner", "-genesis", gen, "-key", filepath.Join(dir, fmt.Sprintf("runner-%04d.key", i)), "-work", "20ms", "-log", "warn")
 	}
+	runners := []*proc{runnerProc(0), runnerProc(1)}
 	var st struct {
 		Height  string `json:"height"`
 		Present int    `json:"present"`
@@ -149,8 +154,8 @@ func TestProcessesValidatorAndTwoRunners(t *testing.T) {
 	if st.PeerKey == "" || !strings.Contains(v.out.String(), st.PeerKey) {
 		t.Errorf("the validator did not print its peer key %s", st.PeerKey)
 	}
-	submit := func(m, nonce int) string {
-		body := fmt.Sprintf(`{"submitter":"%040x","job_kind":1,"runners":%d,"timeout_blocks":"20","work_ms":20,"nonce":"%d"}`, 7, m, nonce)
+	submitWork := func(m, nonce, workMs, timeout int) string {
+		body := fmt.Sprintf(`{"submitter":"%040x","job_kind":1,"runners":%d,"timeout_blocks":"%d","work_ms":%d,"nonce":"%d"}`, 7, m, timeout, workMs, nonce)
 		resp, err := http.Post(api+"/jobs", "application/json", strings.NewReader(body))
 		if err != nil {
 			t.Fatal(err)
@@ -164,6 +169,7 @@ func TestProcessesValidatorAndTwoRunners(t *testing.T) {
 		}
 		return jv.ID
 	}
+	submit := func(m, nonce int) string { return submitWork(m, nonce, 20, 20) }
 	completed := func(ids ...string) func() bool {
 		return func() bool {
 			for _, id := range ids {
@@ -214,4 +220,45 @@ func TestProcessesValidatorAndTwoRunners(t *testing.T) {
 	waitFor(t, "runners back after the restart", 10*time.Second, func() bool { return getJSON(api+"/status", &st) == nil && st.Present == 2 })
 	t.Logf("runners present again %v after the restart", time.Since(t1))
 	waitFor(t, "a job after the restart completes", 60*time.Second, completed(submit(2, 4)))
+
+	// SIGKILL the runner executing a long job: the job still ends by rule
+	// (its deadline passes, D26 re-selects the other runner, which completes it).
+	id := submitWork(1, 5, 1500, 15)
+	var jv struct {
+		State     string   `json:"state"`
+		Committee []string `json:"committee"`
+		Events    []struct {
+			Kind string `json:"kind"`
+		} `json:"events"`
+	}
+	waitFor(t, "the long job acked", 30*time.Second, func() bool {
+		if getJSON(api+"/jobs/"+id, &jv) != nil {
+			return false
+		}
+		for _, e := range jv.Events {
+			if e.Kind == "acked" {
+				return true
+			}
+		}
+		return false
+	})
+	g, err := node.LoadGenesis(gen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	victim := 0
+	if fmt.Sprintf("%x", g.Runners[1].Address[:]) == jv.Committee[0] {
+		victim = 1
+	}
+	if err := runners[victim].cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = runners[victim].cmd.Wait()
+	runners[victim] = runnerProc(victim)
+	waitFor(t, "the killed runner's job ends", 60*time.Second, func() bool {
+		return getJSON(api+"/jobs/"+id, &jv) == nil && (jv.State == "completed" || jv.State == "expired")
+	})
+	if jv.State != "completed" {
+		t.Fatalf("the killed runner's job %s", jv.State)
+	}
 }
