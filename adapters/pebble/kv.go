@@ -124,18 +124,29 @@ func (s *Store) jobBatch(b *pdb.Batch) error {
 			return err
 		}
 	}
-	// A sorted copy: Discard after a failed commit undoes idxUndo in order.
-	s.idxSorted = append(s.idxSorted[:0], s.idxUndo...)
-	idx := s.idxSorted
-	slices.SortFunc(idx, func(a, b idxUndo) int {
-		switch {
-		case a.due != b.due:
-			return cmp.Compare(b2i(a.due), b2i(b.due))
-		case a.deadline != b.deadline:
-			return cmp.Compare(a.deadline, b.deadline)
+	// Sorted copies, deadline keys then live keys (Discard after a failed
+	// commit undoes idxUndo in its order).
+	s.idxSorted = s.idxSorted[:0]
+	for _, u := range s.idxUndo {
+		if u.due {
+			s.idxSorted = append(s.idxSorted, u)
+		}
+	}
+	nDue := len(s.idxSorted)
+	for _, u := range s.idxUndo {
+		if !u.due {
+			s.idxSorted = append(s.idxSorted, u)
+		}
+	}
+	byKey := func(a, b idxUndo) int {
+		if c := cmp.Compare(a.deadline, b.deadline); c != 0 {
+			return c
 		}
 		return bytes.Compare(a.id[:], b.id[:])
-	})
+	}
+	idx := s.idxSorted
+	slices.SortFunc(idx[:nDue], byKey)
+	slices.SortFunc(idx[nDue:], byKey) // deadline 0 in live entries
 	for i, u := range idx {
 		if i > 0 && idx[i-1].due == u.due && idx[i-1].deadline == u.deadline && idx[i-1].id == u.id {
 			continue // the same key: its final state is written once
@@ -168,13 +179,6 @@ func (s *Store) jobBatchSize() int {
 		n += jobKeyLen + len(v) + 11
 	}
 	return n
-}
-
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // undoJobIndex reverts the open batch's changes of the live and deadline
