@@ -28,10 +28,15 @@ import (
 // The accessors return views of this one store (the same batch), fixed for
 // the store's life, so an engine.Config can hold them.
 //
-// Registry views (state.Registry.At) are immutable: a view taken at h
-// never changes under later writes. At(h) for a height inside the batch
-// (h = the batch height) shows the batch's writes; a height older than
-// the retention window returns an error wrapping state.ErrUnknownHeight.
+// Registry views (state.Registry.At) are immutable: a view taken at a
+// committed height h never changes under later writes. At(h) for a height
+// inside the batch (h = the batch height) shows the batch's writes; a
+// height between the last committed block and the open batch (a height no
+// block was committed at) shows the committed state, and becomes immutable
+// once a commit passes it: if the batch is discarded, a later block may
+// still be written at that height. A height above the open batch (or,
+// without one, above the last committed block), or older than the
+// retention window, returns an error wrapping state.ErrUnknownHeight.
 type Store interface {
 	Registry() state.Registry
 	Registrar() Registrar
