@@ -130,6 +130,7 @@ type validatorHelper struct {
 	w    *world
 	addr string
 	mp   *cquic.MemMempool
+	udp  *net.UDPConn // our socket, when rcvbufEnv asks for one
 
 	mu        sync.Mutex
 	srv       *cquic.Server
@@ -184,9 +185,24 @@ type discardMempool struct{}
 func (discardMempool) Submit([]byte, wire.Transaction) error { return nil }
 
 func (h *validatorHelper) start() error {
-	s, err := cquic.NewServer(h.config(), startHeight)
+	cfg := h.config()
+	var udp *net.UDPConn
+	if n := envInt(rcvbufEnv, 0); n > 0 {
+		var err error
+		if udp, err = listenUDPAt(h.addr); err != nil {
+			return err
+		}
+		cfg.PacketConn = udp
+	}
+	s, err := cquic.NewServer(cfg, startHeight)
 	if err != nil {
 		return err
+	}
+	h.udp = udp
+	if udp != nil { // after quic-go raised it: what an unprivileged host gets
+		if err := udp.SetReadBuffer(envInt(rcvbufEnv, 0)); err != nil {
+			return err
+		}
 	}
 	h.mu.Lock()
 	h.srv = s
@@ -390,6 +406,9 @@ func (h *validatorHelper) restart() (float64, error) {
 	h.track.Store(false)
 	t0 := time.Now()
 	_ = old.Close()
+	if h.udp != nil {
+		_ = h.udp.Close()
+	}
 	closeMs := float64(time.Since(t0).Microseconds()) / 1e3
 	h.halfPeak.Store(0)
 	h.mu.Lock()
@@ -468,9 +487,18 @@ func newBareHelper() (*bareHelper, error) {
 	if err != nil {
 		return nil, err
 	}
-	ln, err := qgo.ListenAddr("127.0.0.1:0", conf, bareServerQUIC())
+	udp, err := listenUDPAt("127.0.0.1:0")
 	if err != nil {
 		return nil, err
+	}
+	ln, err := (&qgo.Transport{Conn: udp}).Listen(conf, bareServerQUIC())
+	if err != nil {
+		return nil, err
+	}
+	if n := envInt(rcvbufEnv, 0); n > 0 {
+		if err := udp.SetReadBuffer(n); err != nil {
+			return nil, err
+		}
 	}
 	h := &bareHelper{ln: ln}
 	if os.Getenv(floorEnv) == "1" {
@@ -607,6 +635,15 @@ func (h *bareHelper) pushResult(timeout time.Duration) pushResult {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return pushResult{latStats: latencies(append([]time.Duration(nil), h.pushLat...), h.pushWant), Errs: h.pushErrs}
+}
+
+// listenUDPAt binds a UDP socket at addr.
+func listenUDPAt(addr string) (*net.UDPConn, error) {
+	a, err := net.ResolveUDPAddr("udp", addr)
+	if err != nil {
+		return nil, err
+	}
+	return net.ListenUDP("udp", a)
 }
 
 // listenUDP is one loopback UDP socket.

@@ -47,6 +47,9 @@ func pushWith(s *cquic.Server, as []cquic.Assignment, maxInFlight int) []error {
 const (
 	maxHalfOpenEnv = "CIP11_SCALE_MAXHALFOPEN" // the validator's ServerConfig.MaxHalfOpen (0: default)
 	retryAboveEnv  = "CIP11_SCALE_RETRYABOVE"  // and RetryAbove
+	// rcvbufEnv, in bytes, sets both servers' SO_RCVBUF after quic-go
+	// raised it (as root it forces 7 MiB): an unprivileged host's buffer.
+	rcvbufEnv = "CIP11_SCALE_RCVBUF"
 )
 
 func envInt(name string, def int) int {
