@@ -3,6 +3,7 @@ package quic
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"net"
@@ -12,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -401,7 +403,12 @@ func handshakeBench(b *testing.B, runners int) (bare func(), full func(worker in
 	// Hello-sized request): a bare quic-go handshake plus opening the
 	// stream, which on the wire exists only once it carries data.
 	reqLen := helloFrameLen(b, keys[0], f)
-	accepted := make(chan *qgo.Conn, 1024)
+	// Each bare connection waits for its own server-side read (the request
+	// starts with a per-connection token): with concurrent dialers, "any
+	// accepted connection" would let a client close before its request was
+	// delivered.
+	var nextToken atomic.Uint64
+	var readDone sync.Map // token → chan struct{}
 	go func() {
 		for {
 			qc, err := bareLn.Accept(context.Background())
@@ -409,15 +416,17 @@ func handshakeBench(b *testing.B, runners int) (bare func(), full func(worker in
 				return
 			}
 			go func() {
+				req := make([]byte, reqLen)
 				st, err := qc.AcceptStream(context.Background())
 				if err == nil {
-					_, err = io.ReadFull(st, make([]byte, reqLen))
+					_, err = io.ReadFull(st, req)
 				}
-				if err != nil {
-					_ = qc.CloseWithError(1, "")
-					return
+				if err == nil {
+					if ch, ok := readDone.Load(binary.BigEndian.Uint64(req)); ok {
+						close(ch.(chan struct{}))
+					}
 				}
-				accepted <- qc
+				_ = qc.CloseWithError(0, "")
 			}()
 		}
 	}()
@@ -438,12 +447,17 @@ func handshakeBench(b *testing.B, runners int) (bare func(), full func(worker in
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := st.Write(make([]byte, reqLen)); err != nil {
+		req := make([]byte, reqLen)
+		token := nextToken.Add(1)
+		binary.BigEndian.PutUint64(req, token)
+		done := make(chan struct{})
+		readDone.Store(token, done)
+		if _, err := st.Write(req); err != nil {
 			b.Fatal(err)
 		}
-		sq := <-accepted // any one: only the count matters
+		<-done // the server accepted the connection and read the request
+		readDone.Delete(token)
 		_ = qc.CloseWithError(0, "")
-		_ = sq.CloseWithError(0, "")
 	}
 	full = func(w int) {
 		qc, err := tr.Dial(ctx, s.Addr(), clientTLS(), nil)
