@@ -24,6 +24,7 @@ package pebble
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -733,10 +734,4 @@ func be4(v uint32) []byte { return []byte{byte(v >> 24), byte(v >> 16), byte(v >
 func be4u(b []byte) uint32 {
 	return uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
 }
-func be8u(b []byte) uint64 {
-	var v uint64
-	for _, c := range b[:8] {
-		v = v<<8 | uint64(c)
-	}
-	return v
-}
+func be8u(b []byte) uint64 { return binary.BigEndian.Uint64(b) }
