@@ -20,8 +20,11 @@ import (
 type jobs struct{ s *Store }
 
 func (s *Store) job(id [32]byte) (engine.JobRecord, bool, error) {
-	v, ok := s.jobOv[id]
-	if !ok {
+	var v []byte
+	i, ok := s.jobOv[id]
+	if ok {
+		v = s.jobW[i].enc
+	} else {
 		var err error
 		if v, ok, err = get(s.db, jobKey(id)); err != nil || !ok {
 			return engine.JobRecord{}, false, err
@@ -51,29 +54,37 @@ func live(r engine.JobRecord) bool {
 }
 
 // idxUndo is one change of the in-memory live (due false) or deadline
-// (due true) set by the open batch: the entry and whether it was present.
+// (due true) set by the open batch: the entry, whether it was present
+// before, and the change's position in the block.
 type idxUndo struct {
 	due      bool
 	had      bool
+	seq      uint32
 	deadline uint64
 	id       [32]byte
 }
 
+func (s *Store) logIdx(u idxUndo) {
+	u.seq = uint32(len(s.idxUndo))
+	s.idxUndo = append(s.idxUndo, u)
+}
+
 // setLive makes id's live key present (add) or absent in the open block:
-// the in-memory set changes now, the key is written by Commit (liveOps).
+// the in-memory set changes now (one map operation: the size tells whether
+// it changed), the key is written by Commit.
 func (s *Store) setLive(id [32]byte, add bool) error {
 	if !s.open {
 		return store.ErrNoBatch
 	}
-	if _, had := s.live[id]; had == add {
-		return nil
-	}
+	n := len(s.live)
 	if add {
 		s.live[id] = struct{}{}
 	} else {
 		delete(s.live, id)
 	}
-	s.idxUndo = append(s.idxUndo, idxUndo{had: !add, id: id})
+	if len(s.live) != n {
+		s.logIdx(idxUndo{had: !add, id: id})
+	}
 	return nil
 }
 
@@ -84,9 +95,7 @@ func (s *Store) setDue(d uint64, id [32]byte, add bool) error {
 		return store.ErrNoBatch
 	}
 	ids := s.due[d]
-	if _, had := ids[id]; had == add {
-		return nil
-	}
+	n := len(ids)
 	if add {
 		if ids == nil {
 			ids = make(map[[32]byte]struct{})
@@ -99,33 +108,46 @@ func (s *Store) setDue(d uint64, id [32]byte, add bool) error {
 			delete(s.due, d)
 		}
 	}
-	s.idxUndo = append(s.idxUndo, idxUndo{due: true, had: !add, deadline: d, id: id})
+	if len(ids) != n {
+		s.logIdx(idxUndo{due: true, had: !add, deadline: d, id: id})
+	}
 	return nil
+}
+
+// jobW is a job record written by the open block: its id and encoding.
+type jobW struct {
+	id  [32]byte
+	enc []byte
 }
 
 // putJob records job id's new encoding in the open block (written by
 // Commit).
 func (s *Store) putJob(id [32]byte, enc []byte) {
-	if _, ok := s.jobOv[id]; !ok {
-		s.jobIDs = append(s.jobIDs, id)
+	if i, ok := s.jobOv[id]; ok {
+		s.jobW[i].enc = enc
+		return
 	}
-	s.jobOv[id] = enc
+	s.jobOv[id] = len(s.jobW)
+	s.jobW = append(s.jobW, jobW{id, enc})
 }
 
 // jobBatch writes the open block's job records and live and deadline
 // index keys to b, each family in key order (so each memtable insert
-// starts near its predecessor); an index key's write is its final state.
+// starts near its predecessor); an index key is written in its final
+// state, and not at all if the block left it as it was. It reorders jobW,
+// so it is the block's last use of jobOv.
 func (s *Store) jobBatch(b *pdb.Batch) error {
 	k := make([]byte, 0, deadlineKeyLen)
-	slices.SortFunc(s.jobIDs, func(a, b [32]byte) int { return bytes.Compare(a[:], b[:]) })
-	for _, id := range s.jobIDs {
-		k = appendJobKey(k[:0], id)
-		if err := b.Set(k, s.jobOv[id], nil); err != nil {
+	slices.SortFunc(s.jobW, func(a, b jobW) int { return bytes.Compare(a.id[:], b.id[:]) })
+	for _, w := range s.jobW {
+		k = appendJobKey(k[:0], w.id)
+		if err := b.Set(k, w.enc, nil); err != nil {
 			return err
 		}
 	}
 	// Sorted copies, deadline keys then live keys (Discard after a failed
-	// commit undoes idxUndo in its order).
+	// commit undoes idxUndo in its order), the changes of one key in block
+	// order.
 	s.idxSorted = s.idxSorted[:0]
 	for _, u := range s.idxUndo {
 		if u.due {
@@ -142,22 +164,29 @@ func (s *Store) jobBatch(b *pdb.Batch) error {
 		if c := cmp.Compare(a.deadline, b.deadline); c != 0 {
 			return c
 		}
-		return bytes.Compare(a.id[:], b.id[:])
+		if c := bytes.Compare(a.id[:], b.id[:]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.seq, b.seq)
 	}
 	idx := s.idxSorted
 	slices.SortFunc(idx[:nDue], byKey)
 	slices.SortFunc(idx[nDue:], byKey) // deadline 0 in live entries
-	for i, u := range idx {
-		if i > 0 && idx[i-1].due == u.due && idx[i-1].deadline == u.deadline && idx[i-1].id == u.id {
-			continue // the same key: its final state is written once
+	for i := 0; i < len(idx); {
+		first := idx[i]
+		j := i + 1
+		for j < len(idx) && idx[j].due == first.due && idx[j].deadline == first.deadline && idx[j].id == first.id {
+			j++
 		}
-		var present bool
-		if u.due {
-			k = appendDeadlineKey(k[:0], u.deadline, u.id)
-			_, present = s.due[u.deadline][u.id]
+		present := !idx[j-1].had // the last change's result
+		i = j
+		if present == first.had {
+			continue // back where the block found it
+		}
+		if first.due {
+			k = appendDeadlineKey(k[:0], first.deadline, first.id)
 		} else {
-			k = appendLiveKey(k[:0], u.id)
-			_, present = s.live[u.id]
+			k = appendLiveKey(k[:0], first.id)
 		}
 		var err error
 		if present {
@@ -175,8 +204,8 @@ func (s *Store) jobBatch(b *pdb.Batch) error {
 // jobBatchSize bounds the bytes jobBatch adds to a batch.
 func (s *Store) jobBatchSize() int {
 	n := len(s.idxUndo) * (deadlineKeyLen + 11)
-	for _, v := range s.jobOv {
-		n += jobKeyLen + len(v) + 11
+	for _, w := range s.jobW {
+		n += jobKeyLen + len(w.enc) + 11
 	}
 	return n
 }

@@ -150,8 +150,8 @@ type Store struct {
 	// so that no read needs the pebble batch (a plain, unindexed one):
 	// job records (encoded), pending records (by job id; live false:
 	// deleted) and mru_key records.
-	jobOv      map[[32]byte][]byte
-	jobIDs     [][32]byte // the keys of jobOv, in first-write order
+	jobOv      map[[32]byte]int // job id → index in jobW
+	jobW       []jobW           // in first-write order
 	pendOv     map[[32]byte]pendOv
 	mruOv      map[[mru.KeyLen]byte]mru.Record
 	overlayCfg *state.ReputationConfig
@@ -236,7 +236,7 @@ func Open(dir string, o Options) (*Store, error) {
 		overlay: make(map[cip11.Address]state.Runner),
 		live:    make(map[[32]byte]struct{}),
 		due:     make(map[uint64]map[[32]byte]struct{}),
-		jobOv:   make(map[[32]byte][]byte),
+		jobOv:   make(map[[32]byte]int),
 		pendOv:  make(map[[32]byte]pendOv),
 		mruOv:   make(map[[mru.KeyLen]byte]mru.Record),
 		snaps:   make(map[*pdb.Snapshot]struct{}),
@@ -594,7 +594,8 @@ func (s *Store) clearOverlay() {
 	}
 	clear(s.overlay)
 	clear(s.jobOv)
-	s.jobIDs = s.jobIDs[:0]
+	clear(s.jobW)
+	s.jobW = s.jobW[:0]
 	clear(s.pendOv)
 	clear(s.mruOv)
 	s.overlayCfg, s.frozen = nil, nil

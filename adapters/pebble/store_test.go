@@ -341,3 +341,55 @@ func TestReputationConfigHistory(t *testing.T) {
 	defer s.Close()
 	check(s)
 }
+
+// TestBlockIndexWrites: the live and deadline index keys a block writes
+// are their final state (a job assigned, re-assigned and finished in one
+// block leaves no index key), they survive a reopen, and Discard restores
+// the in-memory indexes.
+func TestBlockIndexWrites(t *testing.T) {
+	dir := t.TempDir()
+	s := mustOpen(t, dir, Options{Sync: SyncNever})
+	rec := func(id byte, st engine.Status, deadline uint64) engine.JobRecord {
+		r := engine.JobRecord{Status: st, DeadlineBlock: deadline}
+		r.JobID[0] = id
+		return r
+	}
+	must(t, s.Begin(1))
+	must(t, s.Jobs().Insert(rec(1, engine.StatusAssigned, 10)))
+	must(t, s.Jobs().Update(rec(1, engine.StatusAssigned, 20)))
+	must(t, s.Jobs().Update(rec(1, engine.StatusCompleted, 0)))
+	must(t, s.Jobs().Insert(rec(2, engine.StatusPending, 0)))
+	must(t, s.Jobs().Update(rec(2, engine.StatusAssigned, 30)))
+	must(t, s.Commit())
+	check := func(s *Store, live int, due int) {
+		t.Helper()
+		l, err := s.LiveJobs()
+		must(t, err)
+		d, err := s.Jobs().DueBefore(1 << 40)
+		must(t, err)
+		if len(l) != live || len(d) != due {
+			t.Fatalf("live %d, due %d; want %d, %d", len(l), len(d), live, due)
+		}
+	}
+	check(s, 1, 1)
+	must(t, s.Begin(2))
+	must(t, s.Jobs().Update(rec(2, engine.StatusCompleted, 0)))
+	must(t, s.Jobs().Insert(rec(3, engine.StatusAssigned, 40)))
+	check(s, 1, 1)
+	s.Discard()
+	check(s, 1, 1)
+	must(t, s.Close())
+	s = mustOpen(t, dir, Options{Sync: SyncNever})
+	defer s.Close()
+	check(s, 1, 1)
+	n := 0
+	for _, p := range []string{pfxLive, pfxDeadline} {
+		must(t, scan(s.db, []byte(p), prefixEnd([]byte(p)), func(_, _ []byte) (bool, error) { n++; return true, nil }))
+	}
+	if n != 2 {
+		t.Fatalf("%d index keys on disk, want 2", n)
+	}
+	if r, ok, err := s.Jobs().Job(rec(1, 0, 0).JobID); err != nil || !ok || r.Status != engine.StatusCompleted {
+		t.Fatal(r, ok, err)
+	}
+}
