@@ -173,6 +173,7 @@ func (h *validatorHelper) config() cquic.ServerConfig {
 		Listen:      h.addr,
 		HelloRate:   -1, // every runner here shares 127.0.0.1
 		OnOutcome:   h.onOutcome,
+		OnAck:       h.onAck,
 		OnAdmit:     h.onAdmit,
 		MaxHalfOpen: envInt(maxHalfOpenEnv, 0),
 		RetryAbove:  envInt(retryAboveEnv, 0),
@@ -232,14 +233,24 @@ func (h *validatorHelper) onOutcome(o cquic.Outcome) {
 	if h.pushLat == nil {
 		return
 	}
-	if _, seen := h.pushLat[o.JobID]; !seen {
-		h.pushLat[o.JobID] = time.Since(h.pushT0)
-	}
 	k := fmt.Sprint(o.Outcome)
 	if o.Ack == nil {
 		k += "/no-ack"
 	}
 	h.pushKinds[k]++
+}
+
+// onAck records dispatch → verified JobAck received (ServerConfig.OnAck),
+// the push-latency measure.
+func (h *validatorHelper) onAck(id cip11.Hash, _ cip11.Address, _ wire.AckStatus) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.pushLat == nil {
+		return
+	}
+	if _, seen := h.pushLat[id]; !seen {
+		h.pushLat[id] = time.Since(h.pushT0)
+	}
 }
 
 // checkPresence counts runners that left local presence since the last
