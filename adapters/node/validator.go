@@ -1001,7 +1001,7 @@ func (v *Validator) Job(id cip11.Hash) (httpapi.JobView, bool) {
 }
 
 func (t *jobTrack) view(id cip11.Hash) httpapi.JobView {
-	return httpapi.JobView{ID: id, State: t.state, Runners: t.spec.Runners, SubmittedAt: t.submitted, DeadlineBlock: t.deadline,
+	return httpapi.JobView{ID: id, State: t.state, Submitter: t.spec.Submitter, JobKind: t.spec.Kind, Runners: t.spec.Runners, SubmittedAt: t.submitted, DeadlineBlock: t.deadline,
 		Committee: slices.Clone(t.committee), Events: slices.Clone(t.events)}
 }
 

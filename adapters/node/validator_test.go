@@ -279,7 +279,7 @@ func TestBackendOverHTTP(t *testing.T) {
 			t.Fatalf("POST /jobs: %d %s", code, body)
 		}
 		var jv httpapi.JobView
-		if err := json.Unmarshal([]byte(body), &jv); err != nil || jv.State != httpapi.StateSubmitted {
+		if err := json.Unmarshal([]byte(body), &jv); err != nil || jv.State != httpapi.StateSubmitted || jv.JobKind != 1 || jv.Submitter != (cip11.Address{19: 1}) {
 			t.Fatalf("job view %s: %v", body, err)
 		}
 		if code, _ := post("/jobs", `{"submitter":"0000000000000000000000000000000000000001","job_kind":1,"runners":1,"timeout_blocks":"9"}`); code != http.StatusConflict {

@@ -130,7 +130,7 @@ func runValidator(args []string, stdout, stderr io.Writer) int {
 		httpURL = "http://" + ln.Addr().String()
 	}
 	st := v.Status()
-	fmt.Fprintf(stdout, "cip11 validator\n  chain_id            %d\n  quic                %s\n  peer_pubkey         %s\n  validator_set_hash  %x\n  subset_epoch        %d\n  http                %s\n  data                %s\n  height              %d\n",
+	fmt.Fprintf(stdout, "cip11 validator\n  chain_id            %d\n  quic                %s\n  peer_pubkey         %s\n  validator_set_hash  %s\n  subset_epoch        %d\n  http                %s\n  data                %s\n  height              %d\n",
 		st.ChainID, v.Addr(), st.PeerKey, st.ValidatorSetHash, st.SubsetEpoch, httpURL, v.Dir(), st.Height)
 	ctx, cancel := signalContext()
 	defer cancel()

@@ -148,9 +148,13 @@ func TestProcessesValidatorAndTwoRunners(t *testing.T) {
 		Height  string `json:"height"`
 		Present int    `json:"present"`
 		PeerKey string `json:"peer_key"`
+		SetHash string `json:"validator_set_hash"`
 	}
 	waitFor(t, "both runners present", 30*time.Second, func() bool { return getJSON(api+"/status", &st) == nil && st.Present == 2 })
 	t0 := time.Now()
+	if st.SetHash == "" || !strings.Contains(v.out.String(), "validator_set_hash  "+st.SetHash+"\n") {
+		t.Errorf("the validator did not print its validator_set_hash %s", st.SetHash)
+	}
 	if st.PeerKey == "" || !strings.Contains(v.out.String(), st.PeerKey) {
 		t.Errorf("the validator did not print its peer key %s", st.PeerKey)
 	}
