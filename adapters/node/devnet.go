@@ -199,25 +199,16 @@ func RunDevnet(ctx context.Context, cfg DevnetConfig) (*Report, error) {
 	tmp := dir == ""
 	n.vcfg = ValidatorConfig{Genesis: d.Genesis, Keys: d.Validator, DataDir: dir, BlockTime: cfg.BlockTime,
 		NoSync: cfg.NoSync, Seed: cfg.Seed, Logger: cfg.Logger, Metrics: n.metrics, SkipPerMille: 20}
-	if tmp {
-		// one directory for every validator start
-		v, err := NewValidator(n.vcfg)
-		if err != nil {
-			return nil, err
-		}
-		n.vcfg.DataDir = v.Dir()
-		v.tmp = false
-		defer removeAll(v.Dir())
-		n.vcfg.Listen = v.Addr().String()
-		n.chain.v = v
-	} else {
-		v, err := NewValidator(n.vcfg)
-		if err != nil {
-			return nil, err
-		}
-		n.vcfg.Listen = v.Addr().String()
-		n.chain.v = v
+	v, err := NewValidator(n.vcfg)
+	if err != nil {
+		return nil, err
 	}
+	if tmp { // one temporary directory for every validator start, removed at the end
+		v.tmp = false
+		defer os.RemoveAll(v.Dir())
+	}
+	n.vcfg.DataDir, n.vcfg.Listen = v.Dir(), v.Addr().String()
+	n.chain.v = v
 	n.rep.ValidatorStarts = 1
 	n.rep.Runners = cfg.Runners
 	if !tmp {
@@ -249,8 +240,6 @@ func RunDevnet(ctx context.Context, cfg DevnetConfig) (*Report, error) {
 	}
 	return n.run(ctx)
 }
-
-func removeAll(dir string) { _ = os.RemoveAll(dir) }
 
 func (n *devnet) startRunner(i int) (*Runner, error) {
 	return NewRunner(RunnerConfig{Genesis: n.d.Genesis, Key: n.d.RunnerKeys[i], Chain: n.chain, WorkTime: n.cfg.WorkTime,

@@ -72,16 +72,25 @@ type GenesisRunner struct {
 
 // DecodeGenesis strictly decodes and validates a genesis file.
 func DecodeGenesis(b []byte) (*Genesis, error) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
 	var g Genesis
-	if err := dec.Decode(&g); err != nil {
+	if err := decodeStrict(b, &g); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrGenesis, err)
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, fmt.Errorf("%w: trailing data", ErrGenesis)
-	}
 	return &g, g.Validate()
+}
+
+// decodeStrict decodes one JSON value: unknown fields and trailing data
+// are errors.
+func decodeStrict(b []byte, dst any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("trailing data")
+	}
+	return nil
 }
 
 // LoadGenesis reads a genesis file.
@@ -226,9 +235,7 @@ func readStrict(path string, dst any) error {
 	if err != nil {
 		return err
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(dst); err != nil {
+	if err := decodeStrict(b, dst); err != nil {
 		return fmt.Errorf("%s: %w: %v", path, ErrKeyFile, err)
 	}
 	return nil

@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -86,11 +87,14 @@ type Validator struct {
 	jobs    map[cip11.Hash]*jobTrack
 	live    []cip11.Hash // ids of jobs not yet terminal, in submission order (compacted every block)
 	pubkeys map[cip11.Address]wire.PubKey
-	stats   Stats
-	recent  []httpapi.BlockSummary
-	lat     []float64 // recent push latencies (ms)
-	closed  bool
-	wg      sync.WaitGroup
+	// runnerIdx is each registered runner's ACTIVE_RUNNERS index (§7.2),
+	// kept from the committed blocks' registrations.
+	runnerIdx map[cip11.Address]int
+	stats     Stats
+	recent    []httpapi.BlockSummary
+	lat       []float64 // recent push latencies (ms)
+	closed    bool
+	wg        sync.WaitGroup
 
 	pingsOK, pingsBad int64 // server ping counts already in the metrics (ProduceBlock only)
 }
@@ -106,7 +110,7 @@ type Stats struct {
 }
 
 type mempool struct {
-	submits []*JobSpec
+	submits []cip11.Hash        // accepted jobs no block has included, in arrival order
 	known   map[cip11.Hash]bool // tx hashes seen (dedupe), this generation
 	old     map[cip11.Hash]bool // and the previous one (rotated every 1024 blocks)
 	regs    []*Tx
@@ -128,7 +132,6 @@ type jobTrack struct {
 	commits   map[cip11.Address]cip11.Hash
 	reveals   map[cip11.Address]cip11.Hash // verified reveals: runner → result
 	verified  bool                         // Verified placed in a block
-	pushedAt  map[cip11.Address]time.Time
 	appliedAt time.Time
 	events    []httpapi.Event
 }
@@ -162,7 +165,7 @@ func NewValidator(cfg ValidatorConfig) (*Validator, error) {
 	}
 	v := &Validator{
 		cfg: cfg, g: cfg.Genesis, p: cfg.Genesis.P(), hdr: cfg.Genesis.Header(), log: cfg.Logger, now: cfg.Now,
-		dir: cfg.DataDir, jobs: map[cip11.Hash]*jobTrack{}, pubkeys: map[cip11.Address]wire.PubKey{},
+		dir: cfg.DataDir, jobs: map[cip11.Hash]*jobTrack{}, pubkeys: map[cip11.Address]wire.PubKey{}, runnerIdx: map[cip11.Address]int{},
 		mem: mempool{known: map[cip11.Hash]bool{}, beats: map[cip11.Address]bool{}},
 	}
 	v.prod = cfg.Producer
@@ -230,7 +233,7 @@ func (v *Validator) open() error {
 		return err
 	}
 	// accepted submissions no block included go back to the mempool
-	v.mem.submits = slices.DeleteFunc(v.mem.submits, func(s *JobSpec) bool { return v.jobs[s.ID()].state != "submitted" })
+	v.mem.submits = slices.DeleteFunc(v.mem.submits, func(id cip11.Hash) bool { return v.jobs[id].state != "submitted" })
 	snap, err := v.g.Snapshot()
 	if err != nil {
 		return err
@@ -324,7 +327,7 @@ func (v *Validator) loadJobs() error {
 			continue
 		}
 		v.track(spec)
-		v.mem.submits = append(v.mem.submits, spec)
+		v.mem.submits = append(v.mem.submits, spec.ID())
 	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
@@ -345,8 +348,7 @@ func (v *Validator) loadJobs() error {
 func (v *Validator) track(spec *JobSpec) *jobTrack {
 	id := spec.ID()
 	t := &jobTrack{spec: spec, p: spec.Encode(), state: "submitted", delivered: map[cip11.Address]bool{},
-		included: map[cip11.Address]bool{}, commits: map[cip11.Address]cip11.Hash{}, reveals: map[cip11.Address]cip11.Hash{},
-		pushedAt: map[cip11.Address]time.Time{}}
+		included: map[cip11.Address]bool{}, commits: map[cip11.Address]cip11.Hash{}, reveals: map[cip11.Address]cip11.Hash{}}
 	v.jobs[id] = t
 	v.live = append(v.live, id)
 	return t
@@ -457,7 +459,6 @@ func (v *Validator) ProduceBlock() error {
 		}
 		pushed++
 		v.stats.Pushed++
-		t.pushedAt[r] = applied
 		t.event(h, "pushed", &r, "", v.now())
 	}
 	v.recent = append(v.recent, httpapi.BlockSummary{Height: h, Time: applied, Txs: len(b.Txs), Assignments: len(b.Out.Assignments),
@@ -547,13 +548,6 @@ func (v *Validator) produce() (*chainlog.Block, []cquic.Assignment, error) {
 		v.mem.old, v.mem.known = v.mem.known, map[cip11.Hash]bool{}
 	}
 	v.mem.regs, v.mem.beats = nil, map[cip11.Address]bool{}
-	included := map[cip11.Hash]bool{}
-	for _, tx := range b.Txs {
-		if tx.Submit != nil {
-			included[tx.Submit.JobID] = true
-		}
-	}
-	v.mem.submits = slices.DeleteFunc(v.mem.submits, func(s *JobSpec) bool { return included[s.ID()] })
 	present := func(cip11.Address) bool { return false }
 	if prev, err := v.x.Store().Registry().At(h - 1); err == nil && len(pres) > 0 {
 		if bp, err := presence.ResolveBlockPresence(v.p, false, pres, len(prev.ActiveRunners())); err == nil {
@@ -563,53 +557,47 @@ func (v *Validator) produce() (*chainlog.Block, []cquic.Assignment, error) {
 		}
 	}
 	pushes := v.observe(b, v.now(), present)
+	v.mem.submits = slices.DeleteFunc(v.mem.submits, func(id cip11.Hash) bool { return v.jobs[id].state != "submitted" })
 	v.compact()
 	v.log.Debug("block", "height", h, "txs", len(b.Txs), "assignments", len(out.Assignments), "heartbeats", len(b.Heartbeats), "pushes", len(pushes))
 	return b, pushes, nil
 }
 
 // registryOps adds genesis registrations (block 1), registrations and
-// on-chain heartbeats from the mempool (§7.1).
+// on-chain heartbeats from the mempool (§7.1). Heartbeats name registry
+// indices in ACTIVE_RUNNERS order after this block's registrations.
 func (v *Validator) registryOps(h uint64, b *chainlog.Block) error {
-	reg := v.x.Store().Registrar()
-	var order []cip11.Address
-	if h > 1 {
-		view, err := v.x.Store().Registry().At(h - 1)
-		if err != nil {
-			return err
+	if h > 1 && len(v.mem.regs) == 0 && len(v.mem.beats) == 0 {
+		return nil
+	}
+	added := map[cip11.Address]int{} // this block's registrations
+	register := func(a cip11.Address, stake cip11.U128, rep chainlog.U64) {
+		if _, ok := v.runnerIdx[a]; ok {
+			return
 		}
-		order = slices.Clone(view.ActiveRunners())
+		if _, ok := added[a]; ok {
+			return
+		}
+		added[a] = len(v.runnerIdx) + len(added)
+		b.Registry = append(b.Registry, chainlog.RegistryOp{Op: chainlog.OpRegister, Address: a, Stake: &stake, ReputationX1e9: &rep})
 	}
 	if h == 1 {
 		for _, r := range v.g.Runners {
-			s, rep := r.Stake, r.ReputationX1e9
-			b.Registry = append(b.Registry, chainlog.RegistryOp{Op: chainlog.OpRegister, Address: r.Address, Stake: &s, ReputationX1e9: &rep})
-			order = append(order, r.Address)
+			register(r.Address, r.Stake, r.ReputationX1e9)
 		}
 	}
 	for _, tx := range v.mem.regs {
-		if slices.Contains(order, tx.From) {
-			continue
-		}
-		if _, ok, err := reg.Latest(tx.From); err != nil || ok {
-			continue
-		}
-		var s cip11.U128
-		s.Hi = beUint64(tx.Payload[:8])
-		s.Lo = beUint64(tx.Payload[8:16])
-		rep := chainlog.U64(1_000_000_000)
-		b.Registry = append(b.Registry, chainlog.RegistryOp{Op: chainlog.OpRegister, Address: tx.From, Stake: &s, ReputationX1e9: &rep})
-		order = append(order, tx.From)
+		stake := cip11.U128{Hi: binary.BigEndian.Uint64(tx.Payload[:8]), Lo: binary.BigEndian.Uint64(tx.Payload[8:16])}
+		register(tx.From, stake, 1_000_000_000)
 	}
-	idx := make(map[cip11.Address]int, len(order))
-	for i, a := range order {
-		idx[a] = i
-	}
+	reg := v.x.Store().Registrar()
 	var beats []uint32
 	for a := range v.mem.beats {
-		i, ok := idx[a]
+		i, ok := v.runnerIdx[a]
 		if !ok {
-			continue
+			if i, ok = added[a]; !ok {
+				continue
+			}
 		}
 		if r, ok, err := reg.Latest(a); err == nil && ok && r.Health == state.Deregistered {
 			continue
@@ -621,14 +609,6 @@ func (v *Validator) registryOps(h uint64, b *chainlog.Block) error {
 	return nil
 }
 
-func beUint64(b []byte) uint64 {
-	var v uint64
-	for _, c := range b[:8] {
-		v = v<<8 | uint64(c)
-	}
-	return v
-}
-
 // txs adds the block's transactions in order (D23): new submits, then the
 // verifier's output: each revealed result of a current committee member
 // (ResultSubmit), then Verified for jobs whose whole committee delivered,
@@ -636,8 +616,8 @@ func beUint64(b []byte) uint64 {
 // pass cannot have moved it (§11.2, D26). It reports whether any were
 // added.
 func (v *Validator) txs(h uint64, b *chainlog.Block) bool {
-	for _, s := range v.mem.submits {
-		id := s.ID()
+	for _, id := range v.mem.submits {
+		s := v.jobs[id].spec
 		b.Txs = append(b.Txs, chainlog.Tx{Submit: &chainlog.Submit{JobID: id, Submitter: s.Submitter, JobKind: s.Kind,
 			CommitteeSize: s.Runners, TimeoutBlocks: chainlog.U64(s.TimeoutBlocks)}})
 	}
@@ -701,6 +681,11 @@ func majority(committee []cip11.Address, reveals map[cip11.Address]cip11.Hash) c
 // present, if non-nil, is the block's present set (first-draw telemetry).
 func (v *Validator) observe(b *chainlog.Block, at time.Time, present func(cip11.Address) bool) []cquic.Assignment {
 	h := uint64(b.Height)
+	for _, op := range b.Registry {
+		if _, ok := v.runnerIdx[op.Address]; op.Op == chainlog.OpRegister && !ok {
+			v.runnerIdx[op.Address] = len(v.runnerIdx)
+		}
+	}
 	for _, tx := range b.Txs {
 		switch {
 		case tx.Submit != nil:
@@ -963,7 +948,7 @@ func (v *Validator) SubmitJob(spec *JobSpec) (cip11.Hash, error) {
 		}
 	}
 	v.track(spec)
-	v.mem.submits = append(v.mem.submits, spec)
+	v.mem.submits = append(v.mem.submits, id)
 	return id, nil
 }
 

@@ -254,13 +254,10 @@ func (s *Store) committedJob(k []byte) (bool, error) {
 // Insert implements [engine.JobStore].
 func (j jobs) Insert(r engine.JobRecord) error {
 	s := j.s
-	if err := s.lock(); err != nil {
+	if err := s.lockBatch(); err != nil {
 		return err
 	}
 	defer s.mu.Unlock()
-	if !s.open {
-		return store.ErrNoBatch
-	}
 	// Every job record the batch wrote is in jobOv, so the duplicate check
 	// is jobOv, then the committed database.
 	if _, dup := s.jobOv[r.JobID]; dup {
@@ -286,13 +283,10 @@ func (j jobs) Insert(r engine.JobRecord) error {
 // Update implements [engine.JobStore].
 func (j jobs) Update(r engine.JobRecord) error {
 	s := j.s
-	if err := s.lock(); err != nil {
+	if err := s.lockBatch(); err != nil {
 		return err
 	}
 	defer s.mu.Unlock()
-	if !s.open {
-		return store.ErrNoBatch
-	}
 	old, ok, err := s.job(r.JobID)
 	if err != nil {
 		return err
@@ -433,13 +427,10 @@ func (p pending) Get(id [32]byte) (engine.PendingSelectionV1, bool, error) {
 // Put implements [engine.PendingStore]: both §9.2 keys in the block batch.
 func (p pending) Put(r engine.PendingSelectionV1) error {
 	s := p.s
-	if err := s.lock(); err != nil {
+	if err := s.lockBatch(); err != nil {
 		return err
 	}
 	defer s.mu.Unlock()
-	if !s.open {
-		return store.ErrNoBatch
-	}
 	if err := r.Validate(); err != nil {
 		return err
 	}
@@ -468,13 +459,10 @@ func (p pending) Put(r engine.PendingSelectionV1) error {
 // key is derived from the stored record.
 func (p pending) Delete(r engine.PendingSelectionV1) error {
 	s := p.s
-	if err := s.lock(); err != nil {
+	if err := s.lockBatch(); err != nil {
 		return err
 	}
 	defer s.mu.Unlock()
-	if !s.open {
-		return store.ErrNoBatch
-	}
 	stored, ok, err := s.pendingGet(r.JobID)
 	if err != nil {
 		return err

@@ -43,13 +43,10 @@ func checkRunner(r state.Runner) error {
 // Register implements [store.Registrar].
 func (g registrar) Register(r state.Runner) error {
 	s := g.s
-	if err := s.lock(); err != nil {
+	if err := s.lockBatch(); err != nil {
 		return err
 	}
 	defer s.mu.Unlock()
-	if !s.open {
-		return store.ErrNoBatch
-	}
 	if err := checkRunner(r); err != nil {
 		return err
 	}
@@ -75,13 +72,10 @@ func (g registrar) Register(r state.Runner) error {
 // Update implements [store.Registrar].
 func (g registrar) Update(r state.Runner) error {
 	s := g.s
-	if err := s.lock(); err != nil {
+	if err := s.lockBatch(); err != nil {
 		return err
 	}
 	defer s.mu.Unlock()
-	if !s.open {
-		return store.ErrNoBatch
-	}
 	if err := checkRunner(r); err != nil {
 		return err
 	}
@@ -122,13 +116,10 @@ func (g registrar) Latest(addr cip11.Address) (state.Runner, bool, error) {
 // on (it is not part of store.Registrar; the node calls it when CIP-2
 // governance changes the configuration).
 func (s *Store) SetReputationConfig(cfg state.ReputationConfig) error {
-	if err := s.lock(); err != nil {
+	if err := s.lockBatch(); err != nil {
 		return err
 	}
 	defer s.mu.Unlock()
-	if !s.open {
-		return store.ErrNoBatch
-	}
 	// The newest version: this batch's, else the newest committed one
 	// (s.cfgs mirrors the repcfg family; pruning never drops the newest).
 	at, ok := uint64(0), false

@@ -416,6 +416,19 @@ func (s *Store) lock() error {
 	return nil
 }
 
+// lockBatch is lock for a write: it also requires an open block batch
+// (store.ErrNoBatch otherwise, with the lock released).
+func (s *Store) lockBatch() error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	if !s.open {
+		s.mu.Unlock()
+		return store.ErrNoBatch
+	}
+	return nil
+}
+
 // Begin implements [store.Store].
 func (s *Store) Begin(h uint64) error {
 	if err := s.lock(); err != nil {
@@ -436,13 +449,10 @@ func (s *Store) Begin(h uint64) error {
 // writes the height marker and commits the block's writes in one pebble
 // batch.
 func (s *Store) Commit() error {
-	if err := s.lock(); err != nil {
+	if err := s.lockBatch(); err != nil {
 		return err
 	}
 	defer s.mu.Unlock()
-	if !s.open {
-		return store.ErrNoBatch
-	}
 	floor, err := s.prune()
 	var b *pdb.Batch
 	if err == nil {

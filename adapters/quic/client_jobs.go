@@ -293,15 +293,23 @@ func (c *Client) jobsTick(h uint64) {
 const assignmentWait = 2 * time.Second
 
 // awaitHeight waits until Tick has reported h, the deadline passes or the
-// client closes.
+// client closes: it sleeps on the client's per-height tick channel.
 func (c *Client) awaitHeight(h uint64, deadline time.Time) {
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
 	for {
 		c.mu.Lock()
-		cur := c.height
+		cur, tick := c.height, c.tick
 		c.mu.Unlock()
-		if cur >= h || !time.Now().Before(deadline) || c.ctx.Err() != nil {
+		if cur >= h {
 			return
 		}
-		time.Sleep(5 * time.Millisecond)
+		select {
+		case <-tick:
+		case <-t.C:
+			return
+		case <-c.ctx.Done():
+			return
+		}
 	}
 }
