@@ -156,10 +156,8 @@ func (k PubKey) RunnerAddress() (cip11.Address, error) {
 }
 
 func addressOf(pub *secp256k1.PublicKey) cip11.Address {
-	var a cip11.Address
-	h := cip11.Keccak256(pub.SerializeUncompressed()[1:])
-	copy(a[:], h[12:])
-	return a
+	xy := [64]byte(pub.SerializeUncompressed()[1:])
+	return addressOfXY(&xy)
 }
 
 // Sig is a §12.6 role-scheme signature whose role is not fixed by the frame
@@ -342,38 +340,70 @@ func (k *ValidatorKey) SignDigest(d cip11.Hash) (Sig, error) { return k.Sign(d).
 // RecoverRunner recovers the signing key from a D5 runner signature,
 // enforcing v ∈ {0,1} and low-s (§12.6, D5).
 func RecoverRunner(d cip11.Hash, sig RunnerSig) (PubKey, error) {
-	pub, err := recoverRunner(d, &sig)
+	xy, err := recoverRunner(d, &sig)
 	if err != nil {
 		return PubKey{}, err
 	}
-	return RunnerPubKey(pub), nil
+	k := PubKey{n: RunnerPubKeyLen}
+	k.b[0] = byte(SchemeSecp256k1)
+	c := compressedXY(&xy)
+	copy(k.b[1:], c[:])
+	return k, nil
 }
 
 // RecoverRunnerAddress recovers the D4 address of a runner signature's signer. See §12.6.
 func RecoverRunnerAddress(d cip11.Hash, sig RunnerSig) (cip11.Address, error) {
-	pub, err := recoverRunner(d, &sig)
+	xy, err := recoverRunner(d, &sig)
 	if err != nil {
 		return cip11.Address{}, err
 	}
-	return addressOf(pub), nil
+	return addressOfXY(&xy), nil
 }
 
-func recoverRunner(d cip11.Hash, sig *RunnerSig) (*secp256k1.PublicKey, error) {
+// recoverRunner checks D5's v ∈ {0,1} and low-s (§12.6), then recovers
+// the signer as the 64-byte X‖Y of its uncompressed key through the
+// build's backend ([SecpBackend]).
+func recoverRunner(d cip11.Hash, sig *RunnerSig) (xy [64]byte, err error) {
 	if sig[64] > 1 {
-		return nil, fmt.Errorf("%w: v = %d", ErrSigRecoveryID, sig[64])
+		return xy, fmt.Errorf("%w: v = %d", ErrSigRecoveryID, sig[64])
 	}
 	var s secp256k1.ModNScalar
 	if overflow := s.SetByteSlice(sig[32:64]); overflow || s.IsOverHalfOrder() {
-		return nil, ErrSigHighS
+		return xy, ErrSigHighS
 	}
+	if err := recoverXY(&d, sig, &xy); err != nil {
+		return xy, fmt.Errorf("%w: %v", ErrSigInvalid, err)
+	}
+	return xy, nil
+}
+
+// recoverDecred is the pure-Go recovery (decred secp256k1), the backend
+// of builds without cgo and the reference the libsecp256k1 backend is
+// checked against (TestSecpBackendsAgree). sig's v and s are checked.
+func recoverDecred(d *cip11.Hash, sig *RunnerSig, xy *[64]byte) error {
 	var c [RunnerSigLen]byte
 	c[0] = 31 + sig[64]
 	copy(c[1:], sig[:64])
 	pub, _, err := ecdsa.RecoverCompact(c[:], d[:])
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrSigInvalid, err)
+		return err
 	}
-	return pub, nil
+	copy(xy[:], pub.SerializeUncompressed()[1:])
+	return nil
+}
+
+// compressedXY is the 33-byte SEC1 compressed form of X‖Y.
+func compressedXY(xy *[64]byte) (c [33]byte) {
+	c[0] = 0x02 | xy[63]&1
+	copy(c[1:], xy[:32])
+	return c
+}
+
+// addressOfXY is the D4 address: the last 20 bytes of keccak256(X‖Y).
+func addressOfXY(xy *[64]byte) (a cip11.Address) {
+	h := cip11.Keccak256(xy[:])
+	copy(a[:], h[12:])
+	return a
 }
 
 // VerifyRunner checks a runner signature over d against the wire key want. See §12.6.
@@ -381,11 +411,11 @@ func VerifyRunner(d cip11.Hash, sig RunnerSig, want PubKey) error {
 	if err := want.CheckRole(RoleRunner); err != nil {
 		return err
 	}
-	pub, err := recoverRunner(d, &sig)
+	xy, err := recoverRunner(d, &sig)
 	if err != nil {
 		return err
 	}
-	if [33]byte(want.b[1:RunnerPubKeyLen]) != [33]byte(pub.SerializeCompressed()) {
+	if [33]byte(want.b[1:RunnerPubKeyLen]) != compressedXY(&xy) {
 		return fmt.Errorf("%w: recovered a different key", ErrSigInvalid)
 	}
 	return nil

@@ -1,0 +1,13 @@
+//go:build !cgo || gofuzz || cip11_purego
+
+package wire
+
+import "github.com/cip11/cip11"
+
+// SecpBackend names the secp256k1 recovery this build uses: decred's pure
+// Go (no cgo, or the cip11_purego tag). See the cgo build's SecpBackend.
+const SecpBackend = "decred"
+
+func recoverXY(d *cip11.Hash, sig *RunnerSig, xy *[64]byte) error {
+	return recoverDecred(d, sig, xy)
+}
