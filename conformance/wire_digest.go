@@ -185,7 +185,7 @@ func computeDigest(preimage string, raw json.RawMessage) (digestOut, error) {
 			return out, err
 		}
 		ack := &wire.HelloAck{Version: f.Version, ChainID: f.ChainID, ValidatorSetHash: f.ValidatorSetHash, SubsetEpoch: f.SubsetEpoch, PartyPubKey: sk, PartyRole: f.SenderRole}
-		out.digest, err = ack.Digest(&wire.Hello{PartyPubKey: rk, PartyRole: f.RecipientRole, ChallengeNonce: f.PeerChallengeNonce}, f.ChannelBinding)
+		out.digest, err = ack.Digest(&wire.Hello{Version: f.Version, PartyPubKey: rk, PartyRole: f.RecipientRole, ChallengeNonce: f.PeerChallengeNonce}, f.ChannelBinding)
 		return out, err
 	case "HeartbeatPing":
 		var f pingFields

@@ -103,7 +103,10 @@ func (s *Session) keyOf(r Role) PubKey {
 // ‖ sender_role ‖ sender_pubkey ‖ recipient_role ‖ recipient_pubkey ‖
 // validator_set_hash ‖ subset_epoch ‖ peer_challenge_nonce ‖ channel_binding`,
 // with the ack's own values, the recipient's from its Hello (block_height
-// is advisory and not signed, §6.2).
+// is advisory and not signed, §6.2). `version` is the connection's: the
+// lower of the ack's and the recipient Hello's (D28 "used in connection_id
+// and every preimage"; SPEC-NOTES W9), so both ends hash the same value
+// when their minors differ.
 func (a *HelloAck) Digest(peer *Hello, channelBinding cip11.Hash) (cip11.Hash, error) {
 	if err := a.PartyPubKey.CheckRole(a.PartyRole); err != nil {
 		return cip11.Hash{}, fmt.Errorf("sender: %w", err)
@@ -112,7 +115,7 @@ func (a *HelloAck) Digest(peer *Hello, channelBinding cip11.Hash) (cip11.Hash, e
 		return cip11.Hash{}, fmt.Errorf("recipient: %w", err)
 	}
 	var buf [256]byte
-	p := signed(buf[:], DomainHelloAck, a.PartyRole).u64(a.ChainID).u16(a.Version)
+	p := signed(buf[:], DomainHelloAck, a.PartyRole).u64(a.ChainID).u16(NegotiatedVersion(a.Version, peer.Version))
 	p = p.u8(byte(a.PartyRole)).key(a.PartyPubKey).u8(byte(peer.PartyRole)).key(peer.PartyPubKey)
 	p = p.hash(&a.ValidatorSetHash).u64(a.SubsetEpoch).hash(&peer.ChallengeNonce).hash(&channelBinding)
 	return p.sum(), nil

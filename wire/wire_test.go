@@ -187,15 +187,25 @@ func TestDigestsIndependent(t *testing.T) {
 	g3, _ := (&Goodbye{Reason: GoodbyeDraining, Detail: str("why"), RetryAfterBlocks: u(4)}).Digest(s, RoleValidator)
 	pr := &PresenceReceipt{ValidatorPubKey: vk.PubKey(), RunnerPubKey: rk.PubKey(), SubsetEpoch: 3, ValidatorSetHash: vsh, BlockHeight: 5, NonceEcho: 6, AcceptingNew: true}
 	prDigest, _ := pr.Digest(9)
-	hello := &Hello{PartyPubKey: vk.PubKey(), PartyRole: RoleValidator, ChallengeNonce: job}
+	hello := &Hello{Version: 0x0100, PartyPubKey: vk.PubKey(), PartyRole: RoleValidator, ChallengeNonce: job}
 	ack := &HelloAck{Version: 0x0100, ChainID: 9, ValidatorSetHash: vsh, SubsetEpoch: 3, PartyPubKey: rk.PubKey(), PartyRole: RoleRunner, BlockHeight: 99}
 	ackDigest, _ := ack.Digest(hello, cb)
+	// D28: the preimage carries the connection's version, the lower of the
+	// ack's and the answered Hello's, whichever side is higher.
+	ackHigher := *ack
+	ackHigher.Version = 0x0107
+	ackHigherDigest, _ := ackHigher.Digest(hello, cb)
+	helloHigher := *hello
+	helloHigher.Version = 0x0105
+	helloHigherDigest, _ := ack.Digest(&helloHigher, cb)
 	cases := []struct {
 		name string
 		got  cip11.Hash
 		want string
 	}{
 		{"HelloAck", ackDigest, independentDigest([]byte("cowboy-cip11-hello-ack-v1"), runner, be(9, 8), be(0x0100, 2), []byte{1}, rp, []byte{2}, vp, vsh[:], be(3, 8), job[:], cb[:])},
+		{"HelloAck ack 0x0107 to Hello 0x0100", ackHigherDigest, independentDigest([]byte("cowboy-cip11-hello-ack-v1"), runner, be(9, 8), be(0x0100, 2), []byte{1}, rp, []byte{2}, vp, vsh[:], be(3, 8), job[:], cb[:])},
+		{"HelloAck ack 0x0100 to Hello 0x0105", helloHigherDigest, independentDigest([]byte("cowboy-cip11-hello-ack-v1"), runner, be(9, 8), be(0x0100, 2), []byte{1}, rp, []byte{2}, vp, vsh[:], be(3, 8), job[:], cb[:])},
 		{"HeartbeatPing", (&HeartbeatPing{BlockHeight: 5, Nonce: 6}).Digest(s), independentDigest([]byte("cowboy-cip11-heartbeat-ping-v1"), runner, id, rp, vp, be(5, 8), be(6, 8))},
 		{"HeartbeatPong", (&HeartbeatPong{BlockHeight: 5, NonceEcho: 6, AcceptingNew: true}).Digest(s), independentDigest([]byte("cowboy-cip11-heartbeat-pong-v1"), validator, id, vp, rp, be(5, 8), be(6, 8), []byte{1})},
 		{"PresenceReceipt", prDigest, independentDigest([]byte("cowboy-cip11-presence-receipt-v1"), validator, be(9, 8), vp, rp, be(3, 8), vsh[:], be(5, 8), be(6, 8), []byte{1})},

@@ -604,12 +604,14 @@ func TestD28LowerVersionInConnectionIDAndPreimages(t *testing.T) {
 	if ack.Version != higher {
 		t.Fatalf("HelloAck version field %#x, want its sender's Hello's %#x", ack.Version, higher)
 	}
-	pre := *ack
-	if err := pre.Verify(r.peer, r.binding); err == nil {
+	// hiPeer makes wire's min(ack, Hello) the higher version: the preimage
+	// a runner signing with its own version would use.
+	hiPeer := *r.peer
+	hiPeer.Version = higher
+	if err := ack.Verify(&hiPeer, r.binding); err == nil {
 		t.Fatal("runner HelloAck preimage carries the higher version")
 	}
-	pre.Version = wire.Version
-	if err := pre.Verify(r.peer, r.binding); err != nil {
+	if err := ack.Verify(r.peer, r.binding); err != nil {
 		t.Fatalf("runner HelloAck preimage without the lower version: %v", err)
 	}
 	if err := r.ctl.write(ack); err != nil {
@@ -642,7 +644,9 @@ func TestD28LowerVersionInConnectionIDAndPreimages(t *testing.T) {
 		t.Fatal(err, g)
 	}
 	wrong := ackFor(bad.hello)
-	if err := wrong.Sign(bad.peer, bad.binding, rk); err != nil {
+	badHi := *bad.peer
+	badHi.Version = higher // the preimage carries 0x0105
+	if err := wrong.Sign(&badHi, bad.binding, rk); err != nil {
 		t.Fatal(err)
 	}
 	if err := bad.ctl.write(wrong); err != nil {

@@ -405,17 +405,14 @@ func (s *Server) sendHello(f *frameStream, peer *wire.Hello, pair wire.EpochPair
 
 // signAck is our HelloAck answering peer's Hello (D28): it repeats our
 // Hello's fields but block_height, and signs the §12.6 HelloAck preimage
-// over peer's challenge_nonce with the connection's version — the lower of
-// the two Hellos' versions (D28: "used in connection_id and every
-// preimage"). The version field on the wire stays our Hello's.
+// over peer's challenge_nonce; wire.HelloAck.Digest puts the connection's
+// version in it, the lower of the two Hellos' (D28: "used in connection_id
+// and every preimage"). The version field on the wire stays our Hello's.
 func signAck(ours, peer *wire.Hello, binding cip11.Hash, k wire.Signer) (*wire.HelloAck, error) {
 	ack := ackFor(ours)
-	pre := *ack
-	pre.Version = wire.NegotiatedVersion(ours.Version, peer.Version)
-	if err := pre.Sign(peer, binding, k); err != nil {
+	if err := ack.Sign(peer, binding, k); err != nil {
 		return nil, err
 	}
-	ack.SignedChallenge = pre.SignedChallenge
 	return ack, nil
 }
 
@@ -430,9 +427,7 @@ func checkPeerAck(ack *wire.HelloAck, ours, peer *wire.Hello, binding cip11.Hash
 	if err := ackRepeatsHello(ack, peer); err != nil {
 		return err
 	}
-	pre := *ack
-	pre.Version = wire.NegotiatedVersion(ours.Version, peer.Version)
-	return pre.Verify(ours, binding)
+	return ack.Verify(ours, binding)
 }
 
 // ackFor is the HelloAck repeating h's fields but block_height (D28).
