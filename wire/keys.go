@@ -74,7 +74,11 @@ func ParsePubKey(b []byte) (PubKey, error) {
 		return k, fmt.Errorf("%w: scheme 0x%02x with %d bytes, want %d", ErrPubKeyLength, b[0], len(b), want)
 	}
 	if Scheme(b[0]) == SchemeSecp256k1 {
-		if _, err := secp256k1.ParsePubKey(b[1:]); err != nil || (b[1] != 0x02 && b[1] != 0x03) {
+		if b[1] != 0x02 && b[1] != 0x03 {
+			return k, fmt.Errorf("%w: prefix 0x%02x is not compressed", ErrPubKeyPoint, b[1])
+		}
+		var xy [64]byte
+		if err := parseXY((*[33]byte)(b[1:]), &xy); err != nil {
 			return k, fmt.Errorf("%w: %v", ErrPubKeyPoint, err)
 		}
 	}
@@ -148,11 +152,11 @@ func (k PubKey) RunnerAddress() (cip11.Address, error) {
 	if err := k.CheckRole(RoleRunner); err != nil {
 		return a, err
 	}
-	pub, err := secp256k1.ParsePubKey(k.b[1:k.n])
-	if err != nil {
+	var xy [64]byte
+	if err := parseXY((*[33]byte)(k.b[1:RunnerPubKeyLen]), &xy); err != nil {
 		return a, fmt.Errorf("%w: %v", ErrPubKeyPoint, err)
 	}
-	return addressOf(pub), nil
+	return addressOfXY(&xy), nil
 }
 
 func addressOf(pub *secp256k1.PublicKey) cip11.Address {
@@ -267,6 +271,7 @@ type Signer interface {
 type RunnerKey struct {
 	priv *secp256k1.PrivateKey
 	pub  PubKey
+	addr cip11.Address
 }
 
 // NewRunnerKey wraps a 32-byte secp256k1 secret (reduced mod N; must be non-zero). See §12.6.
@@ -275,7 +280,7 @@ func NewRunnerKey(secret [32]byte) (*RunnerKey, error) {
 	if priv.Key.IsZero() {
 		return nil, fmt.Errorf("%w: zero secp256k1 secret", ErrPubKeyPoint)
 	}
-	return &RunnerKey{priv: priv, pub: RunnerPubKey(priv.PubKey())}, nil
+	return &RunnerKey{priv: priv, pub: RunnerPubKey(priv.PubKey()), addr: addressOf(priv.PubKey())}, nil
 }
 
 // Role is RoleRunner. See §12.6.
@@ -285,20 +290,40 @@ func (k *RunnerKey) Role() Role { return RoleRunner }
 func (k *RunnerKey) PubKey() PubKey { return k.pub }
 
 // Address returns the runner's D4 address. See §12.6.
-func (k *RunnerKey) Address() cip11.Address { return addressOf(k.priv.PubKey()) }
+func (k *RunnerKey) Address() cip11.Address { return k.addr }
 
-// Sign returns the D5 signature `r ‖ s ‖ v` over d (RFC 6979, low-s). See §12.6.
+// Sign returns the D5 signature `r ‖ s ‖ v` over d (RFC 6979, low-s),
+// through the build's backend ([SecpBackend]). See §12.6.
 func (k *RunnerKey) Sign(d cip11.Hash) (RunnerSig, error) {
 	var out RunnerSig
-	c := ecdsa.SignCompact(k.priv, d[:], true) // [27+4+code] ‖ r ‖ s
-	code := c[0] - 31
-	if code > 1 {
-		// r overflowed N (probability ~2^-128): D5's v has no room for it.
-		return out, fmt.Errorf("%w: recovery code %d", ErrSigRecoveryID, code)
+	if err := signRunner(k, &d, &out); err != nil {
+		return out, err
 	}
-	copy(out[:64], c[1:])
-	out[64] = code
+	if out[64] > 1 {
+		// r overflowed N (probability ~2^-128): D5's v has no room for it.
+		return RunnerSig{}, fmt.Errorf("%w: recovery code %d", ErrSigRecoveryID, out[64])
+	}
 	return out, nil
+}
+
+// signDecred is the pure-Go signing reference (decred, RFC 6979): out is
+// r ‖ s ‖ recovery code (0–3; the caller refuses codes above 1).
+func signDecred(k *RunnerKey, d *cip11.Hash, out *RunnerSig) error {
+	c := ecdsa.SignCompact(k.priv, d[:], true) // [27+4+code] ‖ r ‖ s
+	copy(out[:64], c[1:])
+	out[64] = c[0] - 31
+	return nil
+}
+
+// parseDecred is the pure-Go reference for a 33-byte SEC1 compressed key:
+// valid (x < p, on the curve) or an error, and its X‖Y.
+func parseDecred(c *[33]byte, xy *[64]byte) error {
+	pub, err := secp256k1.ParsePubKey(c[:])
+	if err != nil {
+		return err
+	}
+	copy(xy[:], pub.SerializeUncompressed()[1:])
+	return nil
 }
 
 // SignDigest implements [Signer]. See §12.6.

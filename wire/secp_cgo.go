@@ -3,15 +3,18 @@
 package wire
 
 import (
+	"errors"
+
 	"github.com/cip11/cip11"
 	libsecp "github.com/ethereum/go-ethereum/crypto/secp256k1"
 )
 
-// SecpBackend names the secp256k1 recovery this build uses: here
-// libsecp256k1 (bitcoin-core's C library, through go-ethereum's cgo
-// wrapper), about 4× faster than the pure-Go recovery on the validator's
-// per-handshake and per-heartbeat path. Builds without cgo, or with the
-// cip11_purego tag, use decred's pure Go; both give the same results
+// SecpBackend names the secp256k1 implementation this build uses for
+// recovery, signing and key parsing: here libsecp256k1 (bitcoin-core's C
+// library, through go-ethereum's cgo wrapper), about 4× faster recovery
+// than the pure Go on the validator's per-handshake and per-heartbeat
+// path. Builds without cgo, or with the cip11_purego tag, use decred's
+// pure Go; both give the same bytes and the same verdicts
 // (TestSecpBackendsAgree, and every golden vector under either build).
 const SecpBackend = "libsecp256k1"
 
@@ -25,5 +28,30 @@ func recoverXY(d *cip11.Hash, sig *RunnerSig, xy *[64]byte) error {
 		return libsecp.ErrRecoverFailed
 	}
 	copy(xy[:], pub[1:])
+	return nil
+}
+
+// signRunner signs d with RFC 6979 nonces and low s, like signDecred.
+func signRunner(k *RunnerKey, d *cip11.Hash, out *RunnerSig) error {
+	secret := k.priv.Key.Bytes()
+	sig, err := libsecp.Sign(d[:], secret[:])
+	clear(secret[:])
+	if err != nil {
+		return err
+	}
+	copy(out[:], sig)
+	return nil
+}
+
+var errNotOnCurve = errors.New("not a secp256k1 point")
+
+// parseXY validates a compressed key and returns X‖Y, like parseDecred.
+func parseXY(c *[33]byte, xy *[64]byte) error {
+	x, y := libsecp.DecompressPubkey(c[:])
+	if x == nil || y == nil {
+		return errNotOnCurve
+	}
+	x.FillBytes(xy[:32])
+	y.FillBytes(xy[32:])
 	return nil
 }

@@ -49,6 +49,14 @@ func TestSecpBackendsAgree(t *testing.T) {
 		if err != nil {
 			rt.Skip("zero secret")
 		}
+		var viaBackend, viaDecred RunnerSig
+		if err := signRunner(k, &d, &viaBackend); err != nil {
+			rt.Fatalf("%s sign: %v", SecpBackend, err)
+		}
+		_ = signDecred(k, &d, &viaDecred)
+		if viaBackend != viaDecred {
+			rt.Fatalf("%s and decred sign d=%x differently: %x / %x", SecpBackend, d, viaBackend, viaDecred)
+		}
 		sig, err := k.Sign(d)
 		if err != nil {
 			rt.Skip("r overflowed n")
@@ -113,5 +121,61 @@ func TestSecpRecoverPin(t *testing.T) {
 	// keccak256(G.x ‖ G.y)[12:], the well-known address of secret 1.
 	if want := "7e5f4552091a69125d5dfcb7b8c2659029395bdf"; hex.EncodeToString(addr[:]) != want {
 		t.Fatalf("address %x, want %s", addr, want)
+	}
+}
+
+// secpP is p, the secp256k1 field prime, big-endian.
+var secpP = [32]byte{
+	0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+	0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfe, 0xff, 0xff, 0xfc, 0x2f,
+}
+
+// TestSecpParseAgree checks the build's compressed-key parsing against
+// decred's: the same verdict and the same X‖Y for random x (about half
+// are no point's x), real keys, and the edges x = 0, p − 1, p, p + 1,
+// 2^256 − 1. It decides ParsePubKey (ErrPubKeyPoint) and RunnerAddress.
+func TestSecpParseAgree(t *testing.T) {
+	pMinus, pPlus := secpP, secpP
+	pMinus[31]--
+	pPlus[31]++
+	edges := [][32]byte{{}, pMinus, secpP, pPlus, {0: 0xff, 1: 0xff, 2: 0xff, 3: 0xff, 4: 0xff, 5: 0xff, 6: 0xff, 7: 0xff, 8: 0xff, 9: 0xff, 10: 0xff,
+		11: 0xff, 12: 0xff, 13: 0xff, 14: 0xff, 15: 0xff, 16: 0xff, 17: 0xff, 18: 0xff, 19: 0xff, 20: 0xff, 21: 0xff, 22: 0xff, 23: 0xff, 24: 0xff,
+		25: 0xff, 26: 0xff, 27: 0xff, 28: 0xff, 29: 0xff, 30: 0xff, 31: 0xff}}
+	valid := 0
+	check := func(t interface{ Fatalf(string, ...any) }, c [33]byte) {
+		var a, b [64]byte
+		errA, errB := parseXY(&c, &a), parseDecred(&c, &b)
+		if (errA == nil) != (errB == nil) || a != b {
+			t.Fatalf("%s and decred disagree on %x: %v / %v, %x / %x", SecpBackend, c, errA, errB, a, b)
+		}
+		if errA == nil {
+			valid++
+		}
+	}
+	for _, x := range edges {
+		for _, prefix := range []byte{2, 3} {
+			var c [33]byte
+			c[0] = prefix
+			copy(c[1:], x[:])
+			check(t, c)
+		}
+	}
+	rapid.Check(t, func(rt *rapid.T) {
+		var c [33]byte
+		if rapid.Bool().Draw(rt, "real key") {
+			secret := [32]byte(rapid.SliceOfN(rapid.Byte(), 32, 32).Draw(rt, "secret"))
+			k, err := NewRunnerKey(secret)
+			if err != nil {
+				rt.Skip("zero secret")
+			}
+			copy(c[:], k.PubKey().Raw())
+		} else {
+			c[0] = byte(rapid.IntRange(2, 3).Draw(rt, "prefix"))
+			copy(c[1:], rapid.SliceOfN(rapid.Byte(), 32, 32).Draw(rt, "x"))
+		}
+		check(rt, c)
+	})
+	if valid == 0 {
+		t.Fatal("no input parsed: the comparison saw only failures")
 	}
 }

@@ -14,7 +14,8 @@
 //	CIP11_SCALE=1 flock /tmp/cip11-heavy.lock go test -run TestScalePush -v -timeout 10m ./adapters/quic/scale
 //	CIP11_SCALE=1 flock /tmp/cip11-heavy.lock go test -run TestScaleReconnect -v -timeout 10m ./adapters/quic/scale
 //
-// Knobs: CIP11_SCALE_N (runners in the heartbeat and reconnect runs, 5000),
+// Knobs: CIP11_SCALE_PROFILE (file prefix: CPU profiles of the push run's
+// rounds, PREFIX.validator and PREFIX.runners), CIP11_SCALE_N (runners in the heartbeat and reconnect runs, 5000),
 // CIP11_SCALE_SECONDS (heartbeat window, 60), CIP11_SCALE_PUSH_N (push
 // run, 1000), CIP11_SCALE_PACE (comma-separated PushOptions.MaxInFlight
 // values for the push runs, 0 = default), CIP11_SCALE_STORM

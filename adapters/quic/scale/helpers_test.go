@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -341,6 +342,18 @@ func (h *validatorHelper) do(cmd string, args []string) (any, error) {
 		return nil, h.push(int(arg(0)), arg(1), int(arg(2)))
 	case "pushres": // pushres timeoutSeconds
 		return h.pushResult(time.Duration(arg(0)) * time.Second), nil
+	case "profstart": // profstart PATH: CPU profile of this process until profstop
+		if len(args) != 1 {
+			return nil, errors.New("profstart: want one path")
+		}
+		f, err := os.Create(args[0])
+		if err != nil {
+			return nil, err
+		}
+		return nil, pprof.StartCPUProfile(f)
+	case "profstop":
+		pprof.StopCPUProfile()
+		return nil, nil
 	case "restart":
 		return h.restart()
 	case "storm": // storm target timeoutSeconds

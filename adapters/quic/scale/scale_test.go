@@ -3,6 +3,7 @@ package scale
 import (
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -389,6 +390,22 @@ func runPush(t *testing.T, n, rounds int, paces []int) pushRun {
 		v.call(t, nil, "tick", h)
 		pool.tick(h)
 		time.Sleep(time.Second)
+	}
+	// CIP11_SCALE_PROFILE=PREFIX: CPU profiles of the push rounds only,
+	// PREFIX.validator (the helper) and PREFIX.runners (this process).
+	if prefix := os.Getenv("CIP11_SCALE_PROFILE"); prefix != "" {
+		f, err := os.Create(prefix + ".runners")
+		if err != nil {
+			t.Fatal(err)
+		}
+		v.call(t, nil, "profstart", prefix+".validator")
+		if err := pprof.StartCPUProfile(f); err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			v.call(t, nil, "profstop")
+		}()
 	}
 	for _, pace := range paces {
 		for i := range rounds {
