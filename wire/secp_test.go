@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"encoding/hex"
+	"errors"
 	"testing"
 
 	"github.com/cip11/cip11"
@@ -178,4 +179,32 @@ func TestSecpParseAgree(t *testing.T) {
 	if valid == 0 {
 		t.Fatal("no input parsed: the comparison saw only failures")
 	}
+}
+
+// FuzzSecpBackends is the differential form of TestSecpBackendsAgree and
+// TestSecpParseAgree: any digest, signature and compressed key, through
+// the build's backend and decred's pure Go. Inputs recoverRunner refuses
+// before any curve work (v > 1, high s) are refused by both paths alike.
+func FuzzSecpBackends(f *testing.F) {
+	k, _ := NewRunnerKey([32]byte{31: 1})
+	d := cip11.Keccak256([]byte("cip11 fuzz secp"))
+	sig, _ := k.Sign(d)
+	key := [33]byte(k.PubKey().Raw())
+	f.Add(d[:], sig[:], key[:])
+	f.Add(make([]byte, 32), make([]byte, 65), append([]byte{2}, make([]byte, 32)...))
+	f.Fuzz(func(t *testing.T, db, sb, kb []byte) {
+		if len(db) != 32 || len(sb) != RunnerSigLen || len(kb) != 33 {
+			return
+		}
+		d, sig, c := cip11.Hash(db), RunnerSig(sb), [33]byte(kb)
+		if _, err := recoverRunner(d, &sig); err == nil || !errors.Is(err, ErrSigRecoveryID) && !errors.Is(err, ErrSigHighS) {
+			agree(t, d, sig)
+		}
+		var a, b [64]byte
+		c[0] = 2 | c[0]&1
+		errA, errB := parseXY(&c, &a), parseDecred(&c, &b)
+		if (errA == nil) != (errB == nil) || a != b {
+			t.Fatalf("%s and decred disagree on key %x: %v / %v", SecpBackend, c, errA, errB)
+		}
+	})
 }
