@@ -48,6 +48,8 @@ type DevnetConfig struct {
 	Logger  *slog.Logger
 	// Progress is called about once a second.
 	Progress func(DevnetProgress)
+	// PushWindow is the validator's push pacing (ValidatorConfig.PushWindow).
+	PushWindow int
 	// DrainBlocks bounds the blocks produced after Duration while the last
 	// jobs end (default 4 × (TimeoutBlocks + 1) + 20: every job ends by
 	// rule within that many blocks, D26's three re-selections included).
@@ -198,7 +200,7 @@ func RunDevnet(ctx context.Context, cfg DevnetConfig) (*Report, error) {
 	dir := cfg.DataDir
 	tmp := dir == ""
 	n.vcfg = ValidatorConfig{Genesis: d.Genesis, Keys: d.Validator, DataDir: dir, BlockTime: cfg.BlockTime,
-		NoSync: cfg.NoSync, Seed: cfg.Seed, Logger: cfg.Logger, Metrics: n.metrics, SkipPerMille: 20}
+		NoSync: cfg.NoSync, Seed: cfg.Seed, Logger: cfg.Logger, Metrics: n.metrics, SkipPerMille: 20, PushWindow: cfg.PushWindow}
 	v, err := NewValidator(n.vcfg)
 	if err != nil {
 		return nil, err

@@ -18,8 +18,10 @@ func TestDevnetEndToEnd(t *testing.T) {
 		t.Skip("devnet run")
 	}
 	dir := t.TempDir()
+	// PushWindow 2: a block with more than two seats is pushed paced, in
+	// the background (quic.Server.PushWith), the others all at once.
 	rep, err := RunDevnet(context.Background(), DevnetConfig{Runners: 20, Duration: 4 * time.Second, BlockTime: 300 * time.Millisecond,
-		DataDir: dir, NoSync: true, Seed: 3})
+		DataDir: dir, NoSync: true, Seed: 3, PushWindow: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,6 +45,10 @@ type ValidatorConfig struct {
 	BlockTime time.Duration
 	// SkipPerMille nullifies that many views per thousand (§9.2 seed rules).
 	SkipPerMille uint32
+	// PushWindow paces each block's pushes at that many unanswered
+	// assignments (quic.ServerConfig.PushWindow): 0 decides by the UDP
+	// receive buffer the socket got, < 0 sends all at once.
+	PushWindow int
 	// NoSync turns fsync off for the block log, the job file and Pebble.
 	NoSync bool
 	// Seed seeds the skip draws.
@@ -248,6 +252,7 @@ func (v *Validator) open() error {
 		Registry: v.x.Store().Registry(), Validators: v.sets,
 		TxDecoder: TxCodec{}, TxValidator: TxCodec{}, Mempool: (*validatorMempool)(v),
 		OnOutcome: v.onOutcome, OnAdmit: v.onAdmit, OnAck: v.onAck, OnRefuse: func(r wire.GoodbyeReason) { v.cfg.Metrics.RefusedWith(r) },
+		OnPushError: v.onPushError, PushWindow: v.cfg.PushWindow,
 		Listen: v.cfg.Listen,
 	}, v.height())
 	if err != nil {
@@ -373,6 +378,10 @@ func (v *Validator) Addr() net.Addr { return v.srv.Addr() }
 
 // PeerKey is the validator's Ed25519 peer_pubkey (§5.4).
 func (v *Validator) PeerKey() validators.PeerKey { return v.srv.PeerKey() }
+
+// PushWindow is the push pacing in effect (quic.Server.PushWindow):
+// unanswered assignments in flight per block push, or -1 for all at once.
+func (v *Validator) PushWindow() int { return v.srv.PushWindow() }
 
 // ValidatorSetHash is the active snapshot's validator_set_hash (§5.3).
 func (v *Validator) ValidatorSetHash() cip11.Hash { return v.snap.Hash() }
@@ -804,6 +813,20 @@ func (v *Validator) onOutcome(o cquic.Outcome) {
 
 // onAck is a verified JobAck (§10.2): push latency is measured from the
 // block's application to here.
+// onPushError records a paced push that failed after Applied returned
+// (its seat was counted as pushed then); the job goes on by its deadline
+// and D26 re-selection, like any unanswered seat.
+func (v *Validator) onPushError(a cquic.Assignment, err error) {
+	now := v.now()
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.stats.PushFailed++
+	if t := v.jobs[a.JobID]; t != nil {
+		r := a.Runner
+		t.event(v.height(), "push_failed", &r, err.Error(), now)
+	}
+}
+
 func (v *Validator) onAck(id cip11.Hash, r cip11.Address, st wire.AckStatus) {
 	now := v.now()
 	v.mu.Lock()

@@ -60,6 +60,18 @@ type ServerConfig struct {
 	// OnRefuse is told the §12.5 Goodbye reason of every refused
 	// handshake. Optional; must not block.
 	OnRefuse func(reason wire.GoodbyeReason)
+	// OnPushError is told of a paced push that failed after
+	// [Server.PushWith] returned: the runner left local presence while the
+	// assignment waited for a slot, or its stream could not be opened or
+	// written (an unpaced push returns these errors instead). Optional;
+	// must not block.
+	OnPushError func(a Assignment, err error)
+
+	// PushWindow is the default [PushOptions.MaxInFlight]: > 0 paces every
+	// push at that many unanswered assignments, < 0 sends all at once, and
+	// 0 decides by the UDP receive buffer the socket got (see
+	// [Server.PushWindow]).
+	PushWindow int
 
 	// Listen is the UDP address ("127.0.0.1:0" by default); PacketConn,
 	// if set, is used instead and not closed by the Server.
@@ -235,6 +247,17 @@ func NewServer(cfg ServerConfig, h uint64) (*Server, error) {
 	s.wg.Add(1)
 	go s.acceptLoop()
 	return s, nil
+}
+
+// PushWindow is the MaxInFlight a [PushOptions] of 0 takes: the
+// configured ServerConfig.PushWindow, or, with 0 there, one picked from
+// the socket's receive buffer as it is now (quic-go has tried to raise
+// it): [PacedPushWindow] below [SmallReceiveBuffer], else unpaced (-1).
+func (s *Server) PushWindow() int {
+	if s.cfg.PushWindow != 0 {
+		return s.cfg.PushWindow
+	}
+	return windowForBuffer(receiveBuffer(s.udp))
 }
 
 // Addr is the server's UDP address.

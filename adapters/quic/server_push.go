@@ -133,22 +133,12 @@ func (s *Server) Applied(h uint64, as []Assignment) []error {
 // Push sends each assignment to its runner if the runner is in local
 // presence and not vetoed by a capability delta (§7.4 (a), §10.1): a new
 // validator-initiated stream and a signed JobAssignment. It returns one
-// error per assignment (nil: sent; ErrNotPresent: not routed here).
-// Outcomes arrive later through ServerConfig.OnOutcome. It is
-// PushWith(as, PushOptions{}).
+// error per assignment (nil: sent, or queued behind the pacing window;
+// ErrNotPresent: not routed here). Outcomes arrive later through
+// ServerConfig.OnOutcome. It is PushWith(as, PushOptions{}).
 func (s *Server) Push(as []Assignment) []error {
 	return s.PushWith(as, PushOptions{})
 }
-
-// DefaultPushMaxInFlight is [PushOptions.MaxInFlight]'s default: 0, all
-// at once. quic-go raises the validator's UDP receive buffer to 7 MiB
-// (forcing it when privileged), and with that buffer a 5,000-assignment
-// block loses few or no answers and pacing does not lower its p99
-// (adapters/quic/scale, RESULTS.md). Where the buffer stays at a default
-// 208 KiB, pacing at 256 cut that p99 from 4.9 s to 2.0 s; a node there
-// should use PushWith. Note that a paced PushWith returns only once all
-// but the last MaxInFlight assignments were answered.
-const DefaultPushMaxInFlight = 0
 
 // DefaultPushSlotTimeout is [PushOptions.SlotTimeout]'s default.
 const DefaultPushSlotTimeout = time.Second
@@ -161,8 +151,8 @@ type PushOptions struct {
 	// MaxInFlight bounds the assignments sent and not yet answered: a new
 	// JobAssignment goes out when an earlier one's first framed answer
 	// (normally the JobAck) arrived, its stream failed, or it held its
-	// slot for SlotTimeout. 0 takes DefaultPushMaxInFlight; 0 there, or a
-	// negative value, sends all at once.
+	// slot for SlotTimeout. 0 takes [Server.PushWindow]; a negative value
+	// sends all at once.
 	MaxInFlight int
 	// SlotTimeout bounds how long one unanswered assignment holds its slot
 	// (DefaultPushSlotTimeout). It paces only: the §10.6 ack timeout is
@@ -170,17 +160,19 @@ type PushOptions struct {
 	SlotTimeout time.Duration
 }
 
-// PushWith is [Server.Push] with pacing. It returns once every assignment
-// was sent or failed; with MaxInFlight bounded that is after all but the
-// last MaxInFlight were answered (or their slots timed out).
+// PushWith is [Server.Push] with pacing. Unpaced, it returns once every
+// assignment was sent or failed. Paced, it never waits for answers: it
+// routes every assignment at once (ErrNotPresent is returned now), sends
+// the first MaxInFlight, and sends the rest in the background as slots
+// free up, in order; one that then fails goes to ServerConfig.OnPushError.
 func (s *Server) PushWith(as []Assignment, o PushOptions) []error {
 	errs := make([]error, len(as))
 	limit := o.MaxInFlight
 	if limit == 0 {
-		limit = DefaultPushMaxInFlight
+		limit = s.PushWindow()
 	}
-	var wg sync.WaitGroup
 	if limit <= 0 || limit >= len(as) {
+		var wg sync.WaitGroup
 		for i := range as {
 			wg.Add(1)
 			go func() {
@@ -191,30 +183,66 @@ func (s *Server) PushWith(as []Assignment, o PushOptions) []error {
 		wg.Wait()
 		return errs
 	}
-	slotTimeout := orDefault(o.SlotTimeout, DefaultPushSlotTimeout)
-	slots := make(chan struct{}, limit)
+	queued := make([]Assignment, 0, len(as))
 	for i := range as {
-		slots <- struct{}{}
+		if _, _, errs[i] = s.route(&as[i]); errs[i] == nil {
+			queued = append(queued, as[i])
+		}
+	}
+	if len(queued) == 0 || !s.track() {
+		return errs
+	}
+	go func() {
+		defer s.wg.Done()
+		s.paced(queued, limit, orDefault(o.SlotTimeout, DefaultPushSlotTimeout))
+	}()
+	return errs
+}
+
+// track adds one goroutine to the server's wait group unless the server
+// is closed (Shutdown waits for them).
+func (s *Server) track() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.wg.Add(1)
+	return true
+}
+
+// paced sends as in order with at most limit unanswered at a time.
+func (s *Server) paced(as []Assignment, limit int, slotTimeout time.Duration) {
+	slots := make(chan struct{}, limit)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for _, a := range as {
+		select {
+		case slots <- struct{}{}:
+		case <-s.ctx.Done():
+			return
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer func() { <-slots }()
 			answered := make(chan struct{})
-			p, err := s.pushOne(as[i], answered)
-			errs[i] = err
-			if p != nil && err == nil {
-				t := time.NewTimer(slotTimeout)
-				select {
-				case <-answered:
-				case <-t.C:
-				case <-s.ctx.Done():
+			p, err := s.pushOne(a, answered)
+			if err != nil {
+				if s.cfg.OnPushError != nil {
+					s.cfg.OnPushError(a, err)
 				}
-				t.Stop()
+				return
 			}
-			<-slots
+			t := time.NewTimer(slotTimeout)
+			defer t.Stop()
+			select {
+			case <-p.answered:
+			case <-t.C:
+			case <-s.ctx.Done():
+			}
 		}()
 	}
-	wg.Wait()
-	return errs
 }
 
 func (s *Server) route(a *Assignment) (*sconn, uint64, error) {

@@ -77,6 +77,7 @@ func runValidator(args []string, stdout, stderr io.Writer) int {
 	listen := fs.String("listen", "", "QUIC UDP address (default: the genesis validator.quic)")
 	httpAddr := fs.String("http", "", "HTTP API address (default: the genesis validator.http; \"off\" disables)")
 	noSync := fs.Bool("no-fsync", false, "do not fsync blocks")
+	pushWindow := fs.Int("push-window", 0, "unanswered assignments in flight per block push; 0: 256 when the UDP receive buffer is under 2 MiB (an unprivileged host), else all at once; -1: all at once")
 	level := fs.String("log", "info", "log level (debug, info, warn, error)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -105,7 +106,7 @@ func runValidator(args []string, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	v, err := node.NewValidator(node.ValidatorConfig{Genesis: g, Keys: keys, DataDir: *data, Listen: *listen, BlockTime: *blockTime,
-		SkipPerMille: uint32(*skip), NoSync: *noSync, Logger: log, Metrics: m})
+		SkipPerMille: uint32(*skip), PushWindow: *pushWindow, NoSync: *noSync, Logger: log, Metrics: m})
 	if err != nil {
 		return fail(err)
 	}
@@ -130,8 +131,12 @@ func runValidator(args []string, stdout, stderr io.Writer) int {
 		httpURL = "http://" + ln.Addr().String()
 	}
 	st := v.Status()
-	fmt.Fprintf(stdout, "cip11 validator\n  chain_id            %d\n  quic                %s\n  peer_pubkey         %s\n  validator_set_hash  %s\n  subset_epoch        %d\n  http                %s\n  data                %s\n  height              %d\n",
-		st.ChainID, v.Addr(), st.PeerKey, st.ValidatorSetHash, st.SubsetEpoch, httpURL, v.Dir(), st.Height)
+	window := "all at once"
+	if w := v.PushWindow(); w > 0 {
+		window = fmt.Sprintf("%d in flight", w)
+	}
+	fmt.Fprintf(stdout, "cip11 validator\n  chain_id            %d\n  quic                %s\n  peer_pubkey         %s\n  validator_set_hash  %s\n  subset_epoch        %d\n  http                %s\n  data                %s\n  height              %d\n  push                %s\n",
+		st.ChainID, v.Addr(), st.PeerKey, st.ValidatorSetHash, st.SubsetEpoch, httpURL, v.Dir(), st.Height, window)
 	ctx, cancel := signalContext()
 	defer cancel()
 	if err := v.Run(ctx); err != nil {

@@ -18,7 +18,8 @@
 // rounds, PREFIX.validator and PREFIX.runners), CIP11_SCALE_N (runners in the heartbeat and reconnect runs, 5000),
 // CIP11_SCALE_SECONDS (heartbeat window, 60), CIP11_SCALE_PUSH_N (push
 // run, 1000), CIP11_SCALE_PACE (comma-separated PushOptions.MaxInFlight
-// values for the push runs, 0 = default), CIP11_SCALE_STORM
+// values for the push runs: 0 = the default, Server.PushWindow; -1 = all at
+// once), CIP11_SCALE_STORM
 // (comma-separated "MaxHalfOpen/RetryAbove" validator settings, or
 // "default"), CIP11_SCALE_RCVBUF (bytes: both servers' SO_RCVBUF, set after
 // quic-go raised it, to see an unprivileged host), CIP11_SCALE_SKIP_BARE

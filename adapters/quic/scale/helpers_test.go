@@ -133,16 +133,17 @@ type validatorHelper struct {
 	mp   *cquic.MemMempool
 	udp  *net.UDPConn // our socket, when rcvbufEnv asks for one
 
-	mu        sync.Mutex
-	srv       *cquic.Server
-	pushT0    time.Time
-	pushWant  int
-	pushLat   map[cip11.Hash]time.Duration
-	pushKinds map[string]int
-	pushErrs  int
-	pushRet   time.Duration // how long the Push call itself took
-	restartAt time.Time
-	admitLat  []time.Duration // admissions since restartAt
+	mu         sync.Mutex
+	srv        *cquic.Server
+	pushT0     time.Time
+	pushWant   int
+	pushLat    map[cip11.Hash]time.Duration
+	pushKinds  map[string]int
+	pushErrs   int
+	pushRet    time.Duration // how long the Push call itself took
+	pushWindow int           // the window of the last push
+	restartAt  time.Time
+	admitLat   []time.Duration // admissions since restartAt
 
 	track    atomic.Bool
 	drops    atomic.Int64
@@ -374,6 +375,10 @@ func (h *validatorHelper) push(k int, height uint64, maxInFlight int) error {
 	s := h.server()
 	s.Tick(height)
 	h.mu.Lock()
+	h.pushWindow = maxInFlight
+	if maxInFlight == 0 {
+		h.pushWindow = s.PushWindow()
+	}
 	h.pushWant, h.pushLat, h.pushKinds, h.pushErrs = k, map[cip11.Hash]time.Duration{}, map[string]int{}, 0
 	h.pushT0 = time.Now()
 	h.mu.Unlock()
@@ -396,6 +401,7 @@ func (h *validatorHelper) push(k int, height uint64, maxInFlight int) error {
 
 type pushResult struct {
 	latStats
+	Window     int // the MaxInFlight in effect: Server.PushWindow for 0, -1 all at once
 	Errs       int
 	PushCallMs float64
 	Kinds      map[string]int
@@ -418,7 +424,7 @@ func (h *validatorHelper) pushResult(timeout time.Duration) pushResult {
 	for _, d := range h.pushLat {
 		ds = append(ds, d)
 	}
-	r := pushResult{latStats: latencies(ds, h.pushWant), Errs: h.pushErrs, PushCallMs: float64(h.pushRet.Microseconds()) / 1e3, Kinds: h.pushKinds}
+	r := pushResult{latStats: latencies(ds, h.pushWant), Window: h.pushWindow, Errs: h.pushErrs, PushCallMs: float64(h.pushRet.Microseconds()) / 1e3, Kinds: h.pushKinds}
 	h.pushLat = nil
 	return r
 }

@@ -40,7 +40,9 @@ func TestMain(m *testing.M) {
 	os.Exit(serveHelper(addr, c))
 }
 
-// pushWith is Server.PushWith; maxInFlight 0 is Push's default.
+// pushWith is Server.PushWith; maxInFlight 0 is Push's default
+// (Server.PushWindow, decided by the socket's receive buffer), -1 all at
+// once.
 func pushWith(s *cquic.Server, as []cquic.Assignment, maxInFlight int) []error {
 	return s.PushWith(as, cquic.PushOptions{MaxInFlight: maxInFlight})
 }
@@ -418,8 +420,8 @@ func runPush(t *testing.T, n, rounds int, paces []int) pushRun {
 			dm := newDropMeter(v.addr.Port)
 			v.call(t, nil, "push", n, h, pace)
 			v.call(t, &r, "pushres", 60)
-			t.Logf("cip11 push maxInFlight=%d round %d: p50 %.1f ms, p99 %.1f ms, max %.1f ms, got %d/%d, errs %d, Push call %.1f ms, outcomes %v (RcvbufErrors +%d, %v) → p99/floor %.3f",
-				pace, i, r.P50, r.P99, r.Max, r.Got, n, r.Errs, r.PushCallMs, r.Kinds, udpRcvbufErrors()-rb, dm, r.P99/out.floorMs)
+			t.Logf("cip11 push maxInFlight=%d (window %d) round %d: p50 %.1f ms, p99 %.1f ms, max %.1f ms, got %d/%d, errs %d, Push call %.1f ms, outcomes %v (RcvbufErrors +%d, %v) → p99/floor %.3f",
+				pace, r.Window, i, r.P50, r.P99, r.Max, r.Got, n, r.Errs, r.PushCallMs, r.Kinds, udpRcvbufErrors()-rb, dm, r.P99/out.floorMs)
 			out.cip[pace] = append(out.cip[pace], r)
 		}
 		p99 := median(out.cip[pace], func(r pushResult) float64 { return r.P99 })
