@@ -340,7 +340,15 @@ func (h *validatorHelper) do(cmd string, args []string) (any, error) {
 	case "crypto": // crypto N
 		return measureCrypto(h.w, int(arg(0)))
 	case "push": // push K H [maxInFlight]: assignments for runners 0..K-1 in block H
-		return nil, h.push(int(arg(0)), arg(1), int(arg(2)))
+		window := 0 // signed: -1 is all at once
+		if len(args) > 2 {
+			w, err := strconv.Atoi(args[2])
+			if err != nil {
+				return nil, fmt.Errorf("push: window %q: %v", args[2], err)
+			}
+			window = w
+		}
+		return nil, h.push(int(arg(0)), arg(1), window)
 	case "pushres": // pushres timeoutSeconds
 		return h.pushResult(time.Duration(arg(0)) * time.Second), nil
 	case "profstart": // profstart PATH: CPU profile of this process until profstop
