@@ -88,9 +88,14 @@ func ParsePubKey(b []byte) (PubKey, error) {
 
 // RunnerPubKey tags a secp256k1 public key (§12.6 scheme 0x01, compressed).
 func RunnerPubKey(pub *secp256k1.PublicKey) PubKey {
+	return runnerPubKey([33]byte(pub.SerializeCompressed()))
+}
+
+// runnerPubKey tags a 33-byte SEC1 compressed key known to be valid.
+func runnerPubKey(c [33]byte) PubKey {
 	k := PubKey{n: RunnerPubKeyLen}
 	k.b[0] = byte(SchemeSecp256k1)
-	copy(k.b[1:], pub.SerializeCompressed())
+	copy(k.b[1:], c[:])
 	return k
 }
 
@@ -280,7 +285,8 @@ func NewRunnerKey(secret [32]byte) (*RunnerKey, error) {
 	if priv.Key.IsZero() {
 		return nil, fmt.Errorf("%w: zero secp256k1 secret", ErrPubKeyPoint)
 	}
-	return &RunnerKey{priv: priv, pub: RunnerPubKey(priv.PubKey()), addr: addressOf(priv.PubKey())}, nil
+	pub := priv.PubKey()
+	return &RunnerKey{priv: priv, pub: RunnerPubKey(pub), addr: addressOf(pub)}, nil
 }
 
 // Role is RoleRunner. See §12.6.
@@ -369,11 +375,7 @@ func RecoverRunner(d cip11.Hash, sig RunnerSig) (PubKey, error) {
 	if err != nil {
 		return PubKey{}, err
 	}
-	k := PubKey{n: RunnerPubKeyLen}
-	k.b[0] = byte(SchemeSecp256k1)
-	c := compressedXY(&xy)
-	copy(k.b[1:], c[:])
-	return k, nil
+	return runnerPubKey(compressedXY(&xy)), nil
 }
 
 // RecoverRunnerAddress recovers the D4 address of a runner signature's signer. See §12.6.

@@ -462,8 +462,7 @@ func (v *Validator) ProduceBlock() error {
 		}
 		r := a.Runner
 		if i < len(errs) && errs[i] != nil {
-			v.stats.PushFailed++
-			t.event(h, "push_failed", &r, errs[i].Error(), v.now())
+			v.pushFailed(t, h, r, errs[i], v.now())
 			continue
 		}
 		pushed++
@@ -811,8 +810,6 @@ func (v *Validator) onOutcome(o cquic.Outcome) {
 	t.event(o.Height, name, &r, detail, now)
 }
 
-// onAck is a verified JobAck (§10.2): push latency is measured from the
-// block's application to here.
 // onPushError records a paced push that failed after Applied returned
 // (its seat was counted as pushed then); the job goes on by its deadline
 // and D26 re-selection, like any unanswered seat.
@@ -820,13 +817,20 @@ func (v *Validator) onPushError(a cquic.Assignment, err error) {
 	now := v.now()
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	v.pushFailed(v.jobs[a.JobID], v.height(), a.Runner, err, now)
+}
+
+// pushFailed counts a failed push of job t (nil: no longer tracked) to r
+// and records it in t's history. v.mu is held.
+func (v *Validator) pushFailed(t *jobTrack, h uint64, r cip11.Address, err error, at time.Time) {
 	v.stats.PushFailed++
-	if t := v.jobs[a.JobID]; t != nil {
-		r := a.Runner
-		t.event(v.height(), "push_failed", &r, err.Error(), now)
+	if t != nil {
+		t.event(h, "push_failed", &r, err.Error(), at)
 	}
 }
 
+// onAck is a verified JobAck (§10.2): push latency is measured from the
+// block's application to here.
 func (v *Validator) onAck(id cip11.Hash, r cip11.Address, st wire.AckStatus) {
 	now := v.now()
 	v.mu.Lock()

@@ -395,11 +395,11 @@ func TestD28RunnerVerifiesValidatorAck(t *testing.T) {
 // ---- D28 sentence 3: "The validator admits after verifying the runner's
 // HelloAck and the admission rules; any refusal is a Goodbye." ----
 
-// D28, §6.2: until the runner's HelloAck verified, nothing is recorded:
-// not connected, not present, OnAdmit not called, still half-open; a
-// heartbeat in place of the HelloAck is Goodbye{ProtocolError}.
-func TestD28NoAdmissionBeforeRunnerAck(t *testing.T) {
-	rk := runnerKey(t, 1)
+// helloSent starts a server that reports admissions on the returned
+// channel and a raw runner rk that has sent its Hello and read the
+// validator's Hello and HelloAck, but not sent its own HelloAck.
+func helloSent(t *testing.T, rk *wire.RunnerKey) (*Server, *rawConn, chan cip11.Address) {
+	t.Helper()
 	f := newFixture(t, 1, rk)
 	admits := make(chan cip11.Address, 4)
 	s := f.startServer(0, func(c *ServerConfig) { c.OnAdmit = func(a cip11.Address) { admits <- a } })
@@ -407,6 +407,15 @@ func TestD28NoAdmissionBeforeRunnerAck(t *testing.T) {
 	if g, err := r.sendHello(helloFor(rk, f.snap.Pair())); err != nil || g != nil {
 		t.Fatal(err, g)
 	}
+	return s, r, admits
+}
+
+// D28, §6.2: until the runner's HelloAck verified, nothing is recorded:
+// not connected, not present, OnAdmit not called, still half-open; a
+// heartbeat in place of the HelloAck is Goodbye{ProtocolError}.
+func TestD28NoAdmissionBeforeRunnerAck(t *testing.T) {
+	rk := runnerKey(t, 1)
+	s, r, admits := helloSent(t, rk)
 	time.Sleep(100 * time.Millisecond)
 	if s.Connected(rk.Address()) || s.IsPresent(rk.Address()) || s.HalfOpen() != 1 || len(admits) != 0 {
 		t.Fatalf("recorded before HelloAck: connected %v present %v half-open %d admits %d",
@@ -437,13 +446,7 @@ func TestD28NoAdmissionBeforeRunnerAck(t *testing.T) {
 // TestAdmissionRefusals and are signed Goodbyes.
 func TestD28AdmitsAfterRunnerAck(t *testing.T) {
 	rk := runnerKey(t, 1)
-	f := newFixture(t, 1, rk)
-	admits := make(chan cip11.Address, 4)
-	s := f.startServer(0, func(c *ServerConfig) { c.OnAdmit = func(a cip11.Address) { admits <- a } })
-	r := rawDial(t, rawTransport(t), s, rk)
-	if g, err := r.sendHello(helloFor(rk, f.snap.Pair())); err != nil || g != nil {
-		t.Fatal(err, g)
-	}
+	s, r, admits := helloSent(t, rk)
 	if err := r.sendAck(r.binding); err != nil {
 		t.Fatal(err)
 	}

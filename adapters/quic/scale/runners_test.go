@@ -138,6 +138,24 @@ type cipPool struct {
 	clients []*quic.Client
 }
 
+// admitted is the validator helper's admission count (ServerStats.Admitted).
+func (h *helperProc) admitted(t testing.TB) int64 {
+	var s validatorStats
+	h.call(t, &s, "stats")
+	return s.Admitted
+}
+
+// blocks advances the validator helper and the pool n blocks past *h,
+// one every d.
+func blocks(t testing.TB, v *helperProc, pool *cipPool, h *uint64, n int, d time.Duration) {
+	for range n {
+		*h++
+		v.call(t, nil, "tick", *h)
+		pool.tick(*h)
+		time.Sleep(d)
+	}
+}
+
 func newCipPool(w *world, addr net.Addr) *cipPool {
 	p := &cipPool{w: w, dir: &quic.StaticDirectory{}, peer: validators.PeerKey(w.vk.PubKey().Raw())}
 	p.dir.Put(p.peer, addr)

@@ -168,23 +168,13 @@ func runHeartbeat(t *testing.T, p hbParams) hbResult {
 		rss0 := v.rss(t)
 		pool := newCipPool(w, v.addr)
 		defer pool.close()
-		admitted := func() int64 {
-			var s validatorStats
-			v.call(t, &s, "stats")
-			return s.Admitted
-		}
 		rb := udpRcvbufErrors()
 		t0 := time.Now()
 		h := uint64(startHeight)
-		pool.grow(t, p.n, 250, h, admitted)
+		pool.grow(t, p.n, 250, h, func() int64 { return v.admitted(t) })
 		r.rcvbufConn = udpRcvbufErrors() - rb
 		t.Logf("cip11: %d runners admitted in %v (RcvbufErrors +%d)", p.n, time.Since(t0).Round(time.Millisecond), r.rcvbufConn)
-		for range 2 {
-			h++
-			v.call(t, nil, "tick", h)
-			pool.tick(h)
-			time.Sleep(p.blockTime)
-		}
+		blocks(t, v, pool, &h, 2, p.blockTime)
 		var s0 validatorStats
 		v.call(t, &s0, "stats")
 		if s0.Present != p.n {
@@ -243,10 +233,7 @@ func runHeartbeat(t *testing.T, p hbParams) hbResult {
 			s1.Present, s1.Drops, s1.Dropped, r.readmits, r.pingsRejected, r.pongsRej, cs.Dials)
 
 		for i, pace := range p.fullPushPaces {
-			h++
-			v.call(t, nil, "tick", h)
-			pool.tick(h)
-			time.Sleep(p.blockTime / 2)
+			blocks(t, v, pool, &h, 1, p.blockTime/2)
 			rb := udpRcvbufErrors()
 			dm := newDropMeter(v.addr.Port)
 			var res pushResult
@@ -382,17 +369,8 @@ func runPush(t *testing.T, n, rounds int, paces []int) pushRun {
 	pool := newCipPool(w, v.addr)
 	defer pool.close()
 	h := uint64(startHeight)
-	pool.grow(t, n, 250, h, func() int64 {
-		var s validatorStats
-		v.call(t, &s, "stats")
-		return s.Admitted
-	})
-	for range 2 {
-		h++
-		v.call(t, nil, "tick", h)
-		pool.tick(h)
-		time.Sleep(time.Second)
-	}
+	pool.grow(t, n, 250, h, func() int64 { return v.admitted(t) })
+	blocks(t, v, pool, &h, 2, time.Second)
 	// CIP11_SCALE_PROFILE=PREFIX: CPU profiles of the push rounds only,
 	// PREFIX.validator (the helper) and PREFIX.runners (this process).
 	if prefix := os.Getenv("CIP11_SCALE_PROFILE"); prefix != "" {
@@ -411,10 +389,7 @@ func runPush(t *testing.T, n, rounds int, paces []int) pushRun {
 	}
 	for _, pace := range paces {
 		for i := range rounds {
-			h++
-			v.call(t, nil, "tick", h)
-			pool.tick(h)
-			time.Sleep(time.Second)
+			blocks(t, v, pool, &h, 1, time.Second)
 			var r pushResult
 			rb := udpRcvbufErrors()
 			dm := newDropMeter(v.addr.Port)
@@ -489,17 +464,8 @@ func runReconnect(t *testing.T, n int, env ...string) reconnectRun {
 	pool := newCipPool(w, v.addr)
 	defer pool.close()
 	h := uint64(startHeight)
-	pool.grow(t, n, 250, h, func() int64 {
-		var s validatorStats
-		v.call(t, &s, "stats")
-		return s.Admitted
-	})
-	for range 2 {
-		h++
-		v.call(t, nil, "tick", h)
-		pool.tick(h)
-		time.Sleep(time.Second)
-	}
+	pool.grow(t, n, 250, h, func() int64 { return v.admitted(t) })
+	blocks(t, v, pool, &h, 2, time.Second)
 	var s0 validatorStats
 	v.call(t, &s0, "stats")
 	d0 := pool.stats().Dials
@@ -511,10 +477,7 @@ func runReconnect(t *testing.T, n int, env ...string) reconnectRun {
 	out.dials = pool.stats().Dials - d0
 	vcpu, rcpu := v.cpu(t)-c0, time.Duration(cpuNanos()-rc0)
 	srvDrops, others1 := udpDrops(v.addr.Port) // the new server's socket counts from 0
-	h++
-	v.call(t, nil, "tick", h)
-	pool.tick(h)
-	time.Sleep(time.Second)
+	blocks(t, v, pool, &h, 1, time.Second)
 	var s1 validatorStats
 	v.call(t, &s1, "stats")
 	out.present = s1.Present
