@@ -89,7 +89,7 @@ func (b Backend) Dashboard() httpapi.Dashboard {
 		ConnectedRunners: conn, PresentRunners: present}
 }
 
-func settled(state string, events []httpapi.Event, runner cip11.Address) bool {
+func settled(state httpapi.JobState, events []httpapi.Event, runner cip11.Address) bool {
 	if state == httpapi.StateCompleted || state == httpapi.StateExpired {
 		return true
 	}

@@ -127,7 +127,7 @@ type mempool struct {
 type jobTrack struct {
 	spec      *JobSpec
 	p         []byte
-	state     string
+	state     httpapi.JobState
 	submitted uint64 // block S (0 until included)
 	deadline  uint64
 	committee []cip11.Address
@@ -237,7 +237,7 @@ func (v *Validator) open() error {
 		return err
 	}
 	// accepted submissions no block included go back to the mempool
-	v.mem.submits = slices.DeleteFunc(v.mem.submits, func(id cip11.Hash) bool { return v.jobs[id].state != "submitted" })
+	v.mem.submits = slices.DeleteFunc(v.mem.submits, func(id cip11.Hash) bool { return v.jobs[id].state != httpapi.StateSubmitted })
 	snap, err := v.g.Snapshot()
 	if err != nil {
 		return err
@@ -352,7 +352,7 @@ func (v *Validator) loadJobs() error {
 
 func (v *Validator) track(spec *JobSpec) *jobTrack {
 	id := spec.ID()
-	t := &jobTrack{spec: spec, p: spec.Encode(), state: "submitted", delivered: map[cip11.Address]bool{},
+	t := &jobTrack{spec: spec, p: spec.Encode(), state: httpapi.StateSubmitted, delivered: map[cip11.Address]bool{},
 		included: map[cip11.Address]bool{}, commits: map[cip11.Address]cip11.Hash{}, reveals: map[cip11.Address]cip11.Hash{}}
 	v.jobs[id] = t
 	v.live = append(v.live, id)
@@ -467,7 +467,7 @@ func (v *Validator) ProduceBlock() error {
 		}
 		pushed++
 		v.stats.Pushed++
-		t.event(h, "pushed", &r, "", v.now())
+		t.event(h, httpapi.EventPushed, &r, "", v.now())
 	}
 	v.recent = append(v.recent, httpapi.BlockSummary{Height: h, Time: applied, Txs: len(b.Txs), Assignments: len(b.Out.Assignments),
 		Pushed: pushed, ExecMillis: float64(exec.Microseconds()) / 1000})
@@ -565,7 +565,7 @@ func (v *Validator) produce() (*chainlog.Block, []cquic.Assignment, error) {
 		}
 	}
 	pushes := v.observe(b, v.now(), present)
-	v.mem.submits = slices.DeleteFunc(v.mem.submits, func(id cip11.Hash) bool { return v.jobs[id].state != "submitted" })
+	v.mem.submits = slices.DeleteFunc(v.mem.submits, func(id cip11.Hash) bool { return v.jobs[id].state != httpapi.StateSubmitted })
 	v.compact()
 	v.log.Debug("block", "height", h, "txs", len(b.Txs), "assignments", len(out.Assignments), "heartbeats", len(b.Heartbeats), "pushes", len(pushes))
 	return b, pushes, nil
@@ -631,7 +631,7 @@ func (v *Validator) txs(h uint64, b *chainlog.Block) bool {
 	}
 	for _, id := range v.live {
 		t := v.jobs[id]
-		if t.state != "assigned" || t.verified || h > t.deadline {
+		if t.state != httpapi.StateAssigned || t.verified || h > t.deadline {
 			continue
 		}
 		all := true
@@ -702,21 +702,21 @@ func (v *Validator) observe(b *chainlog.Block, at time.Time, present func(cip11.
 				v.log.Warn("block log holds a job jobs.jsonl does not", "job", tx.Submit.JobID)
 				continue
 			}
-			t.submitted, t.state = h, "pending"
+			t.submitted, t.state = h, httpapi.StatePending
 			v.stats.Submitted++
-			t.event(h, "submitted", nil, "", at)
+			t.event(h, httpapi.EventSubmitted, nil, "", at)
 		case tx.ResultSubmit != nil:
 			if t := v.jobs[tx.ResultSubmit.JobID]; t != nil && slices.Contains(t.committee, tx.ResultSubmit.Runner) {
 				r := tx.ResultSubmit.Runner
 				t.delivered[r], t.included[r] = true, true
-				t.event(h, "result", &r, "", at)
+				t.event(h, httpapi.EventResult, &r, "", at)
 			}
 		case tx.Verified != nil:
 			if t := v.jobs[tx.Verified.JobID]; t != nil {
-				t.state, t.verified = "completed", true
+				t.state, t.verified = httpapi.StateCompleted, true
 				v.stats.Completed++
 				v.stats.JobLatencyBlocks = append(v.stats.JobLatencyBlocks, h-t.submitted)
-				t.event(h, "completed", nil, fmt.Sprintf("%d matching", len(tx.Verified.Matching)), at)
+				t.event(h, httpapi.EventCompleted, nil, fmt.Sprintf("%d matching", len(tx.Verified.Matching)), at)
 			}
 		}
 	}
@@ -727,10 +727,10 @@ func (v *Validator) observe(b *chainlog.Block, at time.Time, present func(cip11.
 			continue
 		}
 		prev := t.committee
-		t.committee, t.deadline, t.state = slices.Clone(a.Committee), uint64(a.DeadlineBlock), "assigned"
-		kind := "selected"
+		t.committee, t.deadline, t.state = slices.Clone(a.Committee), uint64(a.DeadlineBlock), httpapi.StateAssigned
+		kind := httpapi.EventSelected
 		if a.Reselection > 0 {
-			kind = "reselected"
+			kind = httpapi.EventReselected
 			v.stats.Reselections++
 		} else {
 			v.stats.Assigned++
@@ -752,9 +752,9 @@ func (v *Validator) observe(b *chainlog.Block, at time.Time, present func(cip11.
 	}
 	for _, id := range b.Out.Expired {
 		if t := v.jobs[id]; t != nil {
-			t.state = "expired"
+			t.state = httpapi.StateExpired
 			v.stats.Expired++
-			t.event(h, "expired", nil, "", at)
+			t.event(h, httpapi.EventExpired, nil, "", at)
 		}
 	}
 	return pushes
@@ -764,11 +764,11 @@ func (v *Validator) observe(b *chainlog.Block, at time.Time, present func(cip11.
 func (v *Validator) compact() {
 	v.live = slices.DeleteFunc(v.live, func(id cip11.Hash) bool {
 		s := v.jobs[id].state
-		return s == "completed" || s == "expired"
+		return s == httpapi.StateCompleted || s == httpapi.StateExpired
 	})
 }
 
-func (t *jobTrack) event(h uint64, kind string, r *cip11.Address, detail string, at time.Time) {
+func (t *jobTrack) event(h uint64, kind httpapi.EventKind, r *cip11.Address, detail string, at time.Time) {
 	if len(t.events) >= 64 {
 		return
 	}
@@ -780,8 +780,11 @@ func (t *jobTrack) event(h uint64, kind string, r *cip11.Address, detail string,
 	t.events = append(t.events, httpapi.Event{Height: h, Kind: kind, Runner: rp, Detail: detail, Time: at})
 }
 
-func (v *Validator) jobCounts() map[string]int {
-	c := map[string]int{"submitted": 0, "pending": 0, "assigned": 0, "completed": 0, "expired": 0}
+func (v *Validator) jobCounts() map[httpapi.JobState]int {
+	c := map[httpapi.JobState]int{}
+	for _, s := range httpapi.JobStates() {
+		c[s] = 0
+	}
 	for _, t := range v.jobs {
 		c[t.state]++
 	}
@@ -796,7 +799,7 @@ func (v *Validator) onOutcome(o cquic.Outcome) {
 	m := v.cfg.Metrics
 	name := outcomeName(o.Outcome)
 	if m != nil {
-		m.Push(name)
+		m.Push(string(name))
 	}
 	t := v.jobs[o.JobID]
 	if t == nil {
@@ -825,7 +828,7 @@ func (v *Validator) onPushError(a cquic.Assignment, err error) {
 func (v *Validator) pushFailed(t *jobTrack, h uint64, r cip11.Address, err error, at time.Time) {
 	v.stats.PushFailed++
 	if t != nil {
-		t.event(h, "push_failed", &r, err.Error(), at)
+		t.event(h, httpapi.EventPushFailed, &r, err.Error(), at)
 	}
 }
 
@@ -858,16 +861,16 @@ func (v *Validator) onAck(id cip11.Hash, r cip11.Address, st wire.AckStatus) {
 	}
 }
 
-func outcomeName(o local.Outcome) string {
+func outcomeName(o local.Outcome) httpapi.EventKind {
 	switch o {
 	case local.Success:
-		return "success"
+		return httpapi.EventSuccess
 	case local.Duplicate:
-		return "duplicate"
+		return httpapi.EventDuplicate
 	case local.SoftFailure:
-		return "soft_failure"
+		return httpapi.EventSoftFailure
 	}
-	return "hard_failure"
+	return httpapi.EventHardFailure
 }
 
 func (v *Validator) onAdmit(cip11.Address) {
@@ -923,7 +926,7 @@ func (v *Validator) SubmitTx(raw []byte) (*Tx, error) {
 			if _, ok := t.commits[tx.From]; !ok {
 				t.commits[tx.From] = cip11.Hash(tx.Payload)
 				f := tx.From
-				t.event(v.height(), "commit", &f, "", v.now())
+				t.event(v.height(), httpapi.EventCommit, &f, "", v.now())
 			}
 			return tx, nil
 		}
@@ -938,7 +941,7 @@ func (v *Validator) SubmitTx(raw []byte) (*Tx, error) {
 		if _, ok := t.reveals[tx.From]; !ok {
 			t.reveals[tx.From] = res
 			f := tx.From
-			t.event(v.height(), "revealed", &f, "", v.now())
+			t.event(v.height(), httpapi.EventRevealed, &f, "", v.now())
 		}
 	}
 	if m := v.cfg.Metrics; m != nil {
@@ -990,11 +993,11 @@ func (v *Validator) Stats() Stats {
 }
 
 // JobStates counts jobs by state, and lists those not terminal.
-func (v *Validator) JobStates() (counts map[string]int, open []cip11.Hash) {
+func (v *Validator) JobStates() (counts map[httpapi.JobState]int, open []cip11.Hash) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	for _, id := range v.live {
-		if s := v.jobs[id].state; s != "completed" && s != "expired" {
+		if s := v.jobs[id].state; s != httpapi.StateCompleted && s != httpapi.StateExpired {
 			open = append(open, id)
 		}
 	}
@@ -1030,7 +1033,7 @@ func (v *Validator) RunnerJobs(runner cip11.Address) ([]*wire.JobAssignment, err
 	out := []*wire.JobAssignment{}
 	for _, id := range v.live {
 		t := v.jobs[id]
-		if t.state != "assigned" || t.delivered[runner] || !slices.Contains(t.committee, runner) {
+		if t.state != httpapi.StateAssigned || t.delivered[runner] || !slices.Contains(t.committee, runner) {
 			continue
 		}
 		a := &wire.JobAssignment{JobID: id, JobSpec: t.p, JobSpecHash: wire.JobSpecHash(t.p),
@@ -1045,7 +1048,7 @@ func (v *Validator) RunnerJobs(runner cip11.Address) ([]*wire.JobAssignment, err
 
 func (t *jobTrack) assignedAt() uint64 {
 	for i := len(t.events) - 1; i >= 0; i-- {
-		if k := t.events[i].Kind; k == "selected" || k == "reselected" {
+		if k := t.events[i].Kind; k == httpapi.EventSelected || k == httpapi.EventReselected {
 			return t.events[i].Height
 		}
 	}

@@ -58,33 +58,58 @@ type Backend interface {
 	Dashboard() Dashboard
 }
 
-// Job states (JobView.State, the `state` label of cip11_jobs and the keys of
-// Dashboard.Jobs).
+// JobState is a job's place in its life cycle (JobView.State, the `state`
+// label of cip11_jobs and the keys of Dashboard.Jobs). The node's job
+// tracker uses these values; docs/http-api.md lists them.
+type JobState string
+
+// Job states.
 const (
-	StateSubmitted = "submitted" // accepted by the API, not yet in a block
-	StatePending   = "pending"   // in a block, selection not yet done (M > 1 pending pass, §9.2)
-	StateAssigned  = "assigned"  // a committee is selected and the job is being delivered
-	StateCompleted = "completed" // the result is canonically included
-	StateExpired   = "expired"   // the job ran out of re-selections (§11.2)
+	StateSubmitted JobState = "submitted" // accepted by the API, not yet in a block
+	StatePending   JobState = "pending"   // in a block, selection not yet done (M > 1 pending pass, §9.2)
+	StateAssigned  JobState = "assigned"  // a committee is selected and the job is being delivered
+	StateCompleted JobState = "completed" // the result is canonically included
+	StateExpired   JobState = "expired"   // the job ran out of re-selections (§11.2)
 )
+
+// Terminal reports whether no block can change the state again.
+func (s JobState) Terminal() bool { return s == StateCompleted || s == StateExpired }
 
 // JobStates lists the job states in lifecycle order.
-func JobStates() []string {
-	return []string{StateSubmitted, StatePending, StateAssigned, StateCompleted, StateExpired}
+func JobStates() []JobState {
+	return []JobState{StateSubmitted, StatePending, StateAssigned, StateCompleted, StateExpired}
 }
 
-// Event kinds (Event.Kind).
+// EventKind names one step of a job's history (Event.Kind). Every kind the
+// node emits is listed here and in docs/http-api.md.
+type EventKind string
+
+// Event kinds.
 const (
-	EventSubmitted  = "submitted"  // the job was admitted
-	EventSelected   = "selected"   // a runner was drawn for the committee
-	EventPushed     = "pushed"     // a JobAssignment was sent to a runner (§10.1)
-	EventAcked      = "acked"      // the runner's JobAck arrived (§10.2); Detail is the status
-	EventResult     = "result"     // a JobResultCommit/JobResult transaction was forwarded (§10.3)
-	EventCompleted  = "completed"  // the result was canonically included
-	EventExpired    = "expired"    // the job expired (§11.2)
-	EventReselected = "reselected" // timeout re-selection drew a new runner (§11.2)
-	EventCancelled  = "cancelled"  // a JobCancel was sent (§10.5); Detail is the reason
+	EventSubmitted   EventKind = "submitted"    // the job was included in a block
+	EventSelected    EventKind = "selected"     // a committee was drawn (§9.2); Detail lists it
+	EventPushed      EventKind = "pushed"       // a JobAssignment was sent to a runner (§10.1)
+	EventPushFailed  EventKind = "push_failed"  // a push could not be sent; Detail is the error
+	EventAcked       EventKind = "acked"        // the runner's JobAck arrived (§10.2); Detail is the status
+	EventSuccess     EventKind = "success"      // §10.6 push outcome: the runner delivered
+	EventDuplicate   EventKind = "duplicate"    // §10.6 push outcome: the runner already had the job
+	EventSoftFailure EventKind = "soft_failure" // §10.6 push outcome: soft failure
+	EventHardFailure EventKind = "hard_failure" // §10.6 push outcome: hard failure
+	EventCommit      EventKind = "commit"       // a JobResultCommit transaction was admitted (CIP-2)
+	EventRevealed    EventKind = "revealed"     // a JobResult reveal was admitted and verified
+	EventResult      EventKind = "result"       // a runner's result was included in a block (§10.3)
+	EventCompleted   EventKind = "completed"    // the result was canonically included
+	EventExpired     EventKind = "expired"      // the job expired (§11.2)
+	EventReselected  EventKind = "reselected"   // timeout re-selection drew a new committee (§11.2)
+	EventCancelled   EventKind = "cancelled"    // a JobCancel was sent (§10.5); Detail is the reason
 )
+
+// EventKinds lists every event kind.
+func EventKinds() []EventKind {
+	return []EventKind{EventSubmitted, EventSelected, EventPushed, EventPushFailed, EventAcked, EventSuccess,
+		EventDuplicate, EventSoftFailure, EventHardFailure, EventCommit, EventRevealed, EventResult,
+		EventCompleted, EventExpired, EventReselected, EventCancelled}
+}
 
 // JobRequest is the body of POST /jobs. Submitter, job_kind, runners and
 // timeout_blocks are required; work_ms, payload and nonce default to zero
@@ -125,7 +150,7 @@ type JobView struct {
 	// ID is the job id.
 	ID cip11.Hash `json:"id"`
 	// State is one of the State* constants.
-	State string `json:"state"`
+	State JobState `json:"state"`
 	// Submitter is the submitting account.
 	Submitter cip11.Address `json:"submitter"`
 	// JobKind is the job kind byte.
@@ -147,7 +172,7 @@ type Event struct {
 	// Height is the block height the event belongs to.
 	Height uint64 `json:"height,string"`
 	// Kind is one of the Event* constants.
-	Kind string `json:"kind"`
+	Kind EventKind `json:"kind"`
 	// Runner is the runner concerned, if any.
 	Runner *cip11.Address `json:"runner,omitempty"`
 	// Detail is free text (ack status, cancel reason, …).
@@ -236,7 +261,7 @@ type Dashboard struct {
 	// RecentBlocks is the latest blocks, newest first.
 	RecentBlocks []BlockSummary `json:"recent_blocks"`
 	// Jobs counts jobs by state (State* keys).
-	Jobs map[string]int `json:"jobs"`
+	Jobs map[JobState]int `json:"jobs"`
 	// PushLatencyMillis holds recent push→ack latency samples in
 	// milliseconds; the page draws their histogram. Non-finite or negative
 	// samples are dropped.

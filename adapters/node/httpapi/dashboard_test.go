@@ -21,7 +21,7 @@ func sampleDashboard() Dashboard {
 			{Height: 100, Time: time.Date(2026, 12, 3, 10, 0, 1, 0, time.UTC), Txs: 3, Assignments: 2, Pushed: 2, ExecMillis: 1.25},
 			{Height: 99, Time: time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC), ExecMillis: math.NaN()},
 		},
-		Jobs:              map[string]int{StateAssigned: 2, StateCompleted: 40},
+		Jobs:              map[JobState]int{StateAssigned: 2, StateCompleted: 40},
 		PushLatencyMillis: []float64{1.5, 12, math.Inf(1), -1, math.NaN(), 800},
 		ConnectedRunners:  many,
 		PresentRunners:    many[:2],

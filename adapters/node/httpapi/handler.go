@@ -629,7 +629,7 @@ func (h *handler) dashboardJSON(w http.ResponseWriter, r *http.Request) {
 // sanitizeDashboard applies the display caps, makes every list a JSON array,
 // lists every job state and drops values JSON cannot carry.
 func sanitizeDashboard(d Dashboard) Dashboard {
-	out := Dashboard{Status: d.Status, Jobs: make(map[string]int, len(d.Jobs)+5)}
+	out := Dashboard{Status: d.Status, Jobs: make(map[JobState]int, len(d.Jobs)+5)}
 	for _, s := range JobStates() {
 		out.Jobs[s] = 0
 	}

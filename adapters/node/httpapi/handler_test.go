@@ -436,7 +436,7 @@ func TestConcurrent(t *testing.T) {
 		wg.Go(func() {
 			for i := range 20 {
 				m.Push(OutcomeSuccess)
-				m.SetJobs(map[string]int{StateAssigned: g + i})
+				m.SetJobs(map[JobState]int{StateAssigned: g + i})
 				for _, r := range []struct{ method, path, body string }{
 					{http.MethodPost, "/jobs", validJob()},
 					{http.MethodGet, "/runner/" + hexOf(a[:]) + "/jobs", ""},

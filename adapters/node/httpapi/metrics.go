@@ -88,7 +88,7 @@ type Metrics struct {
 	polls            prometheus.Counter
 
 	mu        sync.Mutex
-	jobStates map[string]bool // every state label ever set, so SetJobs can zero absent ones
+	jobStates map[JobState]bool // every state label ever set, so SetJobs can zero absent ones
 }
 
 // NewMetrics creates the metrics and registers them with reg. If any
@@ -131,7 +131,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Help: "JobResultCommit/JobResult frames whose tx_bytes failed the §10.3 checks."}),
 		polls: prometheus.NewCounter(prometheus.CounterOpts{Name: MetricPollRequests,
 			Help: "Poll-fallback requests served (GET /runner/{addr}/jobs, §14)."}),
-		jobStates: make(map[string]bool),
+		jobStates: make(map[JobState]bool),
 	}
 	cs := []prometheus.Collector{m.connected, m.present, m.admissions, m.refusals, m.pings, m.pushes,
 		m.ackLatency, m.jobs, m.blockExec, m.blocks, m.height, m.mempool, m.resultsForwarded,
@@ -156,7 +156,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		m.pushes.WithLabelValues(o)
 	}
 	for _, s := range JobStates() {
-		m.jobs.WithLabelValues(s).Set(0)
+		m.jobs.WithLabelValues(string(s)).Set(0)
 		m.jobStates[s] = true
 	}
 	return m, nil
@@ -250,7 +250,7 @@ func (m *Metrics) ObserveAck(d time.Duration) {
 // SetJobs sets cip11_jobs{state} from counts (keys are the State*
 // constants). A state absent from counts, including one set by an earlier
 // call, is set to 0.
-func (m *Metrics) SetJobs(counts map[string]int) {
+func (m *Metrics) SetJobs(counts map[JobState]int) {
 	if m == nil {
 		return
 	}
@@ -258,12 +258,12 @@ func (m *Metrics) SetJobs(counts map[string]int) {
 	defer m.mu.Unlock()
 	for s := range m.jobStates {
 		if _, ok := counts[s]; !ok {
-			m.jobs.WithLabelValues(s).Set(0)
+			m.jobs.WithLabelValues(string(s)).Set(0)
 		}
 	}
 	for s, n := range counts {
 		m.jobStates[s] = true
-		m.jobs.WithLabelValues(s).Set(float64(n))
+		m.jobs.WithLabelValues(string(s)).Set(float64(n))
 	}
 }
 

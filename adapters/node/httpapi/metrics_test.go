@@ -39,7 +39,7 @@ func TestMetricsEndpoint(t *testing.T) {
 	m.Push("exploded")
 	m.ObserveAck(3 * time.Millisecond)
 	m.ObserveAck(-time.Second)
-	m.SetJobs(map[string]int{StateAssigned: 4, StateCompleted: 9})
+	m.SetJobs(map[JobState]int{StateAssigned: 4, StateCompleted: 9})
 	m.ObserveBlock(20 * time.Millisecond)
 	m.BlockProduced(42)
 	m.SetHeight(43)
@@ -105,8 +105,8 @@ func TestMetricsEndpoint(t *testing.T) {
 	}
 
 	// A state absent from the next SetJobs drops to 0.
-	m.SetJobs(map[string]int{StateExpired: 1, "weird": 2})
-	m.SetJobs(map[string]int{StateExpired: 1})
+	m.SetJobs(map[JobState]int{StateExpired: 1, "weird": 2})
+	m.SetJobs(map[JobState]int{StateExpired: 1})
 	body = do(h, http.MethodGet, "/metrics", "", nil).Body.String()
 	for _, line := range []string{`cip11_jobs{state="assigned"} 0`, `cip11_jobs{state="expired"} 1`, `cip11_jobs{state="weird"} 0`} {
 		if !strings.Contains(body, line+"\n") {
@@ -159,7 +159,7 @@ func TestNilMetricsNoop(t *testing.T) {
 	m.Ping(true)
 	m.Push(OutcomeSuccess)
 	m.ObserveAck(time.Millisecond)
-	m.SetJobs(map[string]int{StateAssigned: 1})
+	m.SetJobs(map[JobState]int{StateAssigned: 1})
 	m.ObserveBlock(time.Millisecond)
 	m.BlockProduced(1)
 	m.SetHeight(1)
