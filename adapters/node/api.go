@@ -81,11 +81,8 @@ func (b Backend) Dashboard() httpapi.Dashboard {
 	present = present[:min(len(present), httpapi.MaxDashboardRunners)]
 	conn := v.srv.ConnectedRunners()
 	conn = conn[:min(len(conn), httpapi.MaxDashboardRunners)]
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	recent := slices.Clone(v.recent)
-	slices.Reverse(recent)
-	return httpapi.Dashboard{Status: st, RecentBlocks: recent, Jobs: v.jobCounts(), PushLatencyMillis: slices.Clone(v.lat),
+	d := v.dashboard()
+	return httpapi.Dashboard{Status: st, RecentBlocks: d.recent, Jobs: d.jobs, PushLatencyMillis: d.lat,
 		ConnectedRunners: conn, PresentRunners: present}
 }
 

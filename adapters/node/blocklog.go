@@ -21,88 +21,94 @@ type blockLog struct {
 	f    *os.File
 	sync bool
 	last uint64
+	size int64 // bytes of whole records
 }
 
-// openBlockLog opens or creates path for hdr and returns the blocks it
-// already holds.
-func openBlockLog(path string, hdr chainlog.Header, sync bool) (*blockLog, []chainlog.Block, error) {
+// openBlockLog opens or creates path for hdr. Every block it already holds
+// is handed to fn in height order, one at a time (recovery streams the log:
+// memory does not grow with its length).
+func openBlockLog(path string, hdr chainlog.Header, sync bool, fn func(*chainlog.Block) error) (*blockLog, error) {
 	want, err := chainlog.EncodeHeader(hdr)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	l := &blockLog{f: f, sync: sync}
-	blocks, good, err := readBlockLog(f, want)
+	last, good, err := readBlockLog(f, want, fn)
 	if err != nil {
 		f.Close()
-		return nil, nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if good == 0 { // new (or only a torn header): write the header
 		if err := f.Truncate(0); err != nil {
 			f.Close()
-			return nil, nil, err
+			return nil, err
 		}
 		if _, err := f.WriteAt(append(want, '\n'), 0); err != nil {
 			f.Close()
-			return nil, nil, err
+			return nil, err
 		}
 		good = int64(len(want) + 1)
 	} else if err := f.Truncate(good); err != nil {
 		f.Close()
-		return nil, nil, err
+		return nil, err
 	}
 	if _, err := f.Seek(good, io.SeekStart); err != nil {
 		f.Close()
-		return nil, nil, err
+		return nil, err
 	}
 	if err := f.Sync(); err != nil {
 		f.Close()
-		return nil, nil, err
+		return nil, err
 	}
-	if n := len(blocks); n > 0 {
-		l.last = uint64(blocks[n-1].Height)
-	}
-	return l, blocks, nil
+	l.last, l.size = last, good
+	return l, nil
 }
 
-// readBlockLog decodes the complete lines of f; good is the byte length of
-// the valid prefix (header and whole blocks). A complete line that does
-// not decode is corruption, not a torn write.
-func readBlockLog(f *os.File, header []byte) (blocks []chainlog.Block, good int64, err error) {
+// readBlockLog decodes the complete lines of f and hands each block to fn;
+// good is the byte length of the valid prefix (header and whole blocks),
+// last the last block's height. A complete line that does not decode is
+// corruption, not a torn write.
+func readBlockLog(f *os.File, header []byte, fn func(*chainlog.Block) error) (last uint64, good int64, err error) {
 	r := bufio.NewReaderSize(f, 1<<20)
 	var off int64
 	for i := 0; ; i++ {
 		line, err := r.ReadBytes('\n')
 		if errors.Is(err, io.EOF) {
-			return blocks, off, nil // a line without '\n' is torn: dropped
+			return last, off, nil // a line without '\n' is torn: dropped
 		}
 		if err != nil {
-			return nil, 0, err
+			return 0, 0, err
 		}
 		body := bytes.TrimSuffix(line, []byte("\n"))
 		if i == 0 {
 			if !bytes.Equal(body, header) {
-				return nil, 0, fmt.Errorf("%w: the block log's header is not this genesis's", ErrBlockLog)
+				return 0, 0, fmt.Errorf("%w: the block log's header is not this genesis's", ErrBlockLog)
 			}
 		} else {
 			b, err := chainlog.DecodeBlock(body)
 			if err != nil {
-				return nil, 0, fmt.Errorf("%w: block line %d: %w", ErrBlockLog, i, err)
+				return 0, 0, fmt.Errorf("%w: block line %d: %w", ErrBlockLog, i+1, err)
 			}
 			if uint64(b.Height) != uint64(i) {
-				return nil, 0, fmt.Errorf("%w: line %d holds height %d", ErrBlockLog, i, b.Height)
+				return 0, 0, fmt.Errorf("%w: line %d holds height %d", ErrBlockLog, i+1, b.Height)
 			}
-			blocks = append(blocks, b)
+			if err := fn(&b); err != nil {
+				return 0, 0, err
+			}
+			last = uint64(b.Height)
 		}
 		off += int64(len(line))
 	}
 }
 
-// append writes b (which must be the next height) durably.
-func (l *blockLog) append(b *chainlog.Block) error {
+// Append writes b (which must be the next height) durably (chain.BlockLog).
+// A failed write is cut back off, so the log never keeps a torn line that a
+// later append would run on from.
+func (l *blockLog) Append(b *chainlog.Block) error {
 	if uint64(b.Height) != l.last+1 {
 		return fmt.Errorf("%w: append height %d after %d", ErrBlockLog, b.Height, l.last)
 	}
@@ -110,15 +116,28 @@ func (l *blockLog) append(b *chainlog.Block) error {
 	if err != nil {
 		return err
 	}
-	if _, err := l.f.Write(append(line, '\n')); err != nil {
+	if err := appendRecord(l.f, &l.size, append(line, '\n'), l.sync); err != nil {
 		return err
 	}
-	if l.sync {
-		if err := l.f.Sync(); err != nil {
-			return err
-		}
-	}
 	l.last = uint64(b.Height)
+	return nil
+}
+
+// appendRecord writes rec at *size and, with sync, fsyncs it. On failure it
+// truncates the file back to *size (so no torn record stays behind); if even
+// that fails, the error says so.
+func appendRecord(f *os.File, size *int64, rec []byte, sync bool) error {
+	_, err := f.WriteAt(rec, *size)
+	if err == nil && sync {
+		err = f.Sync()
+	}
+	if err != nil {
+		if terr := f.Truncate(*size); terr != nil {
+			return fmt.Errorf("%w (and truncating back to %d bytes failed: %v)", err, *size, terr)
+		}
+		return err
+	}
+	*size += int64(len(rec))
 	return nil
 }
 

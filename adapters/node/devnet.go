@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/cip11/cip11/adapters/node/chain"
 	"log/slog"
 	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -149,7 +149,7 @@ type devnet struct {
 	// stats carried across validator restarts (a restart rebuilds the
 	// consensus-visible counts from the block log, not the push counts)
 	pushed, acked, firstDraws, firstHits int64
-	ackLat                               []time.Duration
+	ackLat                               chain.Histogram // microseconds
 	chaosN                               int
 }
 
@@ -434,7 +434,7 @@ func (n *devnet) keep(v *Validator) {
 	n.acked += s.Acked
 	n.firstDraws += s.FirstDraws
 	n.firstHits += s.FirstDrawPresent
-	n.ackLat = append(n.ackLat, s.AckLatencies...)
+	n.ackLat.Merge(&s.AckMicros)
 }
 
 func (n *devnet) report(v *Validator, open int, elapsed time.Duration) *Report {
@@ -448,16 +448,14 @@ func (n *devnet) report(v *Validator, open int, elapsed time.Duration) *Report {
 	if r.FirstDraws > 0 {
 		r.FirstDrawHitPct = float64(hits*10000/r.FirstDraws) / 100
 	}
-	lat := append(slices.Clone(n.ackLat), s.AckLatencies...)
-	slices.Sort(lat)
-	if len(lat) > 0 {
-		r.PushP50Millis = float64(lat[len(lat)/2].Microseconds()) / 1000
-		r.PushP99Millis = float64(lat[min(len(lat)-1, len(lat)*99/100)].Microseconds()) / 1000
+	lat := n.ackLat
+	lat.Merge(&s.AckMicros)
+	if lat.Count() > 0 {
+		r.PushP50Millis = float64(lat.Quantile(500)) / 1000
+		r.PushP99Millis = float64(lat.Quantile(990)) / 1000
 	}
-	jl := slices.Clone(s.JobLatencyBlocks)
-	slices.Sort(jl)
-	if len(jl) > 0 {
-		r.JobBlocksP50, r.JobBlocksP99 = jl[len(jl)/2], jl[min(len(jl)-1, len(jl)*99/100)]
+	if s.JobLatencyBlocks.Count() > 0 {
+		r.JobBlocksP50, r.JobBlocksP99 = s.JobLatencyBlocks.Quantile(500), s.JobLatencyBlocks.Quantile(990)
 	}
 	r.Lost = open
 	if r.DataDir != "" {

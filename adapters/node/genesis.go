@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/cip11/cip11/adapters/node/chain"
 	"io"
 	"os"
 	"path/filepath"
@@ -20,13 +21,13 @@ import (
 
 // Sentinel errors of the node package.
 var (
-	ErrNilKey     = errors.New("node: nil key")
+	ErrNilKey     = chain.ErrNilKey
 	ErrGenesis    = errors.New("node: invalid genesis")
 	ErrKeyFile    = errors.New("node: invalid key file")
-	ErrNilConfig  = errors.New("node: required configuration is missing")
+	ErrNilConfig  = chain.ErrNilConfig
 	ErrClosed     = errors.New("node: closed")
-	ErrBlockLog   = errors.New("node: block log does not match the store")
-	ErrBadRequest = errors.New("node: bad request")
+	ErrBlockLog   = chain.ErrBlockLog
+	ErrBadRequest = chain.ErrBadRequest
 )
 
 // GenesisFormat and GenesisVersion identify a genesis file (docs/genesis.md).

@@ -2,6 +2,7 @@ package node
 
 import (
 	"fmt"
+	"github.com/cip11/cip11/adapters/node/chain"
 	"math/rand/v2"
 
 	"github.com/cip11/cip11/chainlog"
@@ -9,17 +10,8 @@ import (
 )
 
 // Consensus is what block production decides for block h beyond its
-// transactions: the proposal round, the parent beacon R_{h−1}, the
-// finalized height of the block's execution context (D22) and the seeds
-// the proposer has observed (for ConsumedSeedsV1, §9.2).
-type Consensus struct {
-	Round        seed.Round
-	ParentBeacon *chainlog.Beacon
-	Finalized    *uint64
-	// Seed returns the certified seed of round r, ok false when the
-	// proposer has not observed it (withholding delays, §9.2).
-	Seed func(r seed.Round) (seed.Signature, bool, error)
-}
+// transactions (chain.Consensus).
+type Consensus = chain.Consensus
 
 // Producer is block production behind the node: the single-validator
 // producer now, a BFT engine's proposer (CometBFT with the threshold seed

@@ -1,0 +1,441 @@
+package chain
+
+import (
+	"encoding/binary"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/adapters/node/httpapi"
+	"github.com/cip11/cip11/chainlog"
+	"github.com/cip11/cip11/presence"
+	"github.com/cip11/cip11/replay"
+	"github.com/cip11/cip11/selection/engine"
+	"github.com/cip11/cip11/state"
+	"github.com/cip11/cip11/wire"
+)
+
+// GenesisRunner is a runner registered in block 1.
+type GenesisRunner struct {
+	Address        cip11.Address
+	Stake          cip11.U128
+	ReputationX1e9 chainlog.U64
+}
+
+// Config configures a [Core]. Every field is documented; [Config.Validate]
+// reports the first missing dependency.
+type Config struct {
+	// Params are the chain's §13 parameters.
+	Params cip11.Params
+	// ChainID is bound into every signed assignment (§12.6).
+	ChainID uint64
+	// Runners are registered in block 1 (genesis).
+	Runners []GenesisRunner
+	// Key signs the poll fallback's assignments (§14); the validator's
+	// peer key.
+	Key *wire.ValidatorKey
+	// Exec executes blocks over the state store.
+	Exec Executor
+	// Log is the block log (durable before Commit).
+	Log BlockLog
+	// Journal records accepted job submissions.
+	Journal Journal
+	// Archive keeps pruned jobs' final views (default: an in-memory one,
+	// which still bounds the job tracker but not the archive).
+	Archive Archive
+	// RetainBlocks is how long a terminal job stays in memory after it
+	// ended, in blocks (default 256).
+	RetainBlocks uint64
+	// Logger (default: discard).
+	Logger *slog.Logger
+}
+
+// DefaultRetainBlocks is [Config.RetainBlocks]'s default.
+const DefaultRetainBlocks = 256
+
+// Validate reports the first missing dependency, wrapping ErrNilConfig.
+func (c *Config) Validate() error {
+	switch {
+	case c.Exec == nil:
+		return fmt.Errorf("%w: Exec", ErrNilConfig)
+	case c.Log == nil:
+		return fmt.Errorf("%w: Log", ErrNilConfig)
+	case c.Journal == nil:
+		return fmt.Errorf("%w: Journal", ErrNilConfig)
+	case c.Key == nil:
+		return fmt.Errorf("%w: Key", ErrNilConfig)
+	}
+	return nil
+}
+
+func (c *Config) defaults() {
+	if c.Archive == nil {
+		c.Archive = &MemArchive{}
+	}
+	if c.RetainBlocks == 0 {
+		c.RetainBlocks = DefaultRetainBlocks
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// Core is the synchronous chain core (package doc). It is not safe for
+// concurrent use: one driver goroutine owns it.
+type Core struct {
+	cfg  Config
+	p    cip11.Params
+	x    Executor
+	log  *slog.Logger
+	last *chainlog.Block
+	err  error // sticky failure (ErrFailed)
+
+	open    *chainlog.Block // executed, not committed
+	applied bool            // open is in the block log and awaits Commit
+
+	mem       mempool
+	jobs      map[cip11.Hash]*job
+	live      []cip11.Hash // jobs not terminal, in submission order
+	ended     []endedJob   // terminal jobs still in memory, by end height
+	counts    [5]int       // jobs in memory by state (index: stateIndex)
+	archived  [5]int       // terminal jobs pruned to the archive (completed, expired)
+	runnerIdx map[cip11.Address]int
+	pubkeys   map[cip11.Address]wire.PubKey
+	stats     Stats
+	recent    []httpapi.BlockSummary // ring of the last 60 blocks
+	lat       latRing
+	failures  []Failure // ring of the last MaxFailures
+}
+
+// New builds a core over cfg's dependencies. The store may already hold
+// blocks: the driver then feeds the block log through [Core.Restore] and
+// [Core.RecoverTail] before any other step.
+func New(cfg Config) (*Core, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg.defaults()
+	return &Core{cfg: cfg, p: cfg.Params, x: cfg.Exec, log: cfg.Logger,
+		jobs: map[cip11.Hash]*job{}, runnerIdx: map[cip11.Address]int{}, pubkeys: map[cip11.Address]wire.PubKey{},
+		mem: newMempool()}, nil
+}
+
+// Err is the sticky failure (nil while healthy), wrapping ErrFailed.
+func (c *Core) Err() error { return c.err }
+
+// Height is the last committed block height (0 before block 1).
+func (c *Core) Height() uint64 {
+	if c.last == nil {
+		return 0
+	}
+	return uint64(c.last.Height)
+}
+
+// Last is the last committed block (nil before block 1). The caller must
+// not modify it.
+func (c *Core) Last() *chainlog.Block { return c.last }
+
+func (c *Core) check() error {
+	if c.err != nil {
+		return c.err
+	}
+	return nil
+}
+
+// discardOpen drops a speculative execution (never an applied one).
+func (c *Core) discardOpen() {
+	if c.open != nil && !c.applied {
+		c.x.Discard()
+		c.open = nil
+	}
+}
+
+// Propose builds block h = Height()+1 from the mempool and the consensus
+// context, with presence as its PresenceInputV1 (§7.2; ignored at h = 1,
+// whose registry(0) is empty), and executes it (D23 transaction order).
+// The returned block carries its Output; its execution stays open for a
+// following Apply of the same block and is discarded by any other step.
+// A transaction the mempool's checks let through but the block rejects is
+// dropped: the block is proposed without transactions.
+func (c *Core) Propose(cs Consensus, pres []byte) (*chainlog.Block, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	if c.applied {
+		return nil, fmt.Errorf("%w: propose while block %d awaits Commit", ErrOutOfOrder, c.open.Height)
+	}
+	c.discardOpen()
+	h := c.Height() + 1
+	b := &chainlog.Block{
+		Height: chainlog.U64(h), Round: chainlog.Round{Epoch: chainlog.U64(cs.Round.Epoch), View: chainlog.U64(cs.Round.View)},
+		ParentBeacon: cs.ParentBeacon, Registry: []chainlog.RegistryOp{}, Heartbeats: []uint32{}, Txs: []chainlog.Tx{},
+	}
+	if cs.Finalized != nil {
+		f := chainlog.U64(*cs.Finalized)
+		b.Finalized = &f
+	}
+	if h == 1 || pres == nil {
+		empty, err := presence.NewSet(0, nil)
+		if err != nil {
+			return nil, err
+		}
+		pres = presence.Encode(empty)
+	}
+	pb := chainlog.Bytes(slices.Clone(pres))
+	b.Presence = &pb
+	var err error
+	if b.ConsumedSeeds, err = engine.ProposeConsumedSeeds(c.x.Store().Pending(), cs.Round, cs.Finalized, cs.Seed); err != nil {
+		return nil, fmt.Errorf("consumed seeds: %w", err)
+	}
+	c.registryOps(h, b)
+	full := c.txs(h, b)
+	out, err := c.x.Execute(b)
+	if err != nil && full {
+		c.log.Warn("block invalid with its transactions; proposing it without them", "height", h, "err", err)
+		b.Txs = []chainlog.Tx{}
+		out, err = c.x.Execute(b)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: block %d: %w", ErrInvalidBlock, h, err)
+	}
+	b.Out = out
+	c.open = b
+	return b, nil
+}
+
+// Check executes block b, proposed by someone else, and discards the
+// result. With b.Out set (a block read from a log) the outputs must match
+// it too. It is deterministic: every validator reaches the same verdict.
+func (c *Core) Check(b *chainlog.Block) error {
+	if err := c.check(); err != nil {
+		return err
+	}
+	if c.applied {
+		return fmt.Errorf("%w: check while block %d awaits Commit", ErrOutOfOrder, c.open.Height)
+	}
+	c.discardOpen()
+	if h := uint64(b.Height); h != c.Height()+1 {
+		return fmt.Errorf("%w: block %d at height %d", ErrOutOfOrder, h, c.Height())
+	}
+	out, err := c.x.Execute(b)
+	c.x.Discard()
+	if err != nil {
+		return fmt.Errorf("%w: block %d: %w", ErrInvalidBlock, b.Height, err)
+	}
+	if hasOutput(&b.Out) {
+		if d := replay.DiffOutput(uint64(b.Height), &b.Out, &out); d != nil {
+			return fmt.Errorf("%w: %w", ErrInvalidBlock, d)
+		}
+	}
+	return nil
+}
+
+func hasOutput(o *chainlog.Output) bool {
+	return len(o.Assignments) > 0 || len(o.Expired) > 0 || o.StateDigest != (cip11.Hash{})
+}
+
+// Applied is what [Core.Apply] returns.
+type Applied struct {
+	Block *chainlog.Block
+}
+
+// Apply executes the decided block b (reusing the open execution when b is
+// the block Propose returned), sets b.Out and appends b to the block log.
+// The state is committed by the following Commit. A failed append puts
+// the core into the failed state.
+func (c *Core) Apply(b *chainlog.Block) (*Applied, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	if c.applied {
+		return nil, fmt.Errorf("%w: block %d awaits Commit", ErrOutOfOrder, c.open.Height)
+	}
+	if h := uint64(b.Height); h != c.Height()+1 {
+		c.discardOpen()
+		return nil, fmt.Errorf("%w: block %d at height %d", ErrOutOfOrder, h, c.Height())
+	}
+	if c.open != b {
+		c.discardOpen()
+		out, err := c.x.Execute(b)
+		if err != nil {
+			c.x.Discard()
+			return nil, fmt.Errorf("%w: block %d: %w", ErrInvalidBlock, b.Height, err)
+		}
+		b.Out = out
+		c.open = b
+	}
+	if err := c.cfg.Log.Append(b); err != nil {
+		c.x.Discard()
+		c.open = nil
+		c.err = failed(fmt.Sprintf("block log append of block %d", b.Height), err)
+		return nil, c.err
+	}
+	c.applied = true
+	return &Applied{Block: b}, nil
+}
+
+// Assignment is one push the driver must send after Commit (§10.1): the
+// signed JobAssignment for a newly seated committee member.
+type Assignment struct {
+	JobID            cip11.Hash
+	JobSpec          []byte
+	AssignmentHeight uint64
+	DeadlineBlock    uint64
+	Runner           cip11.Address
+	MultiRunner      bool
+}
+
+// Cancel is one JobCancel the driver should send (§10.5).
+type Cancel struct {
+	JobID  cip11.Hash
+	Runner cip11.Address
+	Reason wire.CancelReason
+}
+
+// Committed is what [Core.Commit] returns: the committed block and what the
+// driver must send for it.
+type Committed struct {
+	Block   *chainlog.Block
+	Pushes  []Assignment
+	Cancels []Cancel
+}
+
+// Commit commits the applied block's state, advances the mempool and the
+// job tracker (events stamped now) and returns the block's pushes and
+// cancels. A failed state commit puts the core into the failed state.
+func (c *Core) Commit(now time.Time) (*Committed, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	if !c.applied {
+		return nil, fmt.Errorf("%w: commit without an applied block", ErrOutOfOrder)
+	}
+	b := c.open
+	if err := c.x.Commit(); err != nil {
+		c.err = failed(fmt.Sprintf("state commit of block %d", b.Height), err)
+		return nil, c.err
+	}
+	c.open, c.applied = nil, false
+	present := c.presentAt(b)
+	c.last = b
+	c.stats.Blocks++
+	h := uint64(b.Height)
+	c.mem.committed(h, b, c)
+	res := c.observe(b, now, present)
+	c.dropIncluded()
+	c.retire(h)
+	return res, nil
+}
+
+// MarkApplied stamps the time the driver finished committing res's block:
+// push latency (§10.1 → §10.2) is measured from it.
+func (c *Core) MarkApplied(res *Committed, at time.Time) {
+	for _, a := range res.Pushes {
+		if t := c.jobs[a.JobID]; t != nil {
+			t.appliedAt = at
+		}
+	}
+}
+
+// presentAt is the present set block b carried (first-draw telemetry).
+func (c *Core) presentAt(b *chainlog.Block) func(cip11.Address) bool {
+	none := func(cip11.Address) bool { return false }
+	h := uint64(b.Height)
+	if b.Presence == nil || len(*b.Presence) == 0 || h < 2 {
+		return none
+	}
+	prev, err := c.x.Store().Registry().At(h - 1)
+	if err != nil {
+		return none
+	}
+	bp, err := presence.ResolveBlockPresence(c.p, false, *b.Presence, len(prev.ActiveRunners()))
+	if err != nil {
+		return none
+	}
+	pv, err := presence.NewView(bp.Present, prev)
+	if err != nil {
+		return none
+	}
+	return pv.IsPresent
+}
+
+// Restore feeds block b, read from the block log and already committed to
+// the store, to the job tracker (recovery, §8.1). Events carry no time.
+func (c *Core) Restore(b *chainlog.Block) error {
+	if h := uint64(b.Height); h != c.Height()+1 {
+		return fmt.Errorf("%w: block log block %d after %d", ErrBlockLog, h, c.Height())
+	}
+	c.last = b
+	c.stats.Blocks++
+	c.mem.committed(uint64(b.Height), b, c)
+	c.observe(b, time.Time{}, nil)
+	c.dropIncluded()
+	c.retire(uint64(b.Height))
+	return nil
+}
+
+// RecoverTail re-executes b, the block log's last block, which the store
+// has not committed (a crash between append and commit, §8.1); it must
+// reproduce the logged outputs. Then it is restored like any other.
+func (c *Core) RecoverTail(b *chainlog.Block) error {
+	out, err := c.x.Execute(b)
+	if err != nil {
+		c.x.Discard()
+		return fmt.Errorf("%w: re-executing block %d: %w", ErrBlockLog, b.Height, err)
+	}
+	if d := replay.DiffOutput(uint64(b.Height), &b.Out, &out); d != nil {
+		c.x.Discard()
+		return fmt.Errorf("%w: block %d re-executes differently: %w", ErrBlockLog, b.Height, d)
+	}
+	if err := c.x.Commit(); err != nil {
+		return err
+	}
+	return c.Restore(b)
+}
+
+// registryOps adds genesis registrations (block 1), registrations and
+// on-chain heartbeats from the mempool (§7.1). Heartbeats name registry
+// indices in ACTIVE_RUNNERS order after this block's registrations.
+func (c *Core) registryOps(h uint64, b *chainlog.Block) {
+	if h > 1 && len(c.mem.regs) == 0 && len(c.mem.beats) == 0 {
+		return
+	}
+	added := map[cip11.Address]int{} // this block's registrations
+	register := func(a cip11.Address, stake cip11.U128, rep chainlog.U64) {
+		if _, ok := c.runnerIdx[a]; ok {
+			return
+		}
+		if _, ok := added[a]; ok {
+			return
+		}
+		added[a] = len(c.runnerIdx) + len(added)
+		b.Registry = append(b.Registry, chainlog.RegistryOp{Op: chainlog.OpRegister, Address: a, Stake: &stake, ReputationX1e9: &rep})
+	}
+	if h == 1 {
+		for _, r := range c.cfg.Runners {
+			register(r.Address, r.Stake, r.ReputationX1e9)
+		}
+	}
+	for _, tx := range c.mem.regs {
+		stake := cip11.U128{Hi: binary.BigEndian.Uint64(tx.Payload[:8]), Lo: binary.BigEndian.Uint64(tx.Payload[8:16])}
+		register(tx.From, stake, 1_000_000_000)
+	}
+	reg := c.x.Store().Registrar()
+	var beats []uint32
+	for a := range c.mem.beats { // sorted below
+		i, ok := c.runnerIdx[a]
+		if !ok {
+			if i, ok = added[a]; !ok {
+				continue
+			}
+		}
+		if r, ok, err := reg.Latest(a); err == nil && ok && r.Health == state.Deregistered {
+			continue
+		}
+		beats = append(beats, uint32(i))
+	}
+	slices.Sort(beats)
+	b.Heartbeats = append(b.Heartbeats, beats...)
+}

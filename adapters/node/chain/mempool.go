@@ -1,0 +1,256 @@
+package chain
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/adapters/node/httpapi"
+	"github.com/cip11/cip11/chainlog"
+)
+
+// dedupeRotate is how many blocks one generation of the transaction dedupe
+// set lives: a duplicate older than two generations is re-admitted, which
+// changes nothing (a commit or reveal already recorded is kept once).
+const dedupeRotate = 1024
+
+// mempool holds what the next proposal draws from: accepted job submits in
+// arrival order, registrations and heartbeats (§7.1). The result verifier's
+// commits and reveals live on the jobs themselves.
+type mempool struct {
+	submits []cip11.Hash        // accepted jobs no block has included, in arrival order
+	known   map[cip11.Hash]bool // tx hashes seen (dedupe), this generation
+	old     map[cip11.Hash]bool // and the previous one
+	regs    []*Tx
+	beats   map[cip11.Address]bool
+}
+
+func newMempool() mempool {
+	return mempool{known: map[cip11.Hash]bool{}, beats: map[cip11.Address]bool{}}
+}
+
+// Len is the number of waiting entries (submits, registrations, heartbeats).
+func (m *mempool) Len() int { return len(m.submits) + len(m.regs) + len(m.beats) }
+
+// committed drops what block b included: its submits, its registrations,
+// the heartbeats it carried. Entries a block did not include stay.
+func (m *mempool) committed(h uint64, b *chainlog.Block, c *Core) {
+	if h%dedupeRotate == 0 {
+		m.old, m.known = m.known, map[cip11.Hash]bool{}
+	}
+	for _, op := range b.Registry {
+		if _, ok := c.runnerIdx[op.Address]; op.Op == chainlog.OpRegister && !ok {
+			c.runnerIdx[op.Address] = len(c.runnerIdx)
+		}
+	}
+	// The proposer drew every registration and heartbeat it held into its
+	// block (registryOps); what a block could not carry (a deregistered
+	// runner's heartbeat, an unregistered signer's) is not kept either,
+	// so hostile signers cannot grow the mempool.
+	m.regs = nil
+	clear(m.beats)
+}
+
+// SubmitJob accepts a job: the spec is checked, journaled (durable before
+// this returns) and queued for the next proposal. A journal failure leaves
+// the job unaccepted and puts the core into the failed state: a node that
+// cannot record what it accepts must not accept more.
+func (c *Core) SubmitJob(spec *JobSpec, now time.Time) (cip11.Hash, error) {
+	if err := c.check(); err != nil {
+		return cip11.Hash{}, err
+	}
+	if err := spec.Check(); err != nil {
+		return cip11.Hash{}, err
+	}
+	id := spec.ID()
+	if c.jobs[id] != nil {
+		return id, fmt.Errorf("%w: job %s", ErrDuplicate, id)
+	}
+	if v, ok, _ := c.cfg.Archive.Get(id); ok && v.ID == id {
+		return id, fmt.Errorf("%w: job %s (ended)", ErrDuplicate, id)
+	}
+	p := spec.Encode()
+	if err := c.cfg.Journal.Append(p); err != nil {
+		c.err = failed("job journal append", err)
+		return id, c.err
+	}
+	c.track(spec)
+	c.mem.submits = append(c.mem.submits, id)
+	return id, nil
+}
+
+// LoadJob re-admits a journaled submission at recovery (before the block
+// log is restored); a job the block log includes moves on from there.
+func (c *Core) LoadJob(spec *JobSpec) {
+	id := spec.ID()
+	if c.jobs[id] != nil {
+		return
+	}
+	c.track(spec)
+	c.mem.submits = append(c.mem.submits, id)
+}
+
+// FinishRecovery ends recovery: journaled jobs the block log included leave
+// the mempool. It returns the specs of every job not yet terminal, in
+// submission order: what a compacted journal must keep.
+func (c *Core) FinishRecovery() [][]byte {
+	c.dropIncluded()
+	var keep [][]byte
+	for _, id := range c.live {
+		if t := c.jobs[id]; t != nil && t.p != nil {
+			keep = append(keep, t.p)
+		}
+	}
+	return keep
+}
+
+func (c *Core) dropIncluded() {
+	c.mem.submits = slices.DeleteFunc(c.mem.submits, func(id cip11.Hash) bool {
+		t := c.jobs[id]
+		return t == nil || t.state != httpapi.StateSubmitted
+	})
+}
+
+// SubmitTx is transaction admission (POST /submit and the QUIC result path,
+// §10.3): decode and verify, then hand to the mempool (registrations,
+// heartbeats) or the result verifier (CIP-2 commits and reveals).
+func (c *Core) SubmitTx(raw []byte, now time.Time) (*Tx, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	tx, err := DecodeTx(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadRequest, err)
+	}
+	hash := tx.Hash()
+	if c.mem.known[hash] || c.mem.old[hash] {
+		return tx, ErrDuplicate
+	}
+	switch tx.Kind {
+	case TxHeartbeat:
+		c.mem.beats[tx.From] = true
+	case TxRegister:
+		c.mem.regs = append(c.mem.regs, tx)
+	case TxCommit, TxReveal:
+		if err := c.verifyResult(tx, now); err != nil {
+			return tx, err
+		}
+		c.stats.ResultsForwarded++
+	}
+	c.mem.known[hash] = true
+	c.learnKey(tx)
+	return tx, nil
+}
+
+// learnKey keeps a runner's public key for the poll fallback (§14). Only
+// registered runners' keys are kept (the set is bounded by the registry),
+// and a registration's until it is included.
+func (c *Core) learnKey(tx *Tx) {
+	if _, ok := c.runnerIdx[tx.From]; ok || tx.Kind == TxRegister {
+		c.pubkeys[tx.From] = tx.PubKey
+	}
+}
+
+// verifyResult applies a runner's CIP-2 commit or reveal to its job.
+func (c *Core) verifyResult(tx *Tx, now time.Time) error {
+	t := c.jobs[tx.JobID]
+	if t == nil {
+		return fmt.Errorf("%w: unknown job %s", ErrBadRequest, tx.JobID)
+	}
+	if t.state.Terminal() {
+		return fmt.Errorf("%w: job %s has ended (%s)", ErrBadRequest, tx.JobID, t.state)
+	}
+	if !slices.Contains(t.committee, tx.From) {
+		return fmt.Errorf("%w: %s is not on job %s's committee", ErrBadRequest, tx.From, tx.JobID)
+	}
+	h := c.Height()
+	if tx.Kind == TxCommit {
+		if _, ok := t.commits[tx.From]; !ok {
+			t.commits[tx.From] = cip11.Hash(tx.Payload)
+			f := tx.From
+			t.event(h, httpapi.EventCommit, &f, "", now)
+		}
+		return nil
+	}
+	res, salt, _ := SplitReveal(tx.Payload)
+	if t.runners > 1 {
+		cm, ok := t.commits[tx.From]
+		if !ok || Commitment(res, salt) != cm {
+			return fmt.Errorf("%w: reveal without a matching commitment (CIP-2 commit-reveal)", ErrBadRequest)
+		}
+	}
+	if _, ok := t.reveals[tx.From]; !ok {
+		t.reveals[tx.From] = res
+		f := tx.From
+		t.event(h, httpapi.EventRevealed, &f, "", now)
+	}
+	return nil
+}
+
+// txs adds the block's transactions in order (D23): new submits, then the
+// verifier's output: each revealed result of a current committee member
+// (ResultSubmit), then Verified for jobs whose whole committee delivered,
+// placed only while the job's deadline has not passed so that the timeout
+// pass cannot have moved it (§11.2, D26). It reports whether any were
+// added. It changes nothing: a proposal that is not decided leaves the
+// tracker as it was.
+func (c *Core) txs(h uint64, b *chainlog.Block) bool {
+	for _, id := range c.mem.submits {
+		t := c.jobs[id]
+		b.Txs = append(b.Txs, chainlog.Tx{Submit: &chainlog.Submit{JobID: id, Submitter: t.submitter, JobKind: t.kind,
+			CommitteeSize: t.runners, TimeoutBlocks: chainlog.U64(t.timeout)}})
+	}
+	for _, id := range c.live {
+		t := c.jobs[id]
+		if t.state != httpapi.StateAssigned || t.verified || h > t.deadline || len(t.committee) == 0 {
+			continue
+		}
+		all := true
+		for _, r := range t.committee {
+			if t.delivered[r] {
+				continue
+			}
+			if _, ok := t.reveals[r]; ok {
+				b.Txs = append(b.Txs, chainlog.Tx{ResultSubmit: &chainlog.ResultSubmit{JobID: id, Runner: r}})
+				continue
+			}
+			all = false
+		}
+		if !all {
+			continue
+		}
+		vr := &chainlog.Verified{JobID: id, Matching: []cip11.Address{}, RunnersToSlash: []cip11.Address{}, RunnersUnrewarded: []cip11.Address{}}
+		maj := majority(t.committee, t.reveals)
+		for _, r := range t.committee {
+			if t.reveals[r] == maj {
+				vr.Matching = append(vr.Matching, r)
+			}
+		}
+		b.Txs = append(b.Txs, chainlog.Tx{Verified: vr})
+	}
+	return len(b.Txs) > 0
+}
+
+// majority is the result most committee members revealed (ties: the one
+// the earliest committee member revealed).
+func majority(committee []cip11.Address, reveals map[cip11.Address]cip11.Hash) cip11.Hash {
+	var best cip11.Hash
+	n := 0
+	for _, r := range committee {
+		res, ok := reveals[r]
+		if !ok {
+			continue
+		}
+		k := 0
+		for _, q := range committee {
+			if x, ok := reveals[q]; ok && x == res {
+				k++
+			}
+		}
+		if k > n {
+			best, n = res, k
+		}
+	}
+	return best
+}

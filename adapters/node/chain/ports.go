@@ -1,0 +1,142 @@
+package chain
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/adapters/node/httpapi"
+	"github.com/cip11/cip11/adapters/store"
+	"github.com/cip11/cip11/chainlog"
+	"github.com/cip11/cip11/seed"
+)
+
+// Sentinel errors of the chain core. Callers test them with errors.Is.
+var (
+	// ErrBadRequest: a submission is malformed or invalid.
+	ErrBadRequest = errors.New("node: bad request")
+	// ErrDuplicate: the transaction or job is already known (§10.3: not a
+	// failure).
+	ErrDuplicate = errors.New("node: duplicate transaction")
+	// ErrNilKey: a nil key was given.
+	ErrNilKey = errors.New("node: nil key")
+	// ErrNilConfig: a required dependency of [New] is missing.
+	ErrNilConfig = errors.New("node: required configuration is missing")
+	// ErrBlockLog: the block log does not agree with the store (recovery).
+	ErrBlockLog = errors.New("node: block log does not match the store")
+	// ErrFailed: a block-log append, state commit or journal write failed;
+	// the core accepts no further step. The driver reports it and stops.
+	ErrFailed = errors.New("node: chain core failed")
+	// ErrInvalidBlock: a block does not execute (Check, Apply).
+	ErrInvalidBlock = errors.New("node: invalid block")
+	// ErrOutOfOrder: a step was called out of its order (a block that is
+	// not Height()+1, Commit without Apply).
+	ErrOutOfOrder = errors.New("node: step out of order")
+)
+
+// Executor executes blocks over the state store (blockexec.Executor in a
+// validator). Execute leaves the block's writes open until Commit or
+// Discard; at most one block is open at a time.
+type Executor interface {
+	Execute(b *chainlog.Block) (chainlog.Output, error)
+	Commit() error
+	Discard()
+	// LastCommitted is the store's committed height (ok false: none).
+	LastCommitted() (h uint64, ok bool)
+	// Store is the committed state (registry views, registrar, pending
+	// selections) that block building reads.
+	Store() store.Store
+}
+
+// BlockLog is the durable, append-only block history (docs/chainlog.md).
+// Append must make b durable before it returns (the driver's
+// implementation fsyncs); a block is appended before its state is
+// committed, so after a crash the log is at most one block ahead.
+type BlockLog interface {
+	Append(b *chainlog.Block) error
+}
+
+// Journal records accepted job submissions before they are acknowledged,
+// so that nothing accepted is lost across a restart. Append must leave the
+// journal as it was when it fails (no torn record).
+type Journal interface {
+	Append(spec []byte) error
+}
+
+// Archive keeps the final view of jobs pruned from memory (GET /jobs/{id}
+// of an old job). Put may be called again for a job already archived (a
+// restart replays the block log); the newer view wins.
+type Archive interface {
+	Put(views []httpapi.JobView) error
+	Get(id cip11.Hash) (httpapi.JobView, bool, error)
+}
+
+// Consensus is what block production decides for block h beyond its
+// transactions: the proposal round, the parent beacon R_{h−1}, the
+// finalized height of the block's execution context (D22) and the seeds
+// the proposer has observed (for ConsumedSeedsV1, §9.2).
+type Consensus struct {
+	Round        seed.Round
+	ParentBeacon *chainlog.Beacon
+	Finalized    *uint64
+	// Seed returns the certified seed of round r, ok false when the
+	// proposer has not observed it (withholding delays, §9.2).
+	Seed func(r seed.Round) (seed.Signature, bool, error)
+}
+
+// MemBlockLog is an in-memory [BlockLog].
+type MemBlockLog struct {
+	Blocks []chainlog.Block
+	// Fail, if set, is returned by Append (fault injection).
+	Fail error
+}
+
+// Append implements [BlockLog].
+func (l *MemBlockLog) Append(b *chainlog.Block) error {
+	if l.Fail != nil {
+		return l.Fail
+	}
+	l.Blocks = append(l.Blocks, *b)
+	return nil
+}
+
+// MemJournal is an in-memory [Journal].
+type MemJournal struct {
+	Specs [][]byte
+	Fail  error
+}
+
+// Append implements [Journal].
+func (j *MemJournal) Append(spec []byte) error {
+	if j.Fail != nil {
+		return j.Fail
+	}
+	j.Specs = append(j.Specs, slices.Clone(spec))
+	return nil
+}
+
+// MemArchive is an in-memory [Archive].
+type MemArchive struct{ m map[cip11.Hash]httpapi.JobView }
+
+// Put implements [Archive].
+func (a *MemArchive) Put(views []httpapi.JobView) error {
+	if a.m == nil {
+		a.m = map[cip11.Hash]httpapi.JobView{}
+	}
+	for _, v := range views {
+		a.m[v.ID] = v
+	}
+	return nil
+}
+
+// Get implements [Archive].
+func (a *MemArchive) Get(id cip11.Hash) (httpapi.JobView, bool, error) {
+	v, ok := a.m[id]
+	return v, ok, nil
+}
+
+// Len is the number of archived jobs.
+func (a *MemArchive) Len() int { return len(a.m) }
+
+func failed(what string, err error) error { return fmt.Errorf("%w: %s: %w", ErrFailed, what, err) }

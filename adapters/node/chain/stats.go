@@ -1,0 +1,179 @@
+package chain
+
+import (
+	"slices"
+	"time"
+
+	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/adapters/node/httpapi"
+	"github.com/cip11/cip11/presence/local"
+	"github.com/cip11/cip11/wire"
+)
+
+// Stats are the core's cumulative counts (the devnet report). Latencies
+// are histograms: their memory does not grow with the samples.
+type Stats struct {
+	Submitted, Assigned, Pushed, PushFailed, Acked, Completed, Expired int64
+	Reselections                                                       int64
+	Cancels                                                            int64
+	FirstDraws, FirstDrawPresent                                       int64
+	ResultsForwarded                                                   int64
+	// AckMicros: block committed → JobAck received, in microseconds.
+	AckMicros Histogram
+	// JobLatencyBlocks: submit → included verified result.
+	JobLatencyBlocks Histogram
+	Blocks           uint64
+}
+
+// Stats returns a copy of the cumulative counts.
+func (c *Core) Stats() Stats { return c.stats }
+
+// Failure is one recent failure event (the dashboard's failures panel).
+type Failure struct {
+	Time   time.Time         `json:"time"`
+	Height uint64            `json:"height,string"`
+	Kind   httpapi.EventKind `json:"kind"`
+	Job    cip11.Hash        `json:"job"`
+	Runner *cip11.Address    `json:"runner,omitempty"`
+	Detail string            `json:"detail,omitempty"`
+}
+
+func (c *Core) failure(at time.Time, h uint64, kind httpapi.EventKind, id cip11.Hash, r *cip11.Address, detail string) {
+	f := Failure{Time: at, Height: h, Kind: kind, Job: id, Detail: detail}
+	if r != nil {
+		a := *r
+		f.Runner = &a
+	}
+	if len(c.failures) >= MaxFailures {
+		copy(c.failures, c.failures[1:])
+		c.failures = c.failures[:MaxFailures-1]
+	}
+	c.failures = append(c.failures, f)
+}
+
+// Failures returns the recent failure events, oldest first.
+func (c *Core) Failures() []Failure { return slices.Clone(c.failures) }
+
+// latRing keeps the last latRingSize push latencies (milliseconds) for the
+// dashboard's histogram.
+const latRingSize = 2000
+
+type latRing struct {
+	v    []float64
+	next int
+}
+
+func (r *latRing) add(ms float64) {
+	if len(r.v) < latRingSize {
+		r.v = append(r.v, ms)
+		return
+	}
+	r.v[r.next] = ms
+	r.next = (r.next + 1) % latRingSize
+}
+
+// PushLatencies returns the recent push latencies in milliseconds.
+func (c *Core) PushLatencies() []float64 { return slices.Clone(c.lat.v) }
+
+// maxRecentBlocks is how many block summaries the core keeps.
+const maxRecentBlocks = 60
+
+// NoteBlock records a committed block's summary (the driver measures its
+// execution time and counts its pushes).
+func (c *Core) NoteBlock(s httpapi.BlockSummary) {
+	if len(c.recent) >= maxRecentBlocks {
+		copy(c.recent, c.recent[1:])
+		c.recent = c.recent[:maxRecentBlocks-1]
+	}
+	c.recent = append(c.recent, s)
+}
+
+// RecentBlocks returns the recent block summaries, newest first.
+func (c *Core) RecentBlocks() []httpapi.BlockSummary {
+	out := slices.Clone(c.recent)
+	slices.Reverse(out)
+	return out
+}
+
+// Pushed records a push the transport sent (§10.1).
+func (c *Core) Pushed(a Assignment, h uint64, at time.Time) {
+	c.stats.Pushed++
+	if t := c.jobs[a.JobID]; t != nil {
+		r := a.Runner
+		t.event(h, httpapi.EventPushed, &r, "", at)
+	}
+}
+
+// PushFailed records a push the transport could not send; the job goes on
+// by its deadline and D26 re-selection, like any unanswered seat.
+func (c *Core) PushFailed(a Assignment, h uint64, err error, at time.Time) {
+	c.stats.PushFailed++
+	r := a.Runner
+	detail := ""
+	if err != nil {
+		detail = err.Error()
+	}
+	if t := c.jobs[a.JobID]; t != nil {
+		t.event(h, httpapi.EventPushFailed, &r, detail, at)
+	}
+	c.failure(at, h, httpapi.EventPushFailed, a.JobID, &r, detail)
+}
+
+// Cancelled records a JobCancel the transport sent (§10.5).
+func (c *Core) Cancelled(x Cancel, at time.Time) {
+	c.stats.Cancels++
+	if t := c.jobs[x.JobID]; t != nil {
+		r := x.Runner
+		t.event(c.Height(), httpapi.EventCancelled, &r, x.Reason.String(), at)
+	}
+}
+
+// Outcome records the transport's §10.6 classification of a push.
+func (c *Core) Outcome(id cip11.Hash, r cip11.Address, o local.Outcome, h uint64, err error, at time.Time) httpapi.EventKind {
+	kind := OutcomeKind(o)
+	detail := ""
+	if err != nil {
+		detail = err.Error()
+	}
+	if t := c.jobs[id]; t != nil {
+		t.event(h, kind, &r, detail, at)
+	}
+	if o == local.HardFailure || o == local.SoftFailure {
+		c.failure(at, h, kind, id, &r, detail)
+	}
+	return kind
+}
+
+// OutcomeKind is the event kind of a §10.6 outcome.
+func OutcomeKind(o local.Outcome) httpapi.EventKind {
+	switch o {
+	case local.Success:
+		return httpapi.EventSuccess
+	case local.Duplicate:
+		return httpapi.EventDuplicate
+	case local.SoftFailure:
+		return httpapi.EventSoftFailure
+	}
+	return httpapi.EventHardFailure
+}
+
+// Acked records a verified JobAck (§10.2) received at `at`; it returns the
+// push latency (from the assignment block's commit) when it is one.
+func (c *Core) Acked(id cip11.Hash, r cip11.Address, st wire.AckStatus, at time.Time) (time.Duration, bool) {
+	t := c.jobs[id]
+	if t == nil {
+		return 0, false
+	}
+	t.event(c.Height(), httpapi.EventAcked, &r, st.Kind.String(), at)
+	if st.Kind != wire.AckAccepted {
+		return 0, false
+	}
+	c.stats.Acked++
+	if t.appliedAt.IsZero() || at.Before(t.appliedAt) {
+		return 0, false
+	}
+	d := at.Sub(t.appliedAt)
+	c.stats.AckMicros.Add(uint64(d.Microseconds()))
+	c.lat.add(float64(d.Microseconds()) / 1000)
+	return d, true
+}

@@ -1,0 +1,313 @@
+package chain
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/adapters/node/httpapi"
+	"github.com/cip11/cip11/chainlog"
+	"github.com/cip11/cip11/wire"
+)
+
+// MaxJobEvents bounds one job's history.
+const MaxJobEvents = 64
+
+// MaxFailures is how many recent failure events the core keeps.
+const MaxFailures = 64
+
+// job is the node's non-consensus record of one job: its spec, the
+// committee as of the last block, the verifier's commit/reveal state and
+// its event history.
+type job struct {
+	id        cip11.Hash
+	p         []byte // the encoded spec (nil for a job known only from the block log)
+	submitter cip11.Address
+	kind      uint8
+	runners   uint32
+	timeout   uint64
+	state     httpapi.JobState
+	submitted uint64 // block S (0 until included)
+	deadline  uint64
+	assigned  uint64 // the height of the last (re)selection
+	ended     uint64 // the height it became terminal
+	committee []cip11.Address
+	delivered map[cip11.Address]bool         // ResultSubmit included
+	commits   map[cip11.Address]cip11.Hash   // admitted commitments
+	reveals   map[cip11.Address]cip11.Hash   // verified reveals: runner → result
+	verified  bool                           // Verified placed in a block
+	appliedAt time.Time                      // when the last assignment block committed
+	events    []httpapi.Event
+}
+
+type endedJob struct {
+	id cip11.Hash
+	h  uint64
+}
+
+func stateIndex(s httpapi.JobState) int {
+	switch s {
+	case httpapi.StateSubmitted:
+		return 0
+	case httpapi.StatePending:
+		return 1
+	case httpapi.StateAssigned:
+		return 2
+	case httpapi.StateCompleted:
+		return 3
+	}
+	return 4
+}
+
+func (c *Core) track(spec *JobSpec) *job {
+	t := &job{id: spec.ID(), p: spec.Encode(), submitter: spec.Submitter, kind: spec.Kind, runners: spec.Runners,
+		timeout: spec.TimeoutBlocks, state: httpapi.StateSubmitted}
+	t.init()
+	c.jobs[t.id] = t
+	c.live = append(c.live, t.id)
+	c.counts[0]++
+	return t
+}
+
+func (t *job) init() {
+	t.delivered = map[cip11.Address]bool{}
+	t.commits = map[cip11.Address]cip11.Hash{}
+	t.reveals = map[cip11.Address]cip11.Hash{}
+}
+
+// trackIncluded records a job the block log includes but the journal no
+// longer holds (it ended before the journal was compacted).
+func (c *Core) trackIncluded(s *chainlog.Submit) *job {
+	t := &job{id: s.JobID, submitter: s.Submitter, kind: s.JobKind, runners: s.CommitteeSize,
+		timeout: uint64(s.TimeoutBlocks), state: httpapi.StateSubmitted}
+	t.init()
+	c.jobs[t.id] = t
+	c.live = append(c.live, t.id)
+	c.counts[0]++
+	return t
+}
+
+func (c *Core) setState(t *job, s httpapi.JobState, h uint64) {
+	if t.state == s {
+		return
+	}
+	c.counts[stateIndex(t.state)]--
+	c.counts[stateIndex(s)]++
+	t.state = s
+	if s.Terminal() {
+		t.ended = h
+		c.ended = append(c.ended, endedJob{t.id, h})
+	}
+}
+
+func (t *job) event(h uint64, kind httpapi.EventKind, r *cip11.Address, detail string, at time.Time) {
+	if len(t.events) >= MaxJobEvents {
+		return
+	}
+	var rp *cip11.Address
+	if r != nil {
+		a := *r
+		rp = &a
+	}
+	t.events = append(t.events, httpapi.Event{Height: h, Kind: kind, Runner: rp, Detail: detail, Time: at})
+}
+
+// observe applies a committed block to the job tracker and returns the
+// pushes (every new committee member of every assignment, §10.1) and the
+// cancels (§10.5: a member a re-selection dropped, every member of an
+// expired job) it calls for. present, if non-nil, is the block's present
+// set (first-draw telemetry).
+func (c *Core) observe(b *chainlog.Block, at time.Time, present func(cip11.Address) bool) *Committed {
+	h := uint64(b.Height)
+	res := &Committed{Block: b}
+	for _, tx := range b.Txs {
+		switch {
+		case tx.Submit != nil:
+			t := c.jobs[tx.Submit.JobID]
+			if t == nil {
+				t = c.trackIncluded(tx.Submit)
+			}
+			t.submitted = h
+			c.setState(t, httpapi.StatePending, h)
+			c.stats.Submitted++
+			t.event(h, httpapi.EventSubmitted, nil, "", at)
+		case tx.ResultSubmit != nil:
+			if t := c.jobs[tx.ResultSubmit.JobID]; t != nil && slices.Contains(t.committee, tx.ResultSubmit.Runner) {
+				r := tx.ResultSubmit.Runner
+				t.delivered[r] = true
+				t.event(h, httpapi.EventResult, &r, "", at)
+			}
+		case tx.Verified != nil:
+			if t := c.jobs[tx.Verified.JobID]; t != nil {
+				t.verified = true
+				c.setState(t, httpapi.StateCompleted, h)
+				c.stats.Completed++
+				c.stats.JobLatencyBlocks.Add(h - t.submitted)
+				t.event(h, httpapi.EventCompleted, nil, fmt.Sprintf("%d matching", len(tx.Verified.Matching)), at)
+			}
+		}
+	}
+	for _, a := range b.Out.Assignments {
+		t := c.jobs[a.JobID]
+		if t == nil {
+			continue
+		}
+		prev := t.committee
+		t.committee, t.deadline, t.assigned = slices.Clone(a.Committee), uint64(a.DeadlineBlock), uint64(a.AssignmentHeight)
+		c.setState(t, httpapi.StateAssigned, h)
+		t.appliedAt = at
+		kind := httpapi.EventSelected
+		if a.Reselection > 0 {
+			kind = httpapi.EventReselected
+			c.stats.Reselections++
+			c.failure(at, h, kind, t.id, nil, fmt.Sprintf("re-selection %d", a.Reselection))
+		} else {
+			c.stats.Assigned++
+			if present != nil && len(a.Committee) > 0 {
+				c.stats.FirstDraws++
+				if present(a.Committee[0]) {
+					c.stats.FirstDrawPresent++
+				}
+			}
+		}
+		t.event(h, kind, nil, fmt.Sprintf("committee %v, deadline %d", a.Committee, a.DeadlineBlock), at)
+		for _, r := range prev {
+			if !slices.Contains(t.committee, r) && !t.delivered[r] {
+				res.Cancels = append(res.Cancels, Cancel{JobID: t.id, Runner: r, Reason: wire.CancelReassigned})
+			}
+		}
+		if t.p == nil {
+			c.log.Warn("no job spec for an assigned job: it cannot be pushed", "job", t.id)
+			continue
+		}
+		for _, r := range a.Committee {
+			if slices.Contains(prev, r) {
+				continue
+			}
+			res.Pushes = append(res.Pushes, Assignment{JobID: a.JobID, JobSpec: t.p, AssignmentHeight: uint64(a.AssignmentHeight),
+				DeadlineBlock: uint64(a.DeadlineBlock), Runner: r, MultiRunner: t.runners > 1})
+		}
+	}
+	for _, id := range b.Out.Expired {
+		if t := c.jobs[id]; t != nil {
+			c.setState(t, httpapi.StateExpired, h)
+			c.stats.Expired++
+			t.event(h, httpapi.EventExpired, nil, "", at)
+			c.failure(at, h, httpapi.EventExpired, id, nil, "")
+			for _, r := range t.committee {
+				if !t.delivered[r] {
+					res.Cancels = append(res.Cancels, Cancel{JobID: id, Runner: r, Reason: wire.CancelExpired})
+				}
+			}
+		}
+	}
+	c.live = slices.DeleteFunc(c.live, func(id cip11.Hash) bool { return c.jobs[id].state.Terminal() })
+	return res
+}
+
+// retire moves jobs that ended more than RetainBlocks ago to the archive.
+func (c *Core) retire(h uint64) {
+	n := 0
+	for n < len(c.ended) && c.ended[n].h+c.cfg.RetainBlocks <= h {
+		n++
+	}
+	if n == 0 {
+		return
+	}
+	views := make([]httpapi.JobView, 0, n)
+	for _, e := range c.ended[:n] {
+		if t := c.jobs[e.id]; t != nil {
+			views = append(views, t.view())
+		}
+	}
+	if err := c.cfg.Archive.Put(views); err != nil {
+		// The views stay in memory; the next block tries again.
+		c.log.Warn("job archive write failed; keeping the jobs in memory", "jobs", len(views), "err", err)
+		return
+	}
+	for _, e := range c.ended[:n] {
+		if t := c.jobs[e.id]; t != nil {
+			c.counts[stateIndex(t.state)]--
+			c.archived[stateIndex(t.state)]++
+			delete(c.jobs, e.id)
+		}
+	}
+	c.ended = slices.Delete(c.ended, 0, n)
+}
+
+func (t *job) view() httpapi.JobView {
+	return httpapi.JobView{ID: t.id, State: t.state, Submitter: t.submitter, JobKind: t.kind, Runners: t.runners, SubmittedAt: t.submitted,
+		DeadlineBlock: t.deadline, Committee: slices.Clone(t.committee), Events: slices.Clone(t.events)}
+}
+
+// Job returns a job's view: from memory, or from the archive for a job
+// pruned after it ended.
+func (c *Core) Job(id cip11.Hash) (httpapi.JobView, bool) {
+	if t := c.jobs[id]; t != nil {
+		return t.view(), true
+	}
+	v, ok, err := c.cfg.Archive.Get(id)
+	if err != nil || !ok {
+		return httpapi.JobView{}, false
+	}
+	return v, true
+}
+
+// Settled reports whether runner's part of job is over: the job ended, or
+// its result for runner is included (a pruned or unknown job is settled).
+func (c *Core) Settled(id cip11.Hash, runner cip11.Address) bool {
+	t := c.jobs[id]
+	return t == nil || t.state.Terminal() || t.delivered[runner]
+}
+
+// Counts is the number of jobs by state, pruned ones included.
+func (c *Core) Counts() map[httpapi.JobState]int {
+	m := make(map[httpapi.JobState]int, 5)
+	for i, s := range httpapi.JobStates() {
+		m[s] = c.counts[i] + c.archived[i]
+	}
+	return m
+}
+
+// Open lists the jobs not yet terminal, in submission order.
+func (c *Core) Open() []cip11.Hash {
+	var out []cip11.Hash
+	for _, id := range c.live {
+		if !c.jobs[id].state.Terminal() {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// InMemory is the number of jobs the tracker holds (terminal ones not yet
+// pruned included).
+func (c *Core) InMemory() int { return len(c.jobs) }
+
+// MempoolLen is the number of entries waiting for a block.
+func (c *Core) MempoolLen() int { return c.mem.Len() }
+
+// RunnerJobs is the poll fallback (§14): the signed assignments of every
+// job whose current committee holds runner and whose result it has not
+// delivered. A runner's key is learned from its first transaction.
+func (c *Core) RunnerJobs(runner cip11.Address) ([]*wire.JobAssignment, error) {
+	out := []*wire.JobAssignment{}
+	pk, ok := c.pubkeys[runner]
+	if !ok {
+		return out, nil
+	}
+	for _, id := range c.live {
+		t := c.jobs[id]
+		if t.state != httpapi.StateAssigned || t.p == nil || t.delivered[runner] || !slices.Contains(t.committee, runner) {
+			continue
+		}
+		a := &wire.JobAssignment{JobID: id, JobSpec: t.p, JobSpecHash: wire.JobSpecHash(t.p),
+			AssignmentHeight: t.assigned, DeadlineBlock: t.deadline, RunnerPubKey: pk}
+		if err := a.Sign(c.cfg.ChainID, c.cfg.Key); err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
