@@ -117,7 +117,9 @@ func (j *MemJournal) Append(spec []byte) error {
 }
 
 // MemArchive is an in-memory [Archive].
-type MemArchive struct{ m map[cip11.Hash]httpapi.JobView }
+type MemArchive struct {
+	m map[cip11.Hash]httpapi.JobView
+}
 
 // Put implements [Archive].
 func (a *MemArchive) Put(views []httpapi.JobView) error {

@@ -33,11 +33,11 @@ type job struct {
 	assigned  uint64 // the height of the last (re)selection
 	ended     uint64 // the height it became terminal
 	committee []cip11.Address
-	delivered map[cip11.Address]bool         // ResultSubmit included
-	commits   map[cip11.Address]cip11.Hash   // admitted commitments
-	reveals   map[cip11.Address]cip11.Hash   // verified reveals: runner → result
-	verified  bool                           // Verified placed in a block
-	appliedAt time.Time                      // when the last assignment block committed
+	delivered map[cip11.Address]bool       // ResultSubmit included
+	commits   map[cip11.Address]cip11.Hash // admitted commitments
+	reveals   map[cip11.Address]cip11.Hash // verified reveals: runner → result
+	verified  bool                         // Verified placed in a block
+	appliedAt time.Time                    // when the last assignment block committed
 	events    []httpapi.Event
 }
 
