@@ -49,6 +49,7 @@ type Executor struct {
 	order     []cip11.Address // ACTIVE_RUNNERS_KEY, append order (mirror of the store's)
 	cfgOK     bool            // the store's reputation configuration was checked
 	open      bool            // a block batch is open
+	openOrder int             // len(order) when the open block began
 	lastH     uint64          // last committed height, if hasLast
 	hasLast   bool
 	listLen   int        // len(order) when listHash was computed
@@ -144,7 +145,7 @@ func (x *Executor) execute(b *chainlog.Block) (out chainlog.Output, err error) {
 	if err := x.s.Begin(h); err != nil {
 		return out, err
 	}
-	x.open = true
+	x.open, x.openOrder = true, len(x.order)
 	defer func() {
 		if err != nil {
 			x.discard()
@@ -160,12 +161,6 @@ func (x *Executor) execute(b *chainlog.Block) (out chainlog.Output, err error) {
 		}
 		x.cfgOK = true
 	}
-	n := len(x.order)
-	defer func() {
-		if err != nil {
-			x.order = x.order[:n] // registrations of the discarded block
-		}
-	}()
 	res, err := x.eng.ExecuteBlock(engineBlock(b))
 	if err != nil {
 		return out, err
@@ -215,9 +210,16 @@ func (x *Executor) commit() error {
 	return nil
 }
 
+// discard drops the open block's batch and the registrations it appended
+// to the ACTIVE_RUNNERS mirror (a discarded block must leave no trace: the
+// live validator checks proposals and discards them).
 func (x *Executor) discard() {
 	if x.open {
 		x.s.Discard()
+		if len(x.order) != x.openOrder {
+			x.order = x.order[:x.openOrder]
+			x.listLen = 0 // the cached list hash may be of the discarded registrations
+		}
 		x.open = false
 	}
 }

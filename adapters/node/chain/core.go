@@ -153,8 +153,9 @@ func (c *Core) discardOpen() {
 }
 
 // Propose builds block h = Height()+1 from the mempool and the consensus
-// context, with presence as its PresenceInputV1 (§7.2; ignored at h = 1,
-// whose registry(0) is empty), and executes it (D23 transaction order).
+// context, with pres as its PresenceInputV1 (§7.2; ignored at h = 1, whose
+// registry(0) is empty; nil: no runner known present, every runner in the
+// fallback pool), and executes it (D23 transaction order).
 // The returned block carries its Output; its execution stays open for a
 // following Apply of the same block and is discarded by any other step.
 // A transaction the mempool's checks let through but the block rejects is
@@ -177,7 +178,15 @@ func (c *Core) Propose(cs Consensus, pres []byte) (*chainlog.Block, error) {
 		b.Finalized = &f
 	}
 	if h == 1 || pres == nil {
-		empty, err := presence.NewSet(0, nil)
+		n := 0 // registry(0) is empty
+		if h > 1 {
+			prev, err := c.x.Store().Registry().At(h - 1)
+			if err != nil {
+				return nil, fmt.Errorf("registry at %d: %w", h-1, err)
+			}
+			n = len(prev.ActiveRunners())
+		}
+		empty, err := presence.NewSet(n, nil)
 		if err != nil {
 			return nil, err
 		}

@@ -1,0 +1,404 @@
+package chain_test
+
+import (
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/adapters/node"
+	"github.com/cip11/cip11/adapters/node/chain"
+	"github.com/cip11/cip11/adapters/node/httpapi"
+	"github.com/cip11/cip11/chainlog"
+	"github.com/cip11/cip11/replay"
+	"github.com/cip11/cip11/wire"
+)
+
+// world is a core over an in-memory store with a devnet genesis, driven
+// the way the single-validator Solo driver drives it.
+type world struct {
+	t       *testing.T
+	d       *node.Devnet
+	x       *replay.Executor
+	log     *chain.MemBlockLog
+	jrnl    *chain.MemJournal
+	archive *chain.MemArchive
+	c       *chain.Core
+	prod    *node.Solo
+	now     time.Time
+	keys    map[cip11.Address]*wire.RunnerKey
+}
+
+func newWorld(t *testing.T, runners int, retain uint64) *world {
+	t.Helper()
+	d, err := node.NewDevnet(node.GenesisOptions{Seed: 3, Runners: runners, QUIC: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := replay.NewExecutor(d.Genesis.Header(), replay.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &world{t: t, d: d, x: x, log: &chain.MemBlockLog{}, jrnl: &chain.MemJournal{}, archive: &chain.MemArchive{},
+		now: time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC), keys: map[cip11.Address]*wire.RunnerKey{}}
+	var gr []chain.GenesisRunner
+	for i, r := range d.Genesis.Runners {
+		gr = append(gr, chain.GenesisRunner{Address: r.Address, Stake: r.Stake, ReputationX1e9: r.ReputationX1e9})
+		w.keys[r.Address] = d.RunnerKeys[i]
+	}
+	w.c, err = chain.New(chain.Config{Params: d.Genesis.P(), ChainID: uint64(d.Genesis.ChainID), Runners: gr, Key: d.Validator.Peer,
+		Exec: x, Log: w.log, Journal: w.jrnl, Archive: w.archive, RetainBlocks: retain})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := d.Genesis
+	w.prod = &node.Solo{Key: d.Validator.Threshold, Namespace: g.Namespace}
+	w.prod.Schedule.ViewsPerEpoch, w.prod.Schedule.FirstView, w.prod.Schedule.LastKnownEpoch =
+		uint64(g.Schedule.ViewsPerEpoch), uint64(g.Schedule.FirstView), uint64(g.Schedule.LastKnownEpoch)
+	return w
+}
+
+// propose builds the next block (no presence: every runner is in the
+// fallback pool).
+func (w *world) propose() *chainlog.Block {
+	w.t.Helper()
+	cs, err := w.prod.Next(w.c.Height()+1, w.c.Last())
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	b, err := w.c.Propose(cs, nil)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return b
+}
+
+// block runs one whole Propose → Apply → Commit step.
+func (w *world) block() *chain.Committed {
+	w.t.Helper()
+	b := w.propose()
+	if _, err := w.c.Apply(b); err != nil {
+		w.t.Fatal(err)
+	}
+	w.now = w.now.Add(time.Second)
+	res, err := w.c.Commit(w.now)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return res
+}
+
+func (w *world) submit(m uint32, timeout uint64, nonce uint64) cip11.Hash {
+	w.t.Helper()
+	id, err := w.c.SubmitJob(&chain.JobSpec{Submitter: cip11.Address{0xaa}, Kind: 1, Runners: m, TimeoutBlocks: timeout, Nonce: nonce}, w.now)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return id
+}
+
+// reveal submits runner r's M = 1 result for job id.
+func (w *world) reveal(id cip11.Hash, r cip11.Address, nonce uint64) error {
+	tx, err := chain.SignTx(w.keys[r], chain.TxReveal, nonce, id, chain.RevealPayload(cip11.Hash{1}, cip11.Hash{2}))
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	_, err = w.c.SubmitTx(tx.Bytes(), w.now)
+	return err
+}
+
+func seated(res *chain.Committed, id cip11.Hash) []cip11.Address {
+	var out []cip11.Address
+	for _, a := range res.Pushes {
+		if a.JobID == id {
+			out = append(out, a.Runner)
+		}
+	}
+	return out
+}
+
+// TestCoreJobLifecycle: a job goes submitted → pending → assigned (a push
+// to its committee member after Commit, §10.1) → completed once the
+// member's reveal is included with Verified (D23), and the block log holds
+// every committed block.
+func TestCoreJobLifecycle(t *testing.T) {
+	w := newWorld(t, 4, 256)
+	w.block() // block 1 registers the genesis runners
+	id := w.submit(1, 10, 1)
+	if jv, _ := w.c.Job(id); jv.State != httpapi.StateSubmitted {
+		t.Fatalf("state %s, want submitted", jv.State)
+	}
+	var runner cip11.Address
+	for range 3 {
+		res := w.block()
+		if s := seated(res, id); len(s) == 1 {
+			runner = s[0]
+			break
+		}
+	}
+	if runner == (cip11.Address{}) {
+		t.Fatal("no push for the job within 3 blocks")
+	}
+	if jv, _ := w.c.Job(id); jv.State != httpapi.StateAssigned || !slices.Equal(jv.Committee, []cip11.Address{runner}) {
+		t.Fatalf("after assignment: %+v", jv)
+	}
+	var other cip11.Address
+	for a := range w.keys {
+		if a != runner {
+			other = a
+			break
+		}
+	}
+	if err := w.reveal(id, other, 1); !errors.Is(err, chain.ErrBadRequest) {
+		t.Fatalf("a reveal from a runner not on the committee: %v, want ErrBadRequest", err)
+	}
+	if err := w.reveal(id, runner, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.reveal(id, runner, 1); !errors.Is(err, chain.ErrDuplicate) {
+		t.Fatalf("the same reveal twice: %v, want ErrDuplicate", err)
+	}
+	w.block()
+	jv, _ := w.c.Job(id)
+	if jv.State != httpapi.StateCompleted {
+		t.Fatalf("after the reveal's block: state %s, want completed", jv.State)
+	}
+	if got := uint64(len(w.log.Blocks)); got != w.c.Height() {
+		t.Fatalf("block log holds %d blocks at height %d", got, w.c.Height())
+	}
+	if c := w.c.Counts(); c[httpapi.StateCompleted] != 1 || c[httpapi.StateSubmitted] != 0 {
+		t.Fatalf("counts %v", c)
+	}
+	if s := w.c.Stats(); s.Completed != 1 || s.Submitted != 1 || s.JobLatencyBlocks.Count() != 1 {
+		t.Fatalf("stats completed %d submitted %d latencies %d", s.Completed, s.Submitted, s.JobLatencyBlocks.Count())
+	}
+}
+
+// TestCoreStepOrder: the steps refuse to run out of their order with
+// ErrOutOfOrder, and a refused step changes nothing.
+func TestCoreStepOrder(t *testing.T) {
+	w := newWorld(t, 2, 256)
+	if _, err := w.c.Commit(w.now); !errors.Is(err, chain.ErrOutOfOrder) {
+		t.Fatalf("Commit with nothing applied: %v", err)
+	}
+	b := w.propose()
+	skip := *b
+	skip.Height = 2
+	if _, err := w.c.Apply(&skip); !errors.Is(err, chain.ErrOutOfOrder) {
+		t.Fatalf("Apply of block 2 at height 0: %v", err)
+	}
+	b = w.propose()
+	if _, err := w.c.Apply(b); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.c.Apply(b); !errors.Is(err, chain.ErrOutOfOrder) {
+		t.Fatalf("a second Apply: %v", err)
+	}
+	cs, _ := w.prod.Next(2, b)
+	if _, err := w.c.Propose(cs, nil); !errors.Is(err, chain.ErrOutOfOrder) {
+		t.Fatalf("Propose while a block awaits Commit: %v", err)
+	}
+	if err := w.c.Check(b); !errors.Is(err, chain.ErrOutOfOrder) {
+		t.Fatalf("Check while a block awaits Commit: %v", err)
+	}
+	if w.c.Height() != 0 {
+		t.Fatalf("height %d before Commit", w.c.Height())
+	}
+	if _, err := w.c.Commit(w.now); err != nil {
+		t.Fatal(err)
+	}
+	if w.c.Height() != 1 {
+		t.Fatalf("height %d after Commit", w.c.Height())
+	}
+}
+
+// TestCoreCheck: Check accepts the block another proposer built and
+// rejects one whose outputs were tampered with (ErrInvalidBlock), and
+// neither commits anything.
+func TestCoreCheck(t *testing.T) {
+	w := newWorld(t, 4, 256)
+	w.block()
+	w.submit(1, 10, 1)
+	b := w.propose()
+	good := *b
+	if err := w.c.Check(&good); err != nil {
+		t.Fatalf("Check of a valid proposal: %v", err)
+	}
+	bad := *b
+	bad.Out.StateDigest[0] ^= 1
+	if err := w.c.Check(&bad); !errors.Is(err, chain.ErrInvalidBlock) {
+		t.Fatalf("Check of a tampered digest: %v, want ErrInvalidBlock", err)
+	}
+	if w.c.Height() != 1 || len(w.log.Blocks) != 1 {
+		t.Fatalf("Check committed: height %d, log %d", w.c.Height(), len(w.log.Blocks))
+	}
+	// the proposal is still applicable after checks discarded it
+	if _, err := w.c.Apply(&good); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.c.Commit(w.now); err != nil {
+		t.Fatal(err)
+	}
+	if good.Out.StateDigest != b.Out.StateDigest {
+		t.Fatal("re-executed block differs from the proposal")
+	}
+}
+
+// TestCoreFailedAppendIsSticky: a block log that cannot be written puts the
+// core into the failed state (ErrFailed with the cause): the state is not
+// committed and every later step refuses.
+func TestCoreFailedAppendIsSticky(t *testing.T) {
+	w := newWorld(t, 2, 256)
+	w.block()
+	disk := errors.New("no space left on device")
+	w.log.Fail = disk
+	b := w.propose()
+	_, err := w.c.Apply(b)
+	if !errors.Is(err, chain.ErrFailed) || !errors.Is(err, disk) {
+		t.Fatalf("Apply with a failing log: %v", err)
+	}
+	w.log.Fail = nil
+	if w.c.Height() != 1 {
+		t.Fatalf("height %d after a failed append", w.c.Height())
+	}
+	if h, _ := w.x.LastCommitted(); h != 1 {
+		t.Fatalf("store committed height %d after a failed append", h)
+	}
+	cs, _ := w.prod.Next(2, w.c.Last())
+	if _, err := w.c.Propose(cs, nil); !errors.Is(err, chain.ErrFailed) {
+		t.Fatalf("Propose after failure: %v", err)
+	}
+	if _, err := w.c.SubmitJob(&chain.JobSpec{Runners: 1, TimeoutBlocks: 5, Kind: 1}, w.now); !errors.Is(err, chain.ErrFailed) {
+		t.Fatalf("SubmitJob after failure: %v", err)
+	}
+	if !errors.Is(w.c.Err(), chain.ErrFailed) {
+		t.Fatalf("Err() = %v", w.c.Err())
+	}
+}
+
+// TestCoreFailedJournalRefuses: a job the journal could not record is not
+// accepted, and the core accepts nothing more (a node that cannot record
+// what it accepts must stop, issue 18 item 18).
+func TestCoreFailedJournalRefuses(t *testing.T) {
+	w := newWorld(t, 2, 256)
+	w.jrnl.Fail = errors.New("no space left on device")
+	spec := &chain.JobSpec{Submitter: cip11.Address{1}, Runners: 1, TimeoutBlocks: 5, Kind: 1}
+	id, err := w.c.SubmitJob(spec, w.now)
+	if !errors.Is(err, chain.ErrFailed) {
+		t.Fatalf("SubmitJob with a failing journal: %v", err)
+	}
+	if _, ok := w.c.Job(id); ok {
+		t.Fatal("a job the journal refused is tracked")
+	}
+	if w.c.MempoolLen() != 0 {
+		t.Fatalf("mempool %d", w.c.MempoolLen())
+	}
+}
+
+// TestCorePrunesEndedJobs: a job that ended leaves memory RetainBlocks
+// blocks later; its final view is still answered (from the archive), and
+// the per-state counts keep it.
+func TestCorePrunesEndedJobs(t *testing.T) {
+	w := newWorld(t, 3, 3)
+	w.block()
+	id := w.submit(1, 2, 1) // nobody answers: it expires after D26's re-selections
+	var ended uint64
+	for range 40 {
+		w.block()
+		if jv, _ := w.c.Job(id); jv.State == httpapi.StateExpired && ended == 0 {
+			ended = w.c.Height()
+		}
+		if ended != 0 && w.c.Height() >= ended+4 {
+			break
+		}
+	}
+	if ended == 0 {
+		t.Fatal("the job did not expire")
+	}
+	if n := w.c.InMemory(); n != 0 {
+		t.Fatalf("%d jobs in memory %d blocks after the job ended", n, w.c.Height()-ended)
+	}
+	if w.archive.Len() != 1 {
+		t.Fatalf("archive holds %d jobs", w.archive.Len())
+	}
+	jv, ok := w.c.Job(id)
+	if !ok || jv.State != httpapi.StateExpired || jv.ID != id {
+		t.Fatalf("pruned job's view: ok %v %+v", ok, jv)
+	}
+	if c := w.c.Counts(); c[httpapi.StateExpired] != 1 {
+		t.Fatalf("counts after pruning: %v", c)
+	}
+	if _, err := w.c.SubmitJob(&chain.JobSpec{Submitter: cip11.Address{0xaa}, Kind: 1, Runners: 1, TimeoutBlocks: 2, Nonce: 1}, w.now); !errors.Is(err, chain.ErrDuplicate) {
+		t.Fatalf("re-submitting a pruned job: %v, want ErrDuplicate", err)
+	}
+}
+
+// TestCoreCancels: a seat re-drawn on timeout gets JobCancel{Reassigned}
+// and an expired job's seat JobCancel{Expired} (§10.5, §11.2).
+func TestCoreCancels(t *testing.T) {
+	w := newWorld(t, 8, 256)
+	w.block()
+	id := w.submit(1, 2, 1)
+	var reasons []wire.CancelReason
+	for range 40 {
+		res := w.block()
+		for _, x := range res.Cancels {
+			if x.JobID == id {
+				reasons = append(reasons, x.Reason)
+			}
+		}
+		if jv, _ := w.c.Job(id); jv.State == httpapi.StateExpired {
+			break
+		}
+	}
+	if len(reasons) < 2 || reasons[0] != wire.CancelReassigned || reasons[len(reasons)-1] != wire.CancelExpired {
+		t.Fatalf("cancel reasons %v, want Reassigned … Expired", reasons)
+	}
+}
+
+// TestCoreRestore: a second core over the same store, fed the first one's
+// block log (Restore) and journal, reaches the same height and job states.
+func TestCoreRestore(t *testing.T) {
+	w := newWorld(t, 3, 256)
+	w.block()
+	id := w.submit(1, 10, 1)
+	pending := w.submit(2, 10, 2)
+	for range 3 {
+		w.block()
+	}
+	w2 := newWorld(t, 3, 256)
+	for _, p := range w.jrnl.Specs {
+		s, err := chain.DecodeJobSpec(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w2.c.LoadJob(s)
+	}
+	for i := range w.log.Blocks {
+		b := w.log.Blocks[i]
+		if err := w2.c.Check(&b); err != nil {
+			t.Fatalf("block %d: %v", b.Height, err)
+		}
+		if _, err := w2.c.Apply(&b); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w2.c.Commit(time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	keep := w2.c.FinishRecovery()
+	if w2.c.Height() != w.c.Height() {
+		t.Fatalf("height %d, want %d", w2.c.Height(), w.c.Height())
+	}
+	for _, j := range []cip11.Hash{id, pending} {
+		a, _ := w.c.Job(j)
+		b, _ := w2.c.Job(j)
+		if a.State != b.State || !slices.Equal(a.Committee, b.Committee) {
+			t.Fatalf("job %s: %s %v, restored %s %v", j, a.State, a.Committee, b.State, b.Committee)
+		}
+	}
+	if len(keep) != 2 {
+		t.Fatalf("journal keeps %d specs, want the 2 open jobs", len(keep))
+	}
+}
