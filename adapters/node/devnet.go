@@ -138,6 +138,7 @@ func (c *swapChain) Poll(ctx context.Context, r cip11.Address) ([]*wire.JobAssig
 
 // devnet is a running devnet.
 type devnet struct {
+	ctx     context.Context // the runners' lifetime
 	cfg     DevnetConfig
 	d       *Devnet
 	chain   *swapChain
@@ -193,7 +194,7 @@ func RunDevnet(ctx context.Context, cfg DevnetConfig) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := &devnet{cfg: cfg, d: d, chain: &swapChain{}, reg: prometheus.NewRegistry()}
+	n := &devnet{ctx: ctx, cfg: cfg, d: d, chain: &swapChain{}, reg: prometheus.NewRegistry()}
 	if n.metrics, err = httpapi.NewMetrics(n.reg); err != nil {
 		return nil, err
 	}
@@ -244,7 +245,7 @@ func RunDevnet(ctx context.Context, cfg DevnetConfig) (*Report, error) {
 }
 
 func (n *devnet) startRunner(i int) (*Runner, error) {
-	return NewRunner(RunnerConfig{Genesis: n.d.Genesis, Key: n.d.RunnerKeys[i], Chain: n.chain, WorkTime: n.cfg.WorkTime,
+	return NewRunner(n.ctx, RunnerConfig{Genesis: n.d.Genesis, Key: n.d.RunnerKeys[i], Chain: n.chain, WorkTime: n.cfg.WorkTime,
 		FailPerMille: n.cfg.FailPerMille, Tick: 10 * time.Millisecond, Validator: n.vcfg.Listen, Logger: n.cfg.Logger,
 		Seed: n.cfg.Seed*1000 + uint64(i)})
 }

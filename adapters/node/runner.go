@@ -51,11 +51,7 @@ func (c LocalChain) Submit(_ context.Context, tx []byte) error {
 
 // Settled implements Chain.
 func (c LocalChain) Settled(_ context.Context, job cip11.Hash, runner cip11.Address) (bool, error) {
-	jv, ok := c.V.Job(job)
-	if !ok {
-		return true, nil
-	}
-	return settled(jv.State, jv.Events, runner), nil
+	return c.V.Settled(job, runner)
 }
 
 // Poll implements Chain.
@@ -96,17 +92,23 @@ type Runner struct {
 	rngMu  sync.Mutex
 	log    *slog.Logger
 	cancel context.CancelFunc
-	done   chan struct{}
+	wg     sync.WaitGroup // loop, submit worker, poll executions
+	subq   *mailbox[[]byte]
 
 	mu       sync.Mutex
 	lastHB   uint64 // height of the last heartbeat sent
-	polled   map[cip11.Hash]bool
+	polled   map[cip11.Hash]bool // jobs of the last poll answer already started
+	settled  map[cip11.Hash]bool // the submit worker's answers for jobs with retained results
 	executed atomic.Int64
 	active   atomic.Int64 // executions in progress
 }
 
-// NewRunner starts a runner: it connects to Sub(R) and runs until Close.
-func NewRunner(cfg RunnerConfig) (*Runner, error) {
+// maxSubmitQueue bounds the transactions waiting for the submit worker.
+const maxSubmitQueue = 4096
+
+// NewRunner starts a runner: it connects to Sub(R) and runs until ctx ends
+// or Close. Close waits for every goroutine it started.
+func NewRunner(ctx context.Context, cfg RunnerConfig) (*Runner, error) {
 	if cfg.Genesis == nil || cfg.Key == nil || cfg.Chain == nil {
 		return nil, fmt.Errorf("%w: genesis, key and chain are required", ErrNilConfig)
 	}
@@ -147,11 +149,12 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 	}
 	dir := &cquic.StaticDirectory{}
 	dir.Put(validators.PeerKey(g.Validator.PeerPubKey), ua)
-	r := &Runner{cfg: cfg, hb: hb, log: cfg.Logger, rng: mrand.New(mrand.NewPCG(cfg.Seed, 0xfa11)), polled: map[cip11.Hash]bool{}, done: make(chan struct{})}
+	r := &Runner{cfg: cfg, hb: hb, log: cfg.Logger, rng: mrand.New(mrand.NewPCG(cfg.Seed, 0xfa11)), polled: map[cip11.Hash]bool{},
+		settled: map[cip11.Hash]bool{}, subq: newMailbox[[]byte](maxSubmitQueue)}
 	var seedNonce [8]byte
 	_, _ = rand.Read(seedNonce[:])
 	r.nonce.Store(binary.BigEndian.Uint64(seedNonce[:]) >> 16) // a fresh nonce space per process
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(ctx)
 	r.cancel = cancel
 	h, _ := cfg.Chain.Height(ctx)
 	cl, err := cquic.NewClient(cquic.ClientConfig{
@@ -164,7 +167,9 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 		return nil, err
 	}
 	r.cl = cl
+	r.wg.Add(2)
 	go r.loop(ctx, h)
+	go r.submitWorker(ctx)
 	return r, nil
 }
 
@@ -180,12 +185,13 @@ func (r *Runner) Executed() int64 { return r.executed.Load() }
 // Close stops the runner.
 func (r *Runner) Close() error {
 	r.cancel()
-	<-r.done
-	return r.cl.Close()
+	err := r.cl.Close()
+	r.wg.Wait()
+	return err
 }
 
 func (r *Runner) loop(ctx context.Context, h uint64) {
-	defer close(r.done)
+	defer r.wg.Done()
 	t := time.NewTicker(r.cfg.Tick)
 	defer t.Stop()
 	last := h
@@ -237,15 +243,21 @@ func (r *Runner) poll(ctx context.Context) {
 	if err != nil {
 		return
 	}
+	now := make(map[cip11.Hash]bool, len(as))
+	var start []*wire.JobAssignment
+	r.mu.Lock()
 	for _, a := range as {
-		r.mu.Lock()
-		seen := r.polled[a.JobID]
-		r.polled[a.JobID] = true
-		r.mu.Unlock()
-		if seen || a.Verify(uint64(r.cfg.Genesis.ChainID)) != nil {
-			continue
+		now[a.JobID] = true
+		if !r.polled[a.JobID] && a.Verify(uint64(r.cfg.Genesis.ChainID)) == nil {
+			start = append(start, a)
 		}
+	}
+	r.polled = now // only the jobs of the latest answer: bounded by what is assigned
+	r.mu.Unlock()
+	for _, a := range start {
+		r.wg.Add(1)
 		go func() {
+			defer r.wg.Done()
 			res, err := r.execute(ctx, &cquic.Job{Assignment: a, Progress: func(uint8, string) {}})
 			if err != nil {
 				return
@@ -310,18 +322,57 @@ func (r *Runner) execute(ctx context.Context, job *cquic.Job) (cquic.Result, err
 }
 
 // submitter is the client's ResultSubmitter: rebroadcast through the
-// chain's admission path (§10.3).
+// chain's admission path (§10.3). The client calls it from Tick, so it
+// never makes a request itself: Submit queues the transaction for the
+// runner's submit worker, and Settled answers from what the worker last
+// learned (false until it knows).
 type submitter struct{ r *Runner }
 
 func (s submitter) Submit(tx []byte) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	return s.r.cfg.Chain.Submit(ctx, tx)
+	if !s.r.subq.post(tx) {
+		return fmt.Errorf("%w: submit queue full", ErrClosed)
+	}
+	return nil
 }
 
 func (s submitter) Settled(job cip11.Hash, _ []byte) bool {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	ok, err := s.r.cfg.Chain.Settled(ctx, job, s.r.Address())
-	return err == nil && ok
+	s.r.mu.Lock()
+	defer s.r.mu.Unlock()
+	return s.r.settled[job]
+}
+
+// submitWorker sends queued result transactions and learns whether their
+// jobs settled (§10.3 rebroadcast stops then).
+func (r *Runner) submitWorker(ctx context.Context) {
+	defer r.wg.Done()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-r.subq.ready:
+		}
+		for _, raw := range r.subq.take() {
+			if err := r.cfg.Chain.Submit(ctx, raw); err != nil {
+				r.log.Debug("result rebroadcast not admitted", "err", err)
+			}
+			tx, err := DecodeTx(raw)
+			if err != nil || (tx.Kind != TxCommit && tx.Kind != TxReveal) {
+				continue
+			}
+			ok, err := r.cfg.Chain.Settled(ctx, tx.JobID, r.Address())
+			if err != nil {
+				continue
+			}
+			r.mu.Lock()
+			if ok {
+				r.settled[tx.JobID] = true
+			} else {
+				delete(r.settled, tx.JobID)
+			}
+			if len(r.settled) > maxSubmitQueue { // settled jobs are forgotten by the client soon after
+				clear(r.settled)
+			}
+			r.mu.Unlock()
+		}
+	}
 }

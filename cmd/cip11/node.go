@@ -181,15 +181,15 @@ func runRunner(args []string, stdout, stderr io.Writer) int {
 	if base == "" {
 		base = "http://" + g.Validator.HTTP
 	}
-	r, err := node.NewRunner(node.RunnerConfig{Genesis: g, Key: k, Chain: node.HTTPChain{Base: base}, WorkTime: *work,
+	ctx, cancel := signalContext()
+	defer cancel()
+	r, err := node.NewRunner(ctx, node.RunnerConfig{Genesis: g, Key: k, Chain: node.HTTPChain{Base: base}, WorkTime: *work,
 		FailPerMille: uint32(*failRate), Validator: *vaddr, Logger: log, Tick: 50 * time.Millisecond})
 	if err != nil {
 		return fail(err)
 	}
 	defer r.Close()
 	fmt.Fprintf(stdout, "cip11 runner %s → %s (api %s)\n", k.Address(), g.Validator.QUIC, base)
-	ctx, cancel := signalContext()
-	defer cancel()
 	t := time.NewTicker(5 * time.Second)
 	defer t.Stop()
 	for {
