@@ -96,7 +96,7 @@ type Runner struct {
 	subq   *mailbox[[]byte]
 
 	mu       sync.Mutex
-	lastHB   uint64 // height of the last heartbeat sent
+	lastHB   uint64              // height of the last heartbeat sent
 	polled   map[cip11.Hash]bool // jobs of the last poll answer already started
 	settled  map[cip11.Hash]bool // the submit worker's answers for jobs with retained results
 	executed atomic.Int64
