@@ -232,7 +232,7 @@ func RunDevnet(ctx context.Context, cfg DevnetConfig) (*Report, error) {
 		if err != nil {
 			return nil, err
 		}
-		defer srv.Close()
+		defer srv.Shutdown(DefaultHTTPShutdown)
 	}
 	for i := range cfg.Runners {
 		r, err := n.startRunner(i)
@@ -284,13 +284,12 @@ func (hs *handlerSwap) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.ServeHTTP(w, r)
 }
 
-func (n *devnet) serveHTTP(addr string) (*http.Server, error) {
+func (n *devnet) serveHTTP(addr string) (*HTTPServer, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
-	srv := &http.Server{Handler: &handlerSwap{n: n}, ReadHeaderTimeout: 5 * time.Second}
-	go srv.Serve(ln)
+	srv := ServeHTTP(ln, &handlerSwap{n: n}, n.cfg.Logger)
 	n.cfg.Logger.Info("devnet HTTP API and dashboard", "addr", "http://"+ln.Addr().String())
 	return srv, nil
 }

@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
@@ -125,9 +124,8 @@ func runValidator(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return fail(err)
 		}
-		srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
-		go srv.Serve(ln)
-		defer srv.Close()
+		srv := node.ServeHTTP(ln, h, log)
+		defer srv.Shutdown(node.DefaultHTTPShutdown)
 		httpURL = "http://" + ln.Addr().String()
 	}
 	st := v.Status()
