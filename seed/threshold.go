@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"math/big"
 
 	bls "github.com/consensys/gnark-crypto/ecc/bls12-381"
@@ -26,6 +25,11 @@ import (
 // epoch's ValidatorSetSnapshot in its D29 canonical order (ascending
 // peer_pubkey) holds the share of index p + 1, the polynomial evaluated at
 // x = p + 1. Index 0 is the group secret itself and is never a share.
+
+// MaxShares bounds n for the allocating helpers ([DealShares],
+// [PublicPolynomial.PublicShares]) so no input can exhaust memory; it is far
+// above any validator set size.
+const MaxShares = 1 << 16
 
 // Errors for threshold seed shares (§9.2, DECISIONS D31).
 var (
@@ -93,10 +97,10 @@ type Dealing struct {
 // DEVNET / TEST ONLY. Production key generation and resharing are
 // consensus-owned (§5.4, DECISIONS D31): this dealer knows the group secret.
 // It is deterministic in rand, so a fixed reader reproduces a devnet.
-// Errors: [ErrThresholdParams] for n < 1 or t outside 1..n, [ErrSecretKey]
+// Errors: [ErrThresholdParams] for n outside 1..[MaxShares] or t outside 1..n, [ErrSecretKey]
 // for a zero secret, and rand's error if it runs short.
 func DealShares(secret SecretKey, n, t int, rand io.Reader) (*Dealing, error) {
-	if n < 1 || t < 1 || t > n || uint64(n) > math.MaxUint32 {
+	if n < 1 || t < 1 || t > n || n > MaxShares {
 		return nil, fmt.Errorf("%w: n = %d, t = %d", ErrThresholdParams, n, t)
 	}
 	if secret.k.IsZero() {
@@ -202,8 +206,9 @@ func (p PublicPolynomial) PublicShare(index uint32) ([PublicKeySize]byte, error)
 
 // PublicShares returns the public shares of indices 1..n in index order:
 // PublicShares(n)[i-1] is the public share of index i (§9.2, DECISIONS D31).
+// It is [ErrThresholdParams] for n outside 1..[MaxShares].
 func (p PublicPolynomial) PublicShares(n int) ([][PublicKeySize]byte, error) {
-	if n < 1 || uint64(n) > math.MaxUint32 {
+	if n < 1 || n > MaxShares {
 		return nil, fmt.Errorf("%w: n = %d", ErrThresholdParams, n)
 	}
 	out := make([][PublicKeySize]byte, n)

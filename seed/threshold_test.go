@@ -250,7 +250,7 @@ func TestVerifyPartial(t *testing.T) {
 // TestDealSharesRejects: parameters, zero secret, nil and short readers.
 func TestDealSharesRejects(t *testing.T) {
 	sk := DeriveSecretKey([]byte("k"))
-	for _, c := range []struct{ n, t int }{{0, 1}, {-1, 1}, {3, 0}, {3, 4}, {1, -1}} {
+	for _, c := range []struct{ n, t int }{{0, 1}, {-1, 1}, {3, 0}, {3, 4}, {1, -1}, {MaxShares + 1, 1}, {1 << 40, 1}} {
 		if _, err := DealShares(sk, c.n, c.t, testRand(0)); !errors.Is(err, ErrThresholdParams) {
 			t.Errorf("n = %d, t = %d: %v", c.n, c.t, err)
 		}
@@ -314,6 +314,11 @@ func TestPublicPolynomialRoundTrip(t *testing.T) {
 	}
 	if _, err := PublicPolynomialFromBytes([][]byte{raw[0], raw[1][:10]}); !errors.Is(err, ErrPublicKeyLength) {
 		t.Fatalf("short coefficient: %v", err)
+	}
+	for _, n := range []int{0, -1, MaxShares + 1} {
+		if _, err := p.PublicShares(n); !errors.Is(err, ErrThresholdParams) {
+			t.Fatalf("PublicShares(%d): %v", n, err)
+		}
 	}
 	var zero PublicPolynomial
 	if _, err := zero.PublicShare(1); !errors.Is(err, ErrThresholdParams) {
