@@ -39,6 +39,7 @@ func seedFunctions() []Function {
 			Description: "ConsumedSeedsV1 block field (DECISIONS D9, D11): a deterministic-CBOR array of maps {0: seed_epoch, 1: seed_view, 2: seed_signature (48-byte byte string)}, strictly ascending by (seed_epoch, seed_view). Vectors with entries (list of {seed_epoch, seed_view: u64 decimal strings; seed_signature: hex}) encode them to cbor (hex), and cbor must decode back to exactly entries; entries that are unsorted, repeat a round or carry a non-48-byte signature are errors. Vectors without entries give only cbor (hex), which a strict decoder must reject with error (decode→encode must reproduce the input). The codec does not verify signatures.",
 			Generate:    seedGenConsumed, Eval: seedEvalConsumed,
 		},
+		seedThresholdFunction(),
 	}
 }
 
@@ -73,6 +74,11 @@ func seedSentinels() []Sentinel {
 		{"ErrConsumedSeedsUnsorted", seed.ErrConsumedSeedsUnsorted},
 		{"ErrConsumedSeedsDuplicateRound", seed.ErrConsumedSeedsDuplicateRound},
 		{"ErrConsumedSeedsConflict", seed.ErrConsumedSeedsConflict},
+		{"ErrThresholdParams", seed.ErrThresholdParams},
+		{"ErrTooFewPartials", seed.ErrTooFewPartials},
+		{"ErrDuplicateIndex", seed.ErrDuplicateIndex},
+		{"ErrIndexOutOfRange", seed.ErrIndexOutOfRange},
+		{"ErrPartialInvalid", seed.ErrPartialInvalid},
 	}
 }
 

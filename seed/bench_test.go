@@ -1,6 +1,7 @@
 package seed
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -125,4 +126,76 @@ func BenchmarkVerifyVsBare(b *testing.B) {
 	b.ReportMetric(float64(bare.Nanoseconds())/float64(b.N), "bare-ns/op")
 	b.ReportMetric(float64(ours.Nanoseconds())/float64(b.N), "verify-ns/op")
 	b.ReportMetric(float64(ours)/float64(bare), "ratio")
+}
+
+// BenchmarkVerifyPartial is a one-shot partial verification (public share
+// decoded per call), the D31 VerifyVoteExtension check; compare with
+// BenchmarkVerifySeedOneShot (and BenchmarkVerifyPartialVsSeed for the ratio).
+func BenchmarkVerifyPartial(b *testing.B) {
+	_, d, pub := testDeal(b, 4, 3)
+	ns, r := []byte("cowboy-test"), Round{Epoch: 3, View: 77}
+	p, _ := SignPartial(d.Shares[2], ns, r)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := VerifyPartial(pub[2], ns, r, p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkVerifyPartialVsSeed interleaves one VerifySeed and one
+// VerifyPartial per iteration, so machine load hits both equally, and
+// reports their time ratio (target ≤ 1.1).
+func BenchmarkVerifyPartialVsSeed(b *testing.B) {
+	secret, d, pub := testDeal(b, 4, 3)
+	ns, r := []byte("cowboy-test"), Round{Epoch: 3, View: 77}
+	p, _ := SignPartial(d.Shares[2], ns, r)
+	sig, _ := SignSeed(secret, ns, r)
+	gk := d.Public.GroupKey()
+	var seed, partial time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		err1 := VerifySeed(gk[:], ns, r, sig[:])
+		t1 := time.Now()
+		err2 := VerifyPartial(pub[2], ns, r, p)
+		t2 := time.Now()
+		if err1 != nil || err2 != nil {
+			b.Fatal(err1, err2)
+		}
+		seed, partial = seed+t1.Sub(t0), partial+t2.Sub(t1)
+	}
+	b.ReportMetric(float64(seed.Nanoseconds())/float64(b.N), "seed-ns/op")
+	b.ReportMetric(float64(partial.Nanoseconds())/float64(b.N), "partial-ns/op")
+	b.ReportMetric(float64(partial)/float64(seed), "ratio")
+}
+
+// BenchmarkRecover is Lagrange recovery at 0 in G1 from t already verified
+// partials (DECISIONS D31), for n = 4 (t = 3) and n = 20 (t = 14).
+func BenchmarkRecover(b *testing.B) {
+	for _, n := range []int{4, 20} {
+		th, _ := Threshold(n)
+		_, d, _ := testDeal(b, n, th)
+		ps := testPartials(b, d, []byte("cowboy-test"), Round{Epoch: 3, View: 77})
+		b.Run(fmt.Sprintf("t=%d", th), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Recover(n, th, ps); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkRecoverVerified is the proposer's full cost: t partial
+// verifications plus recovery, for t = 14 of n = 20.
+func BenchmarkRecoverVerified(b *testing.B) {
+	_, d, pub := testDeal(b, 20, 14)
+	ns, r := []byte("cowboy-test"), Round{Epoch: 3, View: 77}
+	ps := testPartials(b, d, ns, r)
+	for b.Loop() {
+		if _, err := RecoverVerified(pub, ns, r, 14, ps); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -17,9 +17,16 @@
 //     strict codec in the §12.6 deterministic-CBOR profile (D9) of package
 //     internal/dcbor, and the three block-validity rules
 //     ([ValidateConsumedSeeds]) over an injected [ThresholdKeys].
+//   - Threshold seeds (DECISIONS D31): [Threshold] gives t for n validators;
+//     [SignPartial] signs the seed message with a [Share], [VerifyPartial]
+//     checks it against the index's public share, and [RecoverVerified] /
+//     [Recover] interpolate t partials at 0 into the group signature that
+//     [VerifySeed] accepts under the group key. [DealShares] is a
+//     devnet/test dealer (§5.4: production key generation is consensus-owned).
 //
-// The package is pure: no I/O, no clock, no goroutines and no mutable
-// globals. Every error wraps one exported sentinel — this package's, or for
-// a ConsumedSeedsV1 outside the CBOR profile, internal/dcbor's; no input
+// The package is pure: no I/O, no clock, no goroutines, no mutable
+// globals and no randomness except the reader injected into [DealShares].
+// Every error wraps one exported sentinel — this package's, or for a
+// ConsumedSeedsV1 outside the CBOR profile, internal/dcbor's; no input
 // panics.
 package seed

@@ -2,6 +2,7 @@ package seed_test
 
 import (
 	"fmt"
+	"math/rand/v2"
 
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/seed"
@@ -74,4 +75,37 @@ func ExampleParentBeacon() {
 	// Output:
 	// (0, 0) <nil>
 	// seed: no genesis beacon configured: parent beacon unavailable
+}
+
+// A 4-validator devnet (DECISIONS D31): deal shares of one secret, sign
+// partials in ExtendVote, verify each against its public share, and recover
+// the group seed from t = 3 of them.
+func ExampleRecoverVerified() {
+	ns, r := []byte("cowboy-devnet"), seed.Round{Epoch: 0, View: 42}
+	n := 4
+	t, _ := seed.Threshold(n)
+	group := seed.DeriveSecretKey([]byte("example group secret"))
+	d, err := seed.DealShares(group, n, t, rand.NewChaCha8([32]byte{1})) // devnet/test only
+	if err != nil {
+		panic(err)
+	}
+	ps, _ := d.Public.PublicShares(n)
+	pub := make([][]byte, n) // pub[i-1]: public share of index i (D29 position i-1)
+	for i := range ps {
+		pub[i] = ps[i][:]
+	}
+	var partials []seed.Partial
+	for _, i := range []int{4, 2, 1} { // any t validators, any order
+		p, _ := seed.SignPartial(d.Shares[i-1], ns, r)
+		partials = append(partials, p)
+	}
+	sig, err := seed.RecoverVerified(pub, ns, r, t, partials)
+	gk := d.Public.GroupKey()
+	direct, _ := seed.SignSeed(group, ns, r)
+	fmt.Println(t, err, seed.VerifySeed(gk[:], ns, r, sig[:]), sig == direct)
+	_, err = seed.RecoverVerified(pub, ns, r, t, partials[:2])
+	fmt.Println(err)
+	// Output:
+	// 3 <nil> <nil> true
+	// seed: fewer than t partial signatures: 2 of t = 3
 }

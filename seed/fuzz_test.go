@@ -16,6 +16,7 @@ func wrapsSentinel(err error) bool {
 		ErrPublicKeyLength, ErrPublicKeyEncoding, ErrPublicKeyNotOnCurve, ErrPublicKeyInfinity, ErrPublicKeyNotInSubgroup,
 		ErrSignatureEncoding, ErrSignatureNotOnCurve, ErrSignatureInfinity, ErrSignatureNotInSubgroup, ErrSeedSignatureInvalid,
 		ErrConsumedSeedsUnsorted, ErrConsumedSeedsDuplicateRound,
+		ErrThresholdParams, ErrTooFewPartials, ErrDuplicateIndex, ErrIndexOutOfRange, ErrPartialInvalid,
 		dcbor.ErrTruncated, dcbor.ErrTrailingBytes, dcbor.ErrMalformed, dcbor.ErrNonShortestInt, dcbor.ErrIndefiniteLength,
 		dcbor.ErrTag, dcbor.ErrUnexpectedType, dcbor.ErrIntRange, dcbor.ErrInvalidUTF8, dcbor.ErrKeyOrder, dcbor.ErrDuplicateKey,
 		dcbor.ErrUnknownKey, dcbor.ErrMissingKey, dcbor.ErrByteLength, dcbor.ErrNotCanonical,
@@ -138,4 +139,49 @@ func sentinelIn(err error) error {
 		}
 		err = u
 	}
+}
+
+// fuzzPartials splits b into partials of 52 bytes: index_be4 ‖ signature_48
+// (a trailing remainder is ignored).
+func fuzzPartials(b []byte) []Partial {
+	var out []Partial
+	for ; len(b) >= 4+SignatureSize; b = b[4+SignatureSize:] {
+		var p Partial
+		p.Index = uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
+		copy(p.Signature[:], b[4:])
+		out = append(out, p)
+	}
+	return out
+}
+
+// FuzzRecover: threshold recovery of arbitrary partials (52-byte records
+// index_be4 ‖ signature) for a fixed 4-share dealing never panics, fails
+// only with a sentinel, and whatever RecoverVerified returns verifies under
+// the group key and equals the unverified Recover (§9.2, DECISIONS D31).
+func FuzzRecover(f *testing.F) {
+	_, d, pub := testDeal(f, 4, 3)
+	gk := d.Public.GroupKey()
+	ns := []byte("cowboy-test")
+	f.Add(ns, uint64(1), uint64(9), byte(3), []byte{})
+	f.Fuzz(func(t *testing.T, ns []byte, epoch, view uint64, th byte, b []byte) {
+		r := Round{epoch, view}
+		ps := fuzzPartials(b)
+		raw, rerr := Recover(len(pub), int(th), ps)
+		if rerr != nil && !wrapsSentinel(rerr) {
+			t.Fatalf("Recover: %v", rerr)
+		}
+		sig, err := RecoverVerified(pub, ns, r, int(th), ps)
+		if err != nil {
+			if !wrapsSentinel(err) {
+				t.Fatalf("RecoverVerified: %v", err)
+			}
+			return
+		}
+		if rerr != nil || raw != sig {
+			t.Fatalf("RecoverVerified %x but Recover %x, %v", sig, raw, rerr)
+		}
+		if err := VerifySeed(gk[:], ns, r, sig[:]); err != nil {
+			t.Fatalf("recovered %x does not verify: %v", sig, err)
+		}
+	})
 }

@@ -3,10 +3,13 @@
 // every positive vector of the functions below and checks that every
 // negative vector is rejected. Usage:
 //   node xcheck.mjs ../testdata/vectors
-// Needs the npm package js-sha3 (original Keccak-256, DECISIONS D1).
+// Needs the npm packages js-sha3 (original Keccak-256, DECISIONS D1) and
+// @noble/curves (BLS12-381 points, hash-to-curve and pairings, for the
+// threshold seed vectors).
 import fs from 'node:fs';
 import path from 'node:path';
 import sha3 from 'js-sha3';
+import { bls12_381 as bls } from '@noble/curves/bls12-381.js';
 
 const keccak = (...parts) => Buffer.from(sha3.keccak256.arrayBuffer(Buffer.concat(parts.map(toBuf))));
 const toBuf = (p) => (typeof p === 'string' ? Buffer.from(p, 'ascii') : Buffer.from(p));
@@ -137,6 +140,50 @@ function pendingCBOR(r) {
     u64(r.submission_epoch), u64(r.submission_view), u64(r.seed_epoch), u64(r.seed_view), u64(r.seed_delay_views), unhex(r.candidates_snapshot_root)];
   return Buffer.concat([cborHead(5, 11), ...fields.flatMap((f, k) => [cborHead(0, k), Buffer.isBuffer(f) ? Buffer.concat([cborHead(2, f.length), f]) : cborHead(0, f)])]);
 }
+// D31 threshold seeds: strict compressed points (D12), pairing checks, Lagrange at 0 in G1
+const SEED_DST = 'BLS_SIG_BLS12381G1_XMD:SHA-256_SSWU_RO_POP_';
+const FR = bls.fields.Fr.ORDER;
+function strictPoint(h, len, Point) {
+  const b = unhex(h);
+  if (b.length !== len || hex(b) !== h) throw new Error('point length');
+  if ((b[0] & 0x80) === 0 || (b[0] & 0x40) !== 0) throw new Error('not compressed, or infinity');
+  const P = Point.fromHex(b);
+  P.assertValidity(); // on the curve and in the prime-order subgroup
+  if (P.is0() || hex(P.toBytes(true)) !== h) throw new Error('infinity or non-canonical');
+  return P;
+}
+const blsVerify = (pk, H, sig) => bls.fields.Fp12.eql(
+  bls.pairingBatch([{ g1: H, g2: pk }, { g1: sig.negate(), g2: bls.G2.Point.BASE }]), bls.fields.Fp12.ONE);
+function thresholdRecover(v, file) {
+  const n = v.public_shares.length, t = v.threshold, seen = new Set();
+  if (!Number.isInteger(t) || t < 1 || t > n) throw new Error('threshold');
+  for (const p of v.partials) {
+    if (unhex(p.signature).length !== 48) throw new Error('partial length');
+    if (!Number.isInteger(p.index) || p.index < 1 || p.index > n || seen.has(p.index)) throw new Error('index');
+    seen.add(p.index);
+  }
+  if (v.partials.length < t) throw new Error('too few partials');
+  const H = bls.G1.hashToCurve(seedMessage(v), { DST: SEED_DST });
+  const used = v.partials.slice(0, t);
+  const sigs = used.map((p) => {
+    const s = strictPoint(p.signature, 48, bls.G1.Point);
+    if (!blsVerify(strictPoint(v.public_shares[p.index - 1], 96, bls.G2.Point), H, s)) throw new Error('partial does not verify');
+    return s;
+  });
+  let acc = bls.G1.Point.ZERO;
+  used.forEach((p, i) => {
+    let num = 1n, den = 1n;
+    const xi = BigInt(p.index);
+    used.forEach((q, j) => { if (j !== i) { const xj = BigInt(q.index); num = (num * xj) % FR; den = (den * (((xj - xi) % FR) + FR)) % FR; } });
+    acc = acc.add(sigs[i].multiply((num * bls.fields.Fr.inv(den)) % FR));
+  });
+  if (acc.is0()) throw new Error('recovered infinity');
+  if (!blsVerify(strictPoint(v.public_key, 96, bls.G2.Point), H, acc)) throw new Error('recovered signature does not verify');
+  // Independently: the group secret printed in the description signs directly.
+  const sk = /sk = ([0-9a-f]{64})/.exec(file.description);
+  if (!sk || !H.multiply(fromBE(unhex(sk[1]))).equals(acc)) throw new Error('recovered signature is not sk*H(m)');
+  return hex(acc.toBytes(true));
+}
 
 const fns = {
   beacon_hash_v1: (v) => ({ canonical_seed_bytes: hex(beaconHash(v)) }),
@@ -152,6 +199,7 @@ const fns = {
   mru_lookup: (v) => ({ applies: v.record !== null && (() => { const h = u64(v.current_height), s = u64(v.record.set_at_block); return (h > s ? h - s : 0n) <= u64(v.ttl_blocks); })() }),
   mru_winner: (v) => { const bad = new Set([...v.runners_to_slash, ...v.runners_unrewarded]), ok = new Set(v.matching);
     return { winner: v.committee.find((a) => ok.has(a) && !bad.has(a)) ?? null }; },
+  seed_threshold_recover: (v, file) => ({ signature: thresholdRecover(v, file) }),
   pending_selection: (v) => {
     if (!v.record) throw new Error('decode-only vector');
     const r = v.record;
@@ -166,9 +214,10 @@ for (const name of Object.keys(fns)) {
   const file = JSON.parse(fs.readFileSync(path.join(dir, `${name}.json`), 'utf8'));
   for (const v of file.vectors) {
     let got, err;
-    try { got = fns[name](v); } catch (e) { err = e; }
+    try { got = fns[name](v, file); } catch (e) { err = e; }
     if ('error' in v) {
       if (name === 'pending_selection' && !v.record) { skipped++; continue; } // decode negatives: CBOR decoding not reimplemented
+      if (err && process.env.XDEBUG) console.log(`rejected ${name}/${v.name} (${v.error}): ${err.message}`);
       if (err) agree++; else { disagree++; console.log(`DISAGREE ${name}/${v.name}: expected rejection (${v.error})`); }
       continue;
     }
