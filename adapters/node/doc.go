@@ -1,0 +1,56 @@
+// Package node runs CIP-11 as processes: a validator ([Validator]), runners
+// ([Runner]) and the one-process devnet ([RunDevnet]), with the genesis and
+// key files that describe a chain (docs/genesis.md) and the HTTP API
+// backend ([Backend], package httpapi).
+//
+// # Shape
+//
+// The validator is a driver around the synchronous chain core of package
+// chain (mempool, block building, CIP-2 result verifier, job tracker), the
+// way etcd raft's node.go drives its RawNode:
+//
+//   - one goroutine (the loop) owns the core. HTTP requests and the QUIC
+//     server's Mempool reach it as closures on a channel; the QUIC
+//     callbacks (acks, §10.6 outcomes, push errors) post to a mailbox that
+//     never blocks them;
+//   - block production is [Producer] (the single-validator [Solo] here, a
+//     BFT engine's proposer later) followed by the core's steps
+//     Propose → Apply (block log append, fsynced) → Commit (Pebble commit);
+//   - a second goroutine (the sender) hands each committed block's pushes
+//     (§10.1) and JobCancels (§10.5) to the QUIC server, so a runner that
+//     does not read cannot stall block production.
+//
+// No lock is held across I/O; the mailboxes' locks guard a slice append.
+// Every goroutine stops on Close, which waits for them.
+//
+// # One job, end to end
+//
+//  1. POST /jobs → Backend.SubmitJob → Validator.SubmitJob → (loop)
+//     chain.Core.SubmitJob: checked, journaled in jobs.jsonl, queued.
+//  2. ProduceBlock → (loop) Core.Propose/Apply/Commit: the block includes the
+//     submit; selection (§9.2) seats a committee; Commit returns the pushes.
+//  3. (sender) quic.Server.Applied pushes a signed JobAssignment to each
+//     seated runner; its JobAck comes back through OnAck → mailbox → loop.
+//  4. The runner executes and sends its result on the job stream; the
+//     server's §10.3 checks forward it to Mempool.Submit → (loop)
+//     Core.SubmitTx: the CIP-2 verifier records the commit and the reveal.
+//  5. The next block carries ResultSubmit and Verified (D23); Commit marks
+//     the job completed; RetainBlocks later it moves to the on-disk archive.
+//
+// # Durability
+//
+// A block is appended to blocks.jsonl (docs/chainlog.md) before its state
+// is committed, so a crash leaves the log at most one block ahead, and that
+// block is re-executed from the log at start (§8.1). Recovery streams the
+// log through the core. Accepted submissions are journaled before they are
+// answered; a failed append is cut back off, and the journal is compacted
+// at start to the jobs still open. A block-log, store or journal write that
+// fails puts the core into its failed state: the validator accepts nothing
+// more and Run returns the error (wrapping [ErrFailed]).
+//
+// # Spec
+//
+// §6 (connections, through package quic), §7.1 (heartbeats), §10.1–§10.6
+// (delivery), §11.2 (timeouts), §13–§14 (parameters and the poll
+// fallback). Every consensus rule is decided by the pure packages.
+package node
