@@ -7,7 +7,7 @@ import (
 	"slices"
 
 	"github.com/cip11/cip11"
-	"github.com/cip11/cip11/adapters/store"
+	"github.com/cip11/cip11/store"
 	"github.com/cip11/cip11/chainlog"
 	"github.com/cip11/cip11/mru"
 	"github.com/cip11/cip11/presence"

@@ -19,7 +19,7 @@ import (
 	"github.com/cip11/cip11/adapters/node/httpapi"
 	"github.com/cip11/cip11/adapters/pebble"
 	cquic "github.com/cip11/cip11/adapters/quic"
-	"github.com/cip11/cip11/adapters/store"
+	"github.com/cip11/cip11/store"
 	"github.com/cip11/cip11/chainlog"
 	"github.com/cip11/cip11/presence"
 	"github.com/cip11/cip11/presence/local"

@@ -6,7 +6,7 @@ import (
 
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/adapters/pebble"
-	"github.com/cip11/cip11/adapters/store"
+	"github.com/cip11/cip11/store"
 	"github.com/cip11/cip11/presence"
 	"github.com/cip11/cip11/seed"
 	"github.com/cip11/cip11/selection/engine"

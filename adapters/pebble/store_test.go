@@ -10,8 +10,8 @@ import (
 	pdb "github.com/cockroachdb/pebble/v2"
 
 	"github.com/cip11/cip11"
-	"github.com/cip11/cip11/adapters/store"
-	"github.com/cip11/cip11/adapters/store/storetest"
+	"github.com/cip11/cip11/store"
+	"github.com/cip11/cip11/store/storetest"
 	"github.com/cip11/cip11/mru"
 	"github.com/cip11/cip11/selection/engine"
 	"github.com/cip11/cip11/state"

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/cip11/cip11"
-	"github.com/cip11/cip11/adapters/store"
+	"github.com/cip11/cip11/store"
 	"github.com/cip11/cip11/mru"
 	"github.com/cip11/cip11/selection/engine"
 	"github.com/cip11/cip11/state"

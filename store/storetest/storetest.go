@@ -12,7 +12,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/cip11/cip11"
-	"github.com/cip11/cip11/adapters/store"
+	"github.com/cip11/cip11/store"
 	"github.com/cip11/cip11/mru"
 	"github.com/cip11/cip11/seed"
 	"github.com/cip11/cip11/selection"
