@@ -19,15 +19,15 @@ import (
 	"github.com/cip11/cip11/adapters/node/httpapi"
 	"github.com/cip11/cip11/adapters/pebble"
 	cquic "github.com/cip11/cip11/adapters/quic"
-	"github.com/cip11/cip11/store"
+	"github.com/cip11/cip11/blockexec"
 	"github.com/cip11/cip11/chainlog"
 	"github.com/cip11/cip11/presence"
 	"github.com/cip11/cip11/presence/local"
 	"github.com/cip11/cip11/presence/validators"
-	"github.com/cip11/cip11/replay"
 	"github.com/cip11/cip11/seed"
 	"github.com/cip11/cip11/selection/engine"
 	"github.com/cip11/cip11/state"
+	"github.com/cip11/cip11/store"
 	"github.com/cip11/cip11/wire"
 )
 
@@ -63,7 +63,7 @@ type ValidatorConfig struct {
 }
 
 // Validator is a single-validator CIP-11 chain node: it produces blocks
-// (Producer), executes them with the engine over Pebble (replay.Executor,
+// (Producer), executes them with the engine over Pebble (blockexec.Executor,
 // the same code `cip11 replay` runs), keeps them in a block log, serves
 // runners over QUIC (adapters/quic) and pushes every assignment after its
 // block is committed (§10.1). It is the one place, with Runner, that has
@@ -84,7 +84,7 @@ type Validator struct {
 	jobsF *os.File
 
 	mu      sync.Mutex // everything below, and every store access
-	x       *replay.Executor
+	x       *blockexec.Executor
 	blog    *blockLog
 	last    *chainlog.Block
 	mem     mempool
@@ -217,7 +217,7 @@ func (v *Validator) open() error {
 	if !sync {
 		mode = pebble.SyncNever
 	}
-	x, err := replay.NewExecutor(v.hdr, replay.Options{SnapshotCache: 8, OpenStore: func(h chainlog.Header) (store.Store, error) {
+	x, err := blockexec.New(v.hdr, blockexec.Options{SnapshotCache: 8, OpenStore: func(h chainlog.Header) (store.Store, error) {
 		return pebble.Open(filepath.Join(v.dir, "state"), pebble.Options{Sync: mode, ReputationConfig: &state.ReputationConfig{
 			Normalizer: uint64(h.Reputation.Normalizer), WMinFloorX1e6: uint64(h.Reputation.WMinFloorX1e6)}})
 	}})
@@ -279,7 +279,7 @@ func (v *Validator) recover(blocks []chainlog.Block) error {
 		if err != nil {
 			return fmt.Errorf("%w: re-executing block %d: %v", ErrBlockLog, lh, err)
 		}
-		if d := replay.DiffOutput(lh, &b.Out, &out); d != nil {
+		if d := blockexec.DiffOutput(lh, &b.Out, &out); d != nil {
 			v.x.Discard()
 			return fmt.Errorf("%w: block %d re-executes differently: %v", ErrBlockLog, lh, d)
 		}

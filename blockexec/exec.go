@@ -1,4 +1,4 @@
-package replay
+package blockexec
 
 import (
 	"encoding/binary"
@@ -7,13 +7,13 @@ import (
 	"slices"
 
 	"github.com/cip11/cip11"
-	"github.com/cip11/cip11/store"
 	"github.com/cip11/cip11/chainlog"
 	"github.com/cip11/cip11/mru"
 	"github.com/cip11/cip11/presence"
 	"github.com/cip11/cip11/seed"
 	"github.com/cip11/cip11/selection/engine"
 	"github.com/cip11/cip11/state"
+	"github.com/cip11/cip11/store"
 )
 
 // Options tune an [Executor]; the zero value is the plain, cache-less one
@@ -26,14 +26,15 @@ type Options struct {
 	// OpenStore, if non-nil, returns the chain state to run on (for
 	// example an adapters/pebble store); nil is a fresh store.Mem. The
 	// store must use the header's reputation configuration; it may hold
-	// committed blocks, and [Run] then resumes after them.
+	// committed blocks, and the executor then continues after them
+	// ([Executor.LastCommitted]; replay.Run resumes there).
 	OpenStore func(chainlog.Header) (store.Store, error)
 }
 
 // ErrStoreMismatch marks a store that cannot hold this log's state: its
 // reputation configuration differs from the header's, or it has committed
 // blocks the log does not reach.
-var ErrStoreMismatch = errors.New("replay: store does not match the log")
+var ErrStoreMismatch = errors.New("blockexec: store does not match the log")
 
 // Executor is a CIP-11 state driven block by block from a chain log: the
 // block engine over a [store.Store], plus the end-of-block writes the log
@@ -56,9 +57,9 @@ type Executor struct {
 	digestBuf []byte
 }
 
-// NewExecutor builds the engine a header describes, over o.OpenStore's
-// store (default: empty in-memory state).
-func NewExecutor(h chainlog.Header, o Options) (*Executor, error) {
+// New builds the engine a header describes, over o.OpenStore's store
+// (default: empty in-memory state).
+func New(h chainlog.Header, o Options) (*Executor, error) {
 	cfg := state.ReputationConfig{Normalizer: uint64(h.Reputation.Normalizer), WMinFloorX1e6: uint64(h.Reputation.WMinFloorX1e6)}
 	keys := seed.MemoryThresholdKeys{}
 	for _, k := range h.ThresholdKeys {
@@ -420,6 +421,13 @@ func (x *Executor) Commit() error {
 
 // Discard drops the block [Executor.Execute] left open (a no-op without one).
 func (x *Executor) Discard() { x.discard() }
+
+// VerifyAhead checks block b's parent beacon and consumed seeds as
+// [Executor.Execute] will, and remembers the answers, so that a reader
+// goroutine can make the BLS pairings on another core ahead of execution.
+// It is safe to call concurrently with the executor's other methods;
+// undecodable or keyless inputs are left to Execute, which reports them.
+func (x *Executor) VerifyAhead(b *chainlog.Block) { x.pre.ahead(b) }
 
 // Store is the executor's chain state. Reads must not race with a block
 // in progress.
