@@ -50,6 +50,7 @@ type Executor struct {
 	order     []cip11.Address // ACTIVE_RUNNERS_KEY, append order (mirror of the store's)
 	cfgOK     bool            // the store's reputation configuration was checked
 	open      bool            // a block batch is open
+	openLen   int             // len(order) when the open batch began
 	lastH     uint64          // last committed height, if hasLast
 	hasLast   bool
 	listLen   int        // len(order) when listHash was computed
@@ -145,7 +146,7 @@ func (x *Executor) execute(b *chainlog.Block) (out chainlog.Output, err error) {
 	if err := x.s.Begin(h); err != nil {
 		return out, err
 	}
-	x.open = true
+	x.open, x.openLen = true, len(x.order)
 	defer func() {
 		if err != nil {
 			x.discard()
@@ -161,12 +162,6 @@ func (x *Executor) execute(b *chainlog.Block) (out chainlog.Output, err error) {
 		}
 		x.cfgOK = true
 	}
-	n := len(x.order)
-	defer func() {
-		if err != nil {
-			x.order = x.order[:n] // registrations of the discarded block
-		}
-	}()
 	res, err := x.eng.ExecuteBlock(engineBlock(b))
 	if err != nil {
 		return out, err
@@ -216,10 +211,16 @@ func (x *Executor) commit() error {
 	return nil
 }
 
+// discard drops the open block: its store batch, and its registrations
+// from the ACTIVE_RUNNERS_KEY mirror (and the list hash if it covered them).
 func (x *Executor) discard() {
 	if x.open {
 		x.s.Discard()
 		x.open = false
+		x.order = x.order[:x.openLen]
+		if x.listLen > x.openLen {
+			x.listLen = 0
+		}
 	}
 }
 
