@@ -4,7 +4,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/cip11/cip11/blockexec"
 	"github.com/cip11/cip11/replay"
+	"github.com/cip11/cip11/synth"
 )
 
 // BenchmarkRunSample replays the whole embedded sample per iteration, as
@@ -19,11 +21,11 @@ func BenchmarkRunSample(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			blocks := 0
 			for b.Loop() {
-				o := replay.Options{SnapshotCache: 4096}
+				o := blockexec.Options{SnapshotCache: 4096}
 				if tc.pebble {
 					o.OpenStore = openPebble(filepath.Join(b.TempDir(), "store"))
 				}
-				s, err := replay.Run(replay.Sample(), replay.Config{Options: o})
+				s, err := replay.Run(synth.Sample(), replay.Config{Options: o})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -3,6 +3,7 @@ package replay
 import (
 	"io"
 
+	"github.com/cip11/cip11/blockexec"
 	"github.com/cip11/cip11/chainlog"
 )
 
@@ -23,7 +24,7 @@ type decoded struct {
 	err error
 }
 
-func newPipeline(r *chainlog.Reader, x *Executor) *pipeline {
+func newPipeline(r *chainlog.Reader, x *blockexec.Executor) *pipeline {
 	p := &pipeline{out: make(chan decoded, pipelineDepth), done: make(chan struct{})}
 	go func() {
 		defer close(p.out)
@@ -34,7 +35,7 @@ func newPipeline(r *chainlog.Reader, x *Executor) *pipeline {
 				d.err = err
 			} else {
 				d.b = &b
-				x.pre.ahead(d.b)
+				x.VerifyAhead(d.b)
 			}
 			select {
 			case p.out <- d:

@@ -5,17 +5,19 @@ import (
 	"io"
 	"testing"
 
+	"github.com/cip11/cip11/blockexec"
 	"github.com/cip11/cip11/chainlog"
 	"github.com/cip11/cip11/replay"
 	"github.com/cip11/cip11/seed"
+	"github.com/cip11/cip11/synth"
 )
 
 // sampleBytes returns the embedded sample, decompressed. Tests read it
-// through replay.Sample() and never pin its digest, so the sample can be
+// through synth.Sample() and never pin its digest, so the sample can be
 // regenerated without touching them.
 func sampleBytes(t testing.TB) []byte {
 	t.Helper()
-	zr, err := gzip.NewReader(replay.Sample())
+	zr, err := gzip.NewReader(synth.Sample())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +106,7 @@ func TestSamplePrefixReplays(t *testing.T) {
 	if replay.RaceEnabled() {
 		limit = 60
 	}
-	s, err := replay.Run(replay.Sample(), replay.Config{Limit: limit, Options: replay.Options{SnapshotCache: 4096}})
+	s, err := replay.Run(synth.Sample(), replay.Config{Limit: limit, Options: blockexec.Options{SnapshotCache: 4096}})
 	if err != nil {
 		t.Fatal(err)
 	}

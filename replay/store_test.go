@@ -6,10 +6,11 @@ import (
 	"testing"
 
 	"github.com/cip11/cip11/adapters/pebble"
-	"github.com/cip11/cip11/adapters/store"
+	"github.com/cip11/cip11/blockexec"
 	"github.com/cip11/cip11/chainlog"
 	"github.com/cip11/cip11/replay"
 	"github.com/cip11/cip11/state"
+	"github.com/cip11/cip11/store"
 )
 
 // openPebble is an Options.OpenStore over the pebble store in dir, fsync
@@ -46,14 +47,14 @@ func TestRunResumesOverPebble(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	first, err := replay.Run(bytes.NewReader(log), replay.Config{Limit: 60, Options: replay.Options{OpenStore: openPebble(dir)}})
+	first, err := replay.Run(bytes.NewReader(log), replay.Config{Limit: 60, Options: blockexec.Options{OpenStore: openPebble(dir)}})
 	if err != nil || first.Blocks != 60 || first.Resumed != 0 {
 		t.Fatalf("first part: %+v %v", first, err)
 	}
 	if h := lastCommitted(t, dir); h != 60 {
 		t.Fatalf("store at %d after 60 blocks", h)
 	}
-	rest, err := replay.Run(bytes.NewReader(log), replay.Config{Options: replay.Options{OpenStore: openPebble(dir)}})
+	rest, err := replay.Run(bytes.NewReader(log), replay.Config{Options: blockexec.Options{OpenStore: openPebble(dir)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +63,7 @@ func TestRunResumesOverPebble(t *testing.T) {
 	}
 	// The store now holds every block: a shorter log is a mismatch.
 	short := bytes.Join(splitLines(log)[:101], []byte("\n")) // header + 100 blocks
-	if _, err := replay.Run(bytes.NewReader(short), replay.Config{Options: replay.Options{OpenStore: openPebble(dir)}}); !errors.Is(err, replay.ErrStoreMismatch) {
+	if _, err := replay.Run(bytes.NewReader(short), replay.Config{Options: blockexec.Options{OpenStore: openPebble(dir)}}); !errors.Is(err, blockexec.ErrStoreMismatch) {
 		t.Fatalf("store ahead of the log: %v, want ErrStoreMismatch", err)
 	}
 }
@@ -72,13 +73,13 @@ func TestRunResumesOverPebble(t *testing.T) {
 // left as it was.
 func TestRunResumeChecksDigest(t *testing.T) {
 	dir := t.TempDir()
-	if _, err := replay.Run(bytes.NewReader(genLog(t, smallChain)), replay.Config{Limit: 40, Options: replay.Options{OpenStore: openPebble(dir)}}); err != nil {
+	if _, err := replay.Run(bytes.NewReader(genLog(t, smallChain)), replay.Config{Limit: 40, Options: blockexec.Options{OpenStore: openPebble(dir)}}); err != nil {
 		t.Fatal(err)
 	}
 	other := smallChain
 	other.Seed++
-	_, err := replay.Run(bytes.NewReader(genLog(t, other)), replay.Config{Options: replay.Options{OpenStore: openPebble(dir)}})
-	var d *replay.Divergence
+	_, err := replay.Run(bytes.NewReader(genLog(t, other)), replay.Config{Options: blockexec.Options{OpenStore: openPebble(dir)}})
+	var d *blockexec.Divergence
 	if !errors.As(err, &d) || d.Height != 40 || d.Field != "state_digest (resumed store)" {
 		t.Fatalf("got %v, want a resumed-store Divergence at 40", err)
 	}
@@ -97,8 +98,8 @@ func TestRunNeverCommitsDivergence(t *testing.T) {
 	b.Out.StateDigest[0] ^= 1
 	tampered := joinLines(lines[:50], [][]byte{encodeBlock(t, &b)}, lines[51:])
 	dir := t.TempDir()
-	_, err := replay.Run(bytes.NewReader(tampered), replay.Config{Options: replay.Options{OpenStore: openPebble(dir)}})
-	var d *replay.Divergence
+	_, err := replay.Run(bytes.NewReader(tampered), replay.Config{Options: blockexec.Options{OpenStore: openPebble(dir)}})
+	var d *blockexec.Divergence
 	if !errors.As(err, &d) || d.Height != uint64(b.Height) {
 		t.Fatalf("got %v, want a Divergence at %d", err, b.Height)
 	}
@@ -109,7 +110,7 @@ func TestRunNeverCommitsDivergence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := replay.Run(bytes.NewReader(log), replay.Config{Options: replay.Options{OpenStore: openPebble(dir)}})
+	s, err := replay.Run(bytes.NewReader(log), replay.Config{Options: blockexec.Options{OpenStore: openPebble(dir)}})
 	if err != nil || s.FinalDigest != mem.FinalDigest {
 		t.Fatalf("resumed: %+v %v, want digest %s", s, err, mem.FinalDigest)
 	}

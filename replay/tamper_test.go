@@ -11,20 +11,22 @@ import (
 	"testing"
 
 	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/blockexec"
 	"github.com/cip11/cip11/chainlog"
 	"github.com/cip11/cip11/replay"
 	"github.com/cip11/cip11/seed"
 	"github.com/cip11/cip11/selection/engine"
+	"github.com/cip11/cip11/synth"
 )
 
 var (
 	genMu    sync.Mutex
-	genCache = map[replay.GenConfig][]byte{}
+	genCache = map[synth.GenConfig][]byte{}
 )
 
 // genLog returns the plain JSON Lines chain cfg describes, generated once
 // per test binary.
-func genLog(t testing.TB, cfg replay.GenConfig) []byte {
+func genLog(t testing.TB, cfg synth.GenConfig) []byte {
 	t.Helper()
 	genMu.Lock()
 	defer genMu.Unlock()
@@ -32,7 +34,7 @@ func genLog(t testing.TB, cfg replay.GenConfig) []byte {
 		return b
 	}
 	var buf bytes.Buffer
-	if err := replay.Generate(cfg, &buf, nil); err != nil {
+	if err := synth.Generate(cfg, &buf, nil); err != nil {
 		t.Fatal(err)
 	}
 	genCache[cfg] = buf.Bytes()
@@ -42,7 +44,7 @@ func genLog(t testing.TB, cfg replay.GenConfig) []byte {
 // smallChain is long enough for timeouts (timeout_blocks ≥ 30) to cause
 // re-selections, small enough to generate and replay in well under a second.
 // Blocks > 100 (the generator's MRU_ACTIVATION_HEIGHT) for MRU writes.
-var smallChain = replay.GenConfig{Seed: 7, Runners: 300, Blocks: 130}
+var smallChain = synth.GenConfig{Seed: 7, Runners: 300, Blocks: 130}
 
 func splitLines(b []byte) [][]byte {
 	return bytes.Split(bytes.TrimSpace(b), []byte("\n"))
@@ -206,8 +208,8 @@ func TestTamperedOutputsDiverge(t *testing.T) {
 		want, got := mutate()
 		log := joinLines(lines[:i], [][]byte{encodeBlock(t, b)}, lines[i+1:])
 		s, err := replay.Run(bytes.NewReader(log), replay.Config{})
-		var d *replay.Divergence
-		if !errors.As(err, &d) || !errors.Is(err, replay.ErrDivergence) {
+		var d *blockexec.Divergence
+		if !errors.As(err, &d) || !errors.Is(err, blockexec.ErrDivergence) {
 			t.Errorf("%s: got %v, want a *Divergence", name, err)
 			continue
 		}
@@ -236,7 +238,7 @@ func TestTamperedInputDiverges(t *testing.T) {
 		b.Registry[0].Stake.Lo++
 		log := joinLines(lines[:i], [][]byte{encodeBlock(t, &b)}, lines[i+1:])
 		_, err := replay.Run(bytes.NewReader(log), replay.Config{})
-		var d *replay.Divergence
+		var d *blockexec.Divergence
 		if !errors.As(err, &d) || d.Height < uint64(b.Height) {
 			t.Fatalf("changed stake at block %d: got %v, want a divergence at or after it", b.Height, err)
 		}
@@ -267,7 +269,7 @@ func TestMalformedInputRejected(t *testing.T) {
 	}
 	for name, c := range cases {
 		s, err := replay.Run(bytes.NewReader(c.log), replay.Config{})
-		if !errors.Is(err, c.want) || errors.Is(err, replay.ErrDivergence) {
+		if !errors.Is(err, c.want) || errors.Is(err, blockexec.ErrDivergence) {
 			t.Errorf("%s: got %v, want %v", name, err, c.want)
 			continue
 		}
@@ -283,7 +285,7 @@ func TestMalformedInputRejected(t *testing.T) {
 // block exactly once: never silently accepted, never a divergence, and
 // never a panic (Run does not recover panics, so one crashes this test).
 func TestHostileBlocks(t *testing.T) {
-	cfg := replay.GenConfig{Seed: 5, Runners: 60, Blocks: 40}
+	cfg := synth.GenConfig{Seed: 5, Runners: 60, Blocks: 40}
 	lines := splitLines(genLog(t, cfg))
 	prefix := lines[:len(lines)-1]
 	last := decodeBlock(t, lines[len(lines)-1])
@@ -353,7 +355,7 @@ func TestHostileBlocks(t *testing.T) {
 		mutate(&b)
 		log := joinLines(prefix, [][]byte{encodeBlock(t, &b)})
 		s, err := replay.Run(bytes.NewReader(log), replay.Config{})
-		if err == nil || errors.Is(err, replay.ErrDivergence) || !strings.HasPrefix(err.Error(), want) {
+		if err == nil || errors.Is(err, blockexec.ErrDivergence) || !strings.HasPrefix(err.Error(), want) {
 			t.Errorf("%s: got %v, want an execution error starting %q", name, err, want)
 			continue
 		}
@@ -391,7 +393,7 @@ func TestHostileBlocks(t *testing.T) {
 func TestGenerateDeterministicAndReplays(t *testing.T) {
 	a := genLog(t, smallChain)
 	var b bytes.Buffer
-	if err := replay.Generate(smallChain, &b, nil); err != nil {
+	if err := synth.Generate(smallChain, &b, nil); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(a, b.Bytes()) {
@@ -424,7 +426,7 @@ func TestGenerateDeterministicAndReplays(t *testing.T) {
 	if s.PendingConsumed > s.PendingWritten || s.Assignments != s.JobsM1+s.PendingConsumed+s.Reselections {
 		t.Fatalf("inconsistent counts: %+v", s)
 	}
-	cached, err := replay.Run(bytes.NewReader(a), replay.Config{Options: replay.Options{SnapshotCache: 64}})
+	cached, err := replay.Run(bytes.NewReader(a), replay.Config{Options: blockexec.Options{SnapshotCache: 64}})
 	if err != nil || cached != s {
 		t.Fatalf("with the candidate cache: %+v, %v\nwithout: %+v", cached, err, s)
 	}
@@ -508,7 +510,7 @@ func TestRunLimit(t *testing.T) {
 // command line.
 func TestGenerateRegistersEveryRunner(t *testing.T) {
 	for _, c := range []struct{ runners, blocks int }{{19, 19}, {1, 1}, {5, 3}, {3, 5}, {41, 20}, {21, 25}, {100, 7}} {
-		cfg := replay.GenConfig{Seed: 3, Runners: c.runners, Blocks: c.blocks}
+		cfg := synth.GenConfig{Seed: 3, Runners: c.runners, Blocks: c.blocks}
 		log := genLog(t, cfg)
 		cr, err := chainlog.NewReader(bytes.NewReader(log))
 		if err != nil {
@@ -539,8 +541,8 @@ func TestGenerateRegistersEveryRunner(t *testing.T) {
 			t.Errorf("%+v: %v", c, err)
 		}
 	}
-	for _, bad := range []replay.GenConfig{{Runners: 0, Blocks: 5}, {Runners: 5, Blocks: 0}, {Runners: -1, Blocks: -1}} {
-		if err := replay.Generate(bad, io.Discard, nil); !errors.Is(err, replay.ErrGenConfig) {
+	for _, bad := range []synth.GenConfig{{Runners: 0, Blocks: 5}, {Runners: 5, Blocks: 0}, {Runners: -1, Blocks: -1}} {
+		if err := synth.Generate(bad, io.Discard, nil); !errors.Is(err, synth.ErrGenConfig) {
 			t.Errorf("%+v: got %v, want ErrGenConfig", bad, err)
 		}
 	}
@@ -549,7 +551,7 @@ func TestGenerateRegistersEveryRunner(t *testing.T) {
 // TestGenerateMultiValidator: a 4-validator chain records its validator
 // set and takes full_set for M > 1 and present_first for M == 1.
 func TestGenerateMultiValidator(t *testing.T) {
-	log := genLog(t, replay.GenConfig{Seed: 2, Runners: 100, Blocks: 40, MultiValidator: true})
+	log := genLog(t, synth.GenConfig{Seed: 2, Runners: 100, Blocks: 40, MultiValidator: true})
 	cr, err := chainlog.NewReader(bytes.NewReader(log))
 	if err != nil {
 		t.Fatal(err)
@@ -588,7 +590,7 @@ func TestValidatorSetChangeMatters(t *testing.T) {
 		t.Fatalf("header has another validator_sets: %s", lines[0])
 	}
 	_, err := replay.Run(bytes.NewReader(joinLines([][]byte{hdr}, lines[1:])), replay.Config{})
-	var d *replay.Divergence
+	var d *blockexec.Divergence
 	if !errors.As(err, &d) || d.Height != uint64(at) || !strings.HasSuffix(d.Field, ".branch") {
 		t.Fatalf("got %v, want a branch divergence at block %d", err, at)
 	}
@@ -602,7 +604,7 @@ func TestValidatorSetChangeMatters(t *testing.T) {
 // selection of M == 1 is at S, re-selections number 1..3 and happen at the
 // block after the previous deadline, and an expired job had 3.
 func TestAssignmentDeadlines(t *testing.T) {
-	_, blocks := decodeLog(t, genLog(t, replay.GenConfig{Seed: 11, Runners: 200, Blocks: 300}), 0)
+	_, blocks := decodeLog(t, genLog(t, synth.GenConfig{Seed: 11, Runners: 200, Blocks: 300}), 0)
 	checkBlockDeadlines(t, blocks)
 }
 

@@ -181,7 +181,7 @@ func (v memView) ByAddress() iter.Seq[Runner] {
 // Rollback drops every write made at height h or above — registrations,
 // record versions and reputation-configuration changes — as if they had
 // never been made, so the next write may again be at any height ≥ h. It is
-// the discard of a block batch at height h (adapters/store). Views of
+// the discard of a block batch at height h (package store). Views of
 // heights below h are unaffected; views of heights ≥ h taken before the
 // call are no longer meaningful. The configuration stored at height 0 is
 // always kept. It costs O(runners).

@@ -82,7 +82,7 @@ func TestActiveRunnersIsCapped(t *testing.T) {
 
 // TestRollback: Rollback(h) undoes every registration, update and
 // configuration change at h or above, keeps everything below, and lets the
-// next write be at h again (the discard of a block batch, adapters/store).
+// next write be at h again (the discard of a block batch, package store).
 func TestRollback(t *testing.T) {
 	cfg := DefaultReputationConfig()
 	m := NewMemRegistry(cfg)

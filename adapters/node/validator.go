@@ -18,12 +18,12 @@ import (
 	"github.com/cip11/cip11/adapters/node/httpapi"
 	"github.com/cip11/cip11/adapters/pebble"
 	cquic "github.com/cip11/cip11/adapters/quic"
-	"github.com/cip11/cip11/adapters/store"
+	"github.com/cip11/cip11/blockexec"
 	"github.com/cip11/cip11/chainlog"
 	"github.com/cip11/cip11/presence/validators"
-	"github.com/cip11/cip11/replay"
 	"github.com/cip11/cip11/seed"
 	"github.com/cip11/cip11/state"
+	"github.com/cip11/cip11/store"
 	"github.com/cip11/cip11/wire"
 )
 
@@ -136,7 +136,7 @@ type Validator struct {
 	srv  *cquic.Server
 
 	// storage: opened by open, closed by Close after both goroutines ended
-	x       *replay.Executor
+	x       *blockexec.Executor
 	blog    *blockLog
 	jrnl    *journal
 	archive *jobArchive
@@ -269,7 +269,7 @@ func (v *Validator) open() (created []string, err error) {
 	}
 	statePath, blocksPath, jobsPath, archPath := mk(filepath.Join(v.dir, "state")), mk(filepath.Join(v.dir, "blocks.jsonl")),
 		mk(filepath.Join(v.dir, "jobs.jsonl")), mk(filepath.Join(v.dir, "jobs"))
-	x, err := replay.NewExecutor(v.hdr, replay.Options{SnapshotCache: 8, OpenStore: func(h chainlog.Header) (store.Store, error) {
+	x, err := blockexec.New(v.hdr, blockexec.Options{SnapshotCache: 8, OpenStore: func(h chainlog.Header) (store.Store, error) {
 		return pebble.Open(statePath, pebble.Options{Sync: mode, ReputationConfig: &state.ReputationConfig{
 			Normalizer: uint64(h.Reputation.Normalizer), WMinFloorX1e6: uint64(h.Reputation.WMinFloorX1e6)}})
 	}})

@@ -6,11 +6,11 @@ import (
 
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/adapters/pebble"
-	"github.com/cip11/cip11/adapters/store"
 	"github.com/cip11/cip11/presence"
 	"github.com/cip11/cip11/seed"
 	"github.com/cip11/cip11/selection/engine"
 	"github.com/cip11/cip11/state"
+	"github.com/cip11/cip11/store"
 )
 
 // blockBench is the engine's 1,000-job, 5,000-runner block benchmark

@@ -16,10 +16,12 @@ import (
 
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/adapters/pebble"
-	"github.com/cip11/cip11/adapters/store"
+	"github.com/cip11/cip11/blockexec"
 	"github.com/cip11/cip11/chainlog"
 	"github.com/cip11/cip11/replay"
 	"github.com/cip11/cip11/state"
+	"github.com/cip11/cip11/store"
+	"github.com/cip11/cip11/synth"
 )
 
 // The crash child: `CIP11_CRASH_DIR=dir [CIP11_CRASH_AT=n:stage:delay_us]
@@ -51,8 +53,8 @@ func crashChild(t *testing.T, dir string) {
 		go func() { time.Sleep(time.Duration(delay) * time.Microsecond); kill() }()
 	}
 	out := bufio.NewWriter(os.Stdout)
-	s, err := replay.Run(replay.Sample(), replay.Config{
-		Options: replay.Options{SnapshotCache: 4096, OpenStore: func(h chainlog.Header) (store.Store, error) {
+	s, err := replay.Run(synth.Sample(), replay.Config{
+		Options: blockexec.Options{SnapshotCache: 4096, OpenStore: func(h chainlog.Header) (store.Store, error) {
 			s, err := pebble.Open(dir, pebble.Options{ReputationConfig: repCfg(h)})
 			if err == nil {
 				pebble.SetCommitHook(s, hook)
@@ -77,7 +79,7 @@ func repCfg(h chainlog.Header) *state.ReputationConfig {
 
 // sampleDigests is the state digest the sample records at every height.
 func sampleDigests(t *testing.T) (chainlog.Header, map[uint64]cip11.Hash, uint64) {
-	zr, err := gzip.NewReader(replay.Sample())
+	zr, err := gzip.NewReader(synth.Sample())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +230,7 @@ func tail(b []byte) string {
 // returns its last committed height and the state digest there.
 func reopen(t *testing.T, dir string, hdr chainlog.Header) (uint64, bool, cip11.Hash) {
 	t.Helper()
-	x, err := replay.NewExecutor(hdr, replay.Options{OpenStore: func(h chainlog.Header) (store.Store, error) {
+	x, err := blockexec.New(hdr, blockexec.Options{OpenStore: func(h chainlog.Header) (store.Store, error) {
 		return pebble.Open(dir, pebble.Options{ReputationConfig: repCfg(h)})
 	}})
 	if err != nil {

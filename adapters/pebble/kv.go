@@ -10,9 +10,9 @@ import (
 	pdb "github.com/cockroachdb/pebble/v2"
 
 	"github.com/cip11/cip11"
-	"github.com/cip11/cip11/adapters/store"
 	"github.com/cip11/cip11/mru"
 	"github.com/cip11/cip11/selection/engine"
+	"github.com/cip11/cip11/store"
 )
 
 // Jobs ------------------------------------------------------------------------

@@ -13,8 +13,8 @@ import (
 	pdb "github.com/cockroachdb/pebble/v2"
 
 	"github.com/cip11/cip11"
-	"github.com/cip11/cip11/adapters/store"
 	"github.com/cip11/cip11/state"
+	"github.com/cip11/cip11/store"
 )
 
 // Registry write side -------------------------------------------------------

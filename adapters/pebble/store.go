@@ -41,10 +41,10 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/cip11/cip11"
-	"github.com/cip11/cip11/adapters/store"
 	"github.com/cip11/cip11/mru"
 	"github.com/cip11/cip11/selection/engine"
 	"github.com/cip11/cip11/state"
+	"github.com/cip11/cip11/store"
 )
 
 // FormatVersion is the on-disk format this code writes and reads. A store

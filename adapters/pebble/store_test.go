@@ -10,11 +10,11 @@ import (
 	pdb "github.com/cockroachdb/pebble/v2"
 
 	"github.com/cip11/cip11"
-	"github.com/cip11/cip11/adapters/store"
-	"github.com/cip11/cip11/adapters/store/storetest"
 	"github.com/cip11/cip11/mru"
 	"github.com/cip11/cip11/selection/engine"
 	"github.com/cip11/cip11/state"
+	"github.com/cip11/cip11/store"
+	"github.com/cip11/cip11/store/storetest"
 )
 
 func addr(i int) cip11.Address { var a cip11.Address; a[0], a[19] = byte(i>>8), byte(i); return a }

@@ -9,7 +9,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/cip11/cip11/replay"
+	"github.com/cip11/cip11/synth"
 )
 
 func runGen(args []string, stdout, stderr io.Writer) int {
@@ -27,7 +27,7 @@ func runGen(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "gen: -runners and -blocks must be ≥ 1; no positional arguments")
 		return 2
 	}
-	cfg := replay.GenConfig{Seed: *s, Runners: *n, Blocks: *blocks, MultiValidator: *multi}
+	cfg := synth.GenConfig{Seed: *s, Runners: *n, Blocks: *blocks, MultiValidator: *multi}
 	if err := genToPath(cfg, *out, stdout); err != nil {
 		fmt.Fprintf(stderr, "gen: %v\n", err)
 		return 1
@@ -38,9 +38,9 @@ func runGen(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func genToPath(cfg replay.GenConfig, path string, stdout io.Writer) error {
+func genToPath(cfg synth.GenConfig, path string, stdout io.Writer) error {
 	if path == "-" {
-		return replay.Generate(cfg, stdout, nil)
+		return synth.Generate(cfg, stdout, nil)
 	}
 	f, err := os.Create(path)
 	if err != nil {
@@ -52,7 +52,7 @@ func genToPath(cfg replay.GenConfig, path string, stdout io.Writer) error {
 		zw, _ = gzip.NewWriterLevel(f, gzip.BestCompression)
 		w = zw
 	}
-	err = replay.Generate(cfg, w, nil)
+	err = synth.Generate(cfg, w, nil)
 	if zw != nil {
 		err = errors.Join(err, zw.Close())
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/cip11/cip11/chainlog"
 	"github.com/cip11/cip11/conformance"
 	"github.com/cip11/cip11/replay"
+	"github.com/cip11/cip11/synth"
 )
 
 // cli runs the command line and returns its exit code, stdout and stderr.
@@ -326,7 +327,7 @@ func TestReplayNoCacheSameDigest(t *testing.T) {
 func tamperedLog(t *testing.T) ([]byte, uint64, string) {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := replay.Generate(replay.GenConfig{Seed: 9, Runners: 150, Blocks: 60}, &buf, nil); err != nil {
+	if err := synth.Generate(synth.GenConfig{Seed: 9, Runners: 150, Blocks: 60}, &buf, nil); err != nil {
 		t.Fatal(err)
 	}
 	lines := bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n"))

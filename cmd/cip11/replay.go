@@ -11,10 +11,11 @@ import (
 	"time"
 
 	"github.com/cip11/cip11/adapters/pebble"
-	"github.com/cip11/cip11/adapters/store"
 	"github.com/cip11/cip11/chainlog"
 	"github.com/cip11/cip11/replay"
 	"github.com/cip11/cip11/state"
+	"github.com/cip11/cip11/store"
+	"github.com/cip11/cip11/synth"
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 )
@@ -61,7 +62,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: cip11 replay [-blocks N ≥ 0] [-json] [-no-cache] [-quiet] [-store DIR [-fsync=false]] [FILE]")
 		return 2
 	}
-	in, name := replay.Sample(), "embedded sample (replay/testdata/sample.jsonl.gz)"
+	in, name := synth.Sample(), "embedded sample (synth/testdata/sample.jsonl.gz)"
 	if fs.NArg() == 1 {
 		f, err := os.Open(fs.Arg(0))
 		if err != nil {

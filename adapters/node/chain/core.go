@@ -9,9 +9,9 @@ import (
 
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/adapters/node/httpapi"
+	"github.com/cip11/cip11/blockexec"
 	"github.com/cip11/cip11/chainlog"
 	"github.com/cip11/cip11/presence"
-	"github.com/cip11/cip11/replay"
 	"github.com/cip11/cip11/selection/engine"
 	"github.com/cip11/cip11/state"
 	"github.com/cip11/cip11/wire"
@@ -234,7 +234,7 @@ func (c *Core) Check(b *chainlog.Block) error {
 		return fmt.Errorf("%w: block %d: %w", ErrInvalidBlock, b.Height, err)
 	}
 	if hasOutput(&b.Out) {
-		if d := replay.DiffOutput(uint64(b.Height), &b.Out, &out); d != nil {
+		if d := blockexec.DiffOutput(uint64(b.Height), &b.Out, &out); d != nil {
 			return fmt.Errorf("%w: %w", ErrInvalidBlock, d)
 		}
 	}
@@ -394,7 +394,7 @@ func (c *Core) RecoverTail(b *chainlog.Block) error {
 		c.x.Discard()
 		return fmt.Errorf("%w: re-executing block %d: %w", ErrBlockLog, b.Height, err)
 	}
-	if d := replay.DiffOutput(uint64(b.Height), &b.Out, &out); d != nil {
+	if d := blockexec.DiffOutput(uint64(b.Height), &b.Out, &out); d != nil {
 		c.x.Discard()
 		return fmt.Errorf("%w: block %d re-executes differently: %w", ErrBlockLog, b.Height, d)
 	}

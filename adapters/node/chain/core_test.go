@@ -10,8 +10,8 @@ import (
 	"github.com/cip11/cip11/adapters/node"
 	"github.com/cip11/cip11/adapters/node/chain"
 	"github.com/cip11/cip11/adapters/node/httpapi"
+	"github.com/cip11/cip11/blockexec"
 	"github.com/cip11/cip11/chainlog"
-	"github.com/cip11/cip11/replay"
 	"github.com/cip11/cip11/wire"
 )
 
@@ -20,7 +20,7 @@ import (
 type world struct {
 	t       *testing.T
 	d       *node.Devnet
-	x       *replay.Executor
+	x       *blockexec.Executor
 	log     *chain.MemBlockLog
 	jrnl    *chain.MemJournal
 	archive *chain.MemArchive
@@ -36,7 +36,7 @@ func newWorld(t *testing.T, runners int, retain uint64) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	x, err := replay.NewExecutor(d.Genesis.Header(), replay.Options{})
+	x, err := blockexec.New(d.Genesis.Header(), blockexec.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,9 +7,9 @@ import (
 
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/adapters/node/httpapi"
-	"github.com/cip11/cip11/adapters/store"
 	"github.com/cip11/cip11/chainlog"
 	"github.com/cip11/cip11/seed"
+	"github.com/cip11/cip11/store"
 )
 
 // Sentinel errors of the chain core. Callers test them with errors.Is.

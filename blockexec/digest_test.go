@@ -1,4 +1,4 @@
-package replay
+package blockexec
 
 import (
 	"encoding/binary"
@@ -11,7 +11,7 @@ import (
 // TestDigestEmptyState pins the docs/chainlog.md worked example: the digest
 // of the empty state is keccak256(domain ‖ u64be(0) ×4 ‖ keccak256("")).
 func TestDigestEmptyState(t *testing.T) {
-	x, err := NewExecutor(chainlog.Header{Reputation: chainlog.ReputationConfig{Normalizer: 1}, Params: cip11.DefaultParams()}, Options{})
+	x, err := New(chainlog.Header{Reputation: chainlog.ReputationConfig{Normalizer: 1}, Params: cip11.DefaultParams()}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

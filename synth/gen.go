@@ -1,4 +1,4 @@
-package replay
+package synth
 
 import (
 	"encoding/binary"
@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/blockexec"
 	"github.com/cip11/cip11/chainlog"
 	"github.com/cip11/cip11/presence"
 	"github.com/cip11/cip11/seed"
@@ -53,7 +54,7 @@ type genRunner struct {
 type generator struct {
 	cfg     GenConfig
 	rng     *rand.Rand
-	x       *Executor
+	x       *blockexec.Executor
 	hdr     chainlog.Header
 	rounds  []seed.Round // rounds[h] is block h's proposal round; rounds[0] unused
 	keys    map[uint64]seed.SecretKey
@@ -115,7 +116,7 @@ func newGenerator(cfg GenConfig) (*generator, error) {
 		return nil, err
 	}
 	g.hdr = hdr
-	g.x, err = NewExecutor(hdr, Options{})
+	g.x, err = blockexec.New(hdr, blockexec.Options{})
 	return g, err
 }
 
@@ -289,7 +290,7 @@ func (g *generator) consumedSeeds(h uint64, fin *chainlog.U64) (chainlog.Bytes, 
 		}
 		return seed.Signature(bc.Signature), true, nil
 	}
-	return engine.ProposeConsumedSeeds(g.x.s.Pending(), g.rounds[h], f, seeds)
+	return engine.ProposeConsumedSeeds(g.x.Store().Pending(), g.rounds[h], f, seeds)
 }
 
 // churn adds the block's registry changes and heartbeats: registrations
@@ -439,4 +440,4 @@ func (g *generator) validators() uint32 {
 }
 
 // ErrGenConfig: a generator configuration that cannot describe a chain.
-var ErrGenConfig = errors.New("replay: invalid generator configuration")
+var ErrGenConfig = errors.New("synth: invalid generator configuration")

@@ -1,8 +1,3 @@
-// Package store is the one shape every chain-state backend of cip11 has:
-// the state interfaces the block engine and the registry writers use,
-// plus the block lifecycle that makes a block's writes atomic. The
-// in-memory backend is [Mem]; adapters/pebble is the on-disk one; the
-// contract suite in adapters/store/storetest checks any implementation.
 package store
 
 import (

@@ -3,8 +3,8 @@ package store_test
 import (
 	"testing"
 
-	"github.com/cip11/cip11/adapters/store"
-	"github.com/cip11/cip11/adapters/store/storetest"
+	"github.com/cip11/cip11/store"
+	"github.com/cip11/cip11/store/storetest"
 )
 
 // TestMem runs the contract suite against the in-memory store, which has

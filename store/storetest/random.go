@@ -6,10 +6,10 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/cip11/cip11"
-	"github.com/cip11/cip11/adapters/store"
 	"github.com/cip11/cip11/mru"
 	"github.com/cip11/cip11/selection/engine"
 	"github.com/cip11/cip11/state"
+	"github.com/cip11/cip11/store"
 )
 
 // harness drives one store and the model through one random sequence.

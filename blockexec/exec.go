@@ -1,4 +1,4 @@
-package replay
+package blockexec
 
 import (
 	"encoding/binary"
@@ -7,13 +7,13 @@ import (
 	"slices"
 
 	"github.com/cip11/cip11"
-	"github.com/cip11/cip11/adapters/store"
 	"github.com/cip11/cip11/chainlog"
 	"github.com/cip11/cip11/mru"
 	"github.com/cip11/cip11/presence"
 	"github.com/cip11/cip11/seed"
 	"github.com/cip11/cip11/selection/engine"
 	"github.com/cip11/cip11/state"
+	"github.com/cip11/cip11/store"
 )
 
 // Options tune an [Executor]; the zero value is the plain, cache-less one
@@ -26,14 +26,15 @@ type Options struct {
 	// OpenStore, if non-nil, returns the chain state to run on (for
 	// example an adapters/pebble store); nil is a fresh store.Mem. The
 	// store must use the header's reputation configuration; it may hold
-	// committed blocks, and [Run] then resumes after them.
+	// committed blocks, and the executor then continues after them
+	// ([Executor.LastCommitted]; replay.Run resumes there).
 	OpenStore func(chainlog.Header) (store.Store, error)
 }
 
 // ErrStoreMismatch marks a store that cannot hold this log's state: its
 // reputation configuration differs from the header's, or it has committed
 // blocks the log does not reach.
-var ErrStoreMismatch = errors.New("replay: store does not match the log")
+var ErrStoreMismatch = errors.New("blockexec: store does not match the log")
 
 // Executor is a CIP-11 state driven block by block from a chain log: the
 // block engine over a [store.Store], plus the end-of-block writes the log
@@ -49,7 +50,7 @@ type Executor struct {
 	order     []cip11.Address // ACTIVE_RUNNERS_KEY, append order (mirror of the store's)
 	cfgOK     bool            // the store's reputation configuration was checked
 	open      bool            // a block batch is open
-	openOrder int             // len(order) when the open block began
+	openLen   int             // len(order) when the open batch began
 	lastH     uint64          // last committed height, if hasLast
 	hasLast   bool
 	listLen   int        // len(order) when listHash was computed
@@ -57,9 +58,9 @@ type Executor struct {
 	digestBuf []byte
 }
 
-// NewExecutor builds the engine a header describes, over o.OpenStore's
-// store (default: empty in-memory state).
-func NewExecutor(h chainlog.Header, o Options) (*Executor, error) {
+// New builds the engine a header describes, over o.OpenStore's store
+// (default: empty in-memory state).
+func New(h chainlog.Header, o Options) (*Executor, error) {
 	cfg := state.ReputationConfig{Normalizer: uint64(h.Reputation.Normalizer), WMinFloorX1e6: uint64(h.Reputation.WMinFloorX1e6)}
 	keys := seed.MemoryThresholdKeys{}
 	for _, k := range h.ThresholdKeys {
@@ -145,7 +146,7 @@ func (x *Executor) execute(b *chainlog.Block) (out chainlog.Output, err error) {
 	if err := x.s.Begin(h); err != nil {
 		return out, err
 	}
-	x.open, x.openOrder = true, len(x.order)
+	x.open, x.openLen = true, len(x.order)
 	defer func() {
 		if err != nil {
 			x.discard()
@@ -210,17 +211,16 @@ func (x *Executor) commit() error {
 	return nil
 }
 
-// discard drops the open block's batch and the registrations it appended
-// to the ACTIVE_RUNNERS mirror (a discarded block must leave no trace: the
-// live validator checks proposals and discards them).
+// discard drops the open block: its store batch, and its registrations
+// from the ACTIVE_RUNNERS_KEY mirror (and the list hash if it covered them).
 func (x *Executor) discard() {
 	if x.open {
 		x.s.Discard()
-		if len(x.order) != x.openOrder {
-			x.order = x.order[:x.openOrder]
-			x.listLen = 0 // the cached list hash may be of the discarded registrations
-		}
 		x.open = false
+		x.order = x.order[:x.openLen]
+		if x.listLen > x.openLen {
+			x.listLen = 0
+		}
 	}
 }
 
@@ -422,6 +422,13 @@ func (x *Executor) Commit() error {
 
 // Discard drops the block [Executor.Execute] left open (a no-op without one).
 func (x *Executor) Discard() { x.discard() }
+
+// VerifyAhead checks block b's parent beacon and consumed seeds as
+// [Executor.Execute] will, and remembers the answers, so that a reader
+// goroutine can make the BLS pairings on another core ahead of execution.
+// It is safe to call concurrently with the executor's other methods;
+// undecodable or keyless inputs are left to Execute, which reports them.
+func (x *Executor) VerifyAhead(b *chainlog.Block) { x.pre.ahead(b) }
 
 // Store is the executor's chain state. Reads must not race with a block
 // in progress.

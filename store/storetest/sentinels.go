@@ -5,10 +5,10 @@ import (
 	"testing"
 
 	"github.com/cip11/cip11"
-	"github.com/cip11/cip11/adapters/store"
 	"github.com/cip11/cip11/mru"
 	"github.com/cip11/cip11/selection/engine"
 	"github.com/cip11/cip11/state"
+	"github.com/cip11/cip11/store"
 )
 
 func tOpen(t *testing.T, open Opener) (store.Store, func() store.Store) {

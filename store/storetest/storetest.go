@@ -1,6 +1,3 @@
-// Package storetest is the contract suite of [store.Store]: any chain-state
-// backend of cip11 runs [TestStore] from its own tests, the way a file
-// system runs testing/fstest.TestFS.
 package storetest
 
 import (
@@ -12,12 +9,12 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/cip11/cip11"
-	"github.com/cip11/cip11/adapters/store"
 	"github.com/cip11/cip11/mru"
 	"github.com/cip11/cip11/seed"
 	"github.com/cip11/cip11/selection"
 	"github.com/cip11/cip11/selection/engine"
 	"github.com/cip11/cip11/state"
+	"github.com/cip11/cip11/store"
 )
 
 // Opener opens a new, empty store for one test case. t is the Go test the
@@ -37,8 +34,8 @@ var errAny = errors.New("storetest: any error")
 // TestStore runs the contract suite against the stores open makes: a
 // deterministic test of every lifecycle and store sentinel, then random
 // operation sequences (pgregory.net/rapid; -rapid.checks tunes their
-// number) checked step by step against a naive reference model. See the
-// package README comment in doc.go for the list of checks.
+// number) checked step by step against a naive reference model. The
+// package comment lists the checks.
 func TestStore(t *testing.T, open Opener) {
 	t.Run("Sentinels", func(t *testing.T) { testSentinels(t, open) })
 	t.Run("DiscardRestores", func(t *testing.T) { testDiscardRestores(t, open) })

@@ -1,4 +1,4 @@
-package replay_test
+package blockexec_test
 
 import (
 	"os"
@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/blockexec"
 	"github.com/cip11/cip11/chainlog"
-	"github.com/cip11/cip11/replay"
 	"github.com/cip11/cip11/selection/engine"
 )
 
@@ -33,15 +33,15 @@ func TestDocMatchesCode(t *testing.T) {
 	if !strings.Contains(doc, `{"format":"cip11-chainlog","version":`+strconv.Itoa(chainlog.Version)+",") {
 		t.Error("doc header example has another version")
 	}
-	if !strings.Contains(doc, `"`+replay.DigestDomain+`"`) {
-		t.Errorf("doc does not name the digest domain %q", replay.DigestDomain)
+	if !strings.Contains(doc, `"`+blockexec.DigestDomain+`"`) {
+		t.Errorf("doc does not name the digest domain %q", blockexec.DigestDomain)
 	}
 
 	m := regexp.MustCompile("(?s)Worked example:.*?`([0-9a-f]{64})`").FindStringSubmatch(doc)
 	if m == nil {
 		t.Fatal("doc has no worked-example digest")
 	}
-	x, err := replay.NewExecutor(chainlog.Header{Params: cip11.DefaultParams(), Reputation: chainlog.ReputationConfig{Normalizer: 1}}, replay.Options{})
+	x, err := blockexec.New(chainlog.Header{Params: cip11.DefaultParams(), Reputation: chainlog.ReputationConfig{Normalizer: 1}}, blockexec.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
