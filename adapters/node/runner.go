@@ -223,7 +223,7 @@ func (r *Runner) heartbeat(ctx context.Context, h uint64) {
 	if !due {
 		return
 	}
-	tx, err := SignTx(r.cfg.Key, TxHeartbeat, r.nonce.Add(1), cip11.Hash{}, nil)
+	tx, err := SignTx(r.cfg.Key, uint64(r.cfg.Genesis.ChainID), TxHeartbeat, h, cip11.Hash{}, nil)
 	if err != nil {
 		return
 	}
@@ -305,13 +305,13 @@ func (r *Runner) execute(ctx context.Context, job *cquic.Job) (cquic.Result, err
 	_, _ = rand.Read(salt[:])
 	var res cquic.Result
 	if spec.Runners > 1 {
-		c, err := SignTx(r.cfg.Key, TxCommit, r.nonce.Add(1), a.JobID, func() []byte { h := Commitment(result, salt); return h[:] }())
+		c, err := SignTx(r.cfg.Key, uint64(r.cfg.Genesis.ChainID), TxCommit, r.nonce.Add(1), a.JobID, func() []byte { h := Commitment(result, salt); return h[:] }())
 		if err != nil {
 			return res, err
 		}
 		res.Commit = c.Bytes()
 	}
-	rv, err := SignTx(r.cfg.Key, TxReveal, r.nonce.Add(1), a.JobID, RevealPayload(result, salt))
+	rv, err := SignTx(r.cfg.Key, uint64(r.cfg.Genesis.ChainID), TxReveal, r.nonce.Add(1), a.JobID, RevealPayload(result, salt))
 	if err != nil {
 		return res, err
 	}

@@ -299,7 +299,7 @@ func (v *Validator) open() (created []string, err error) {
 	srv, err := cquic.NewServer(cquic.ServerConfig{
 		Key: v.cfg.Keys.Peer, ChainID: uint64(v.g.ChainID), Params: v.p,
 		Registry: v.x.Store().Registry(), Validators: v.sets,
-		TxDecoder: chain.TxCodec{}, TxValidator: chain.TxCodec{}, Mempool: (*validatorMempool)(v),
+		TxDecoder: chain.TxCodec{ChainID: uint64(v.g.ChainID)}, TxValidator: chain.TxCodec{ChainID: uint64(v.g.ChainID)}, Mempool: (*validatorMempool)(v),
 		OnOutcome: v.onOutcome, OnAdmit: v.onAdmit, OnAck: v.onAck, OnRefuse: func(r wire.GoodbyeReason) { v.cfg.Metrics.RefusedWith(r) },
 		OnPushError: v.onPushError, PushWindow: v.cfg.PushWindow,
 		Listen: v.cfg.Listen,

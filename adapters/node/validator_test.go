@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/adapters/node/chain"
 	"github.com/cip11/cip11/adapters/node/httpapi"
 	"github.com/cip11/cip11/chainlog"
 	"github.com/cip11/cip11/replay"
@@ -261,13 +262,23 @@ func TestBackendOverHTTP(t *testing.T) {
 			t.Fatal(err)
 		}
 		rk := d.RunnerKeys[0]
-		hb, _ := SignTx(rk, TxHeartbeat, 1, cip11.Hash{}, nil)
+		hb, _ := SignTx(rk, uint64(d.Genesis.ChainID), TxHeartbeat, 1, cip11.Hash{}, nil)
 		sub := fmt.Sprintf(`{"tx":"%x"}`, hb.Bytes())
 		if code, body := post("/submit", sub); code != http.StatusOK {
 			t.Fatalf("submit: %d %s", code, body)
 		}
 		if code, _ := post("/submit", sub); code != http.StatusConflict {
 			t.Fatalf("duplicate submit: %d", code)
+		}
+		// issue 18 item 10: a transaction signed for another chain, and a
+		// heartbeat signed far from the chain's height, are refused
+		other, _ := SignTx(rk, uint64(d.Genesis.ChainID)+1, TxHeartbeat, 1, cip11.Hash{}, nil)
+		if code, body := post("/submit", fmt.Sprintf(`{"tx":"%x"}`, other.Bytes())); code != http.StatusBadRequest || !strings.Contains(body, "another chain") {
+			t.Fatalf("another chain's heartbeat: %d %s", code, body)
+		}
+		stale, _ := SignTx(rk, uint64(d.Genesis.ChainID), TxHeartbeat, 1+chain.HeartbeatWindow+5, cip11.Hash{}, nil)
+		if code, body := post("/submit", fmt.Sprintf(`{"tx":"%x"}`, stale.Bytes())); code != http.StatusBadRequest || !strings.Contains(body, "stale") {
+			t.Fatalf("a heartbeat from far ahead: %d %s", code, body)
 		}
 		if code, _ := post("/submit", `{"tx":"00ff"}`); code != http.StatusBadRequest {
 			t.Fatalf("garbage submit: %d", code)

@@ -123,9 +123,16 @@ func (c *Core) SubmitTx(raw []byte, now time.Time) (*Tx, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadRequest, err)
 	}
+	if tx.ChainID != c.cfg.ChainID {
+		return tx, fmt.Errorf("%w: %w: signed for chain %d, this is chain %d", ErrBadRequest, ErrWrongChain, tx.ChainID, c.cfg.ChainID)
+	}
 	hash := tx.Hash()
 	if c.mem.known[hash] || c.mem.old[hash] {
-		return tx, ErrDuplicate
+		return tx, fmt.Errorf("%w: transaction %s was already admitted", ErrDuplicate, hash)
+	}
+	if h := c.Height(); tx.Kind == TxHeartbeat && (tx.Nonce+HeartbeatWindow < h || tx.Nonce > h+HeartbeatWindow) {
+		return tx, fmt.Errorf("%w: %w: heartbeat signed at height %d, the chain is at %d (window %d)", ErrBadRequest, ErrStaleTx,
+			tx.Nonce, h, HeartbeatWindow)
 	}
 	switch tx.Kind {
 	case TxHeartbeat:

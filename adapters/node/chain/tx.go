@@ -15,16 +15,22 @@ import (
 // instruction (wire.TxDecoder). This one is a fixed binary layout signed by
 // the runner's secp256k1 key (D5 signatures, recoverable):
 //
-//	magic "C11T" (4) ‖ version 0x01 ‖ kind (1) ‖ signer (20) ‖ nonce (8, BE) ‖
-//	job_id (32) ‖ payload_len (2, BE) ‖ payload ‖ signature (65)
+//	magic "C11T" (4) ‖ version 0x02 ‖ kind (1) ‖ chain_id (8, BE) ‖
+//	signer (20) ‖ nonce (8, BE) ‖ job_id (32) ‖ payload_len (2, BE) ‖
+//	payload ‖ signature (65)
 //
 // The signature is over keccak256(TxDomain ‖ every byte before it). The
-// signer field must equal the recovered address. Payloads: Heartbeat none;
+// signer field must equal the recovered address. chain_id binds the
+// transaction to one chain (admission refuses another chain's, ErrWrongChain);
+// a heartbeat's nonce is the chain height it was signed at, and admission
+// refuses one more than HeartbeatWindow blocks away from the chain's
+// (ErrStaleTx), so an old heartbeat cannot be replayed past the dedupe
+// horizon to keep a dead runner alive. Payloads: Heartbeat none;
 // Register the stake as 16 bytes BE; Commit the 32-byte commitment
 // keccak256(result ‖ salt); Reveal result (32) ‖ salt (32).
 
 // TxDomain separates devnet transaction signatures from every §12.6 domain.
-const TxDomain = "cip11-devnet-tx/v1"
+const TxDomain = "cip11-devnet-tx/v2"
 
 // TxKind is the devnet instruction.
 type TxKind uint8
@@ -57,8 +63,8 @@ func (k TxKind) String() string {
 
 const (
 	txMagic      = "C11T"
-	txVersion    = 1
-	txHeaderLen  = 4 + 1 + 1 + 20 + 8 + 32 + 2
+	txVersion    = 2
+	txHeaderLen  = 4 + 1 + 1 + 8 + 20 + 8 + 32 + 2
 	maxTxPayload = 1024
 	// MaxTxBytes bounds an encoded transaction.
 	MaxTxBytes = txHeaderLen + maxTxPayload + wire.RunnerSigLen
@@ -70,6 +76,7 @@ var ErrTx = errors.New("node: malformed transaction")
 // Tx is a decoded devnet transaction. It implements wire.Transaction.
 type Tx struct {
 	Kind    TxKind
+	ChainID uint64
 	From    cip11.Address
 	Nonce   uint64
 	JobID   cip11.Hash
@@ -107,6 +114,7 @@ func (t *Tx) body() ([]byte, error) {
 	b := make([]byte, 0, txHeaderLen+len(t.Payload)+wire.RunnerSigLen)
 	b = append(b, txMagic...)
 	b = append(b, txVersion, byte(t.Kind))
+	b = binary.BigEndian.AppendUint64(b, t.ChainID)
 	b = append(b, t.From[:]...)
 	b = binary.BigEndian.AppendUint64(b, t.Nonce)
 	b = append(b, t.JobID[:]...)
@@ -116,12 +124,13 @@ func (t *Tx) body() ([]byte, error) {
 
 func txDigest(body []byte) cip11.Hash { return cip11.Keccak256([]byte(TxDomain), body) }
 
-// SignTx builds and signs a transaction with the runner key k.
-func SignTx(k *wire.RunnerKey, kind TxKind, nonce uint64, jobID cip11.Hash, payload []byte) (*Tx, error) {
+// SignTx builds and signs a transaction for chain chainID with the runner
+// key k. A heartbeat's nonce is the chain height it is signed at.
+func SignTx(k *wire.RunnerKey, chainID uint64, kind TxKind, nonce uint64, jobID cip11.Hash, payload []byte) (*Tx, error) {
 	if k == nil {
 		return nil, ErrNilKey
 	}
-	t := &Tx{Kind: kind, From: k.Address(), Nonce: nonce, JobID: jobID, Payload: payload}
+	t := &Tx{Kind: kind, ChainID: chainID, From: k.Address(), Nonce: nonce, JobID: jobID, Payload: payload}
 	body, err := t.body()
 	if err != nil {
 		return nil, err
@@ -135,22 +144,39 @@ func SignTx(k *wire.RunnerKey, kind TxKind, nonce uint64, jobID cip11.Hash, payl
 }
 
 // TxCodec is the node's Transaction::read (wire.TxDecoder) and its normal
-// validation hook (wire.TxValidator, §10.3 check 4).
-type TxCodec struct{}
+// validation hook (wire.TxValidator, §10.3 check 4) for chain ChainID.
+type TxCodec struct{ ChainID uint64 }
 
 // DecodeTransaction implements wire.TxDecoder: strict layout, known kind,
 // payload size per kind, and a low-s D5 signature recovering to the
 // signer field.
 func (TxCodec) DecodeTransaction(b []byte) (wire.Transaction, error) { return DecodeTx(b) }
 
-// ValidateTransaction implements wire.TxValidator. Decoding already
-// verified the signature; nonces and fees are not modelled by the devnet.
-func (TxCodec) ValidateTransaction(tx wire.Transaction) error {
-	if _, ok := tx.(*Tx); !ok {
+// ValidateTransaction implements wire.TxValidator: a devnet transaction of
+// this chain. Decoding already verified the signature; fees are not
+// modelled by the devnet.
+func (c TxCodec) ValidateTransaction(tx wire.Transaction) error {
+	t, ok := tx.(*Tx)
+	if !ok {
 		return fmt.Errorf("%w: %T is not a devnet transaction", ErrTx, tx)
+	}
+	if t.ChainID != c.ChainID {
+		return fmt.Errorf("%w: signed for chain %d, this is chain %d", ErrWrongChain, t.ChainID, c.ChainID)
 	}
 	return nil
 }
+
+// ErrWrongChain: a transaction signed for another chain.
+var ErrWrongChain = errors.New("node: transaction for another chain")
+
+// ErrStaleTx: a heartbeat signed at a height too far from the chain's.
+var ErrStaleTx = errors.New("node: stale transaction")
+
+// HeartbeatWindow bounds how far a heartbeat's signing height (its nonce)
+// may be from the chain's height at admission, in blocks. It is below the
+// mempool's dedupe horizon, so a replayed heartbeat is refused either as a
+// duplicate or as stale.
+const HeartbeatWindow = 256
 
 // DecodeTx decodes and verifies a devnet transaction.
 func DecodeTx(b []byte) (*Tx, error) {
@@ -160,11 +186,11 @@ func DecodeTx(b []byte) (*Tx, error) {
 	if string(b[:4]) != txMagic || b[4] != txVersion {
 		return nil, fmt.Errorf("%w: bad magic or version", ErrTx)
 	}
-	t := &Tx{Kind: TxKind(b[5])}
-	copy(t.From[:], b[6:26])
-	t.Nonce = binary.BigEndian.Uint64(b[26:34])
-	copy(t.JobID[:], b[34:66])
-	n := int(binary.BigEndian.Uint16(b[66:68]))
+	t := &Tx{Kind: TxKind(b[5]), ChainID: binary.BigEndian.Uint64(b[6:14])}
+	copy(t.From[:], b[14:34])
+	t.Nonce = binary.BigEndian.Uint64(b[34:42])
+	copy(t.JobID[:], b[42:74])
+	n := int(binary.BigEndian.Uint16(b[74:76]))
 	if len(b) != txHeaderLen+n+wire.RunnerSigLen {
 		return nil, fmt.Errorf("%w: payload length %d does not match %d bytes", ErrTx, n, len(b))
 	}

@@ -34,7 +34,7 @@ func TestTxRoundTrip(t *testing.T) {
 		{TxCommit, job, c[:], wire.InstructionJobResultCommit},
 		{TxReveal, job, RevealPayload(res, salt), wire.InstructionJobResultSubmit},
 	} {
-		tx, err := SignTx(k, tc.kind, 9, tc.job, tc.payload)
+		tx, err := SignTx(k, 7011, tc.kind, 9, tc.job, tc.payload)
 		if err != nil {
 			t.Fatal(tc.kind, err)
 		}
@@ -51,7 +51,7 @@ func TestTxRoundTrip(t *testing.T) {
 		if kind, id := got.Instruction(); kind != tc.instr || (tc.instr != wire.InstructionOther && id != tc.job) {
 			t.Fatalf("%s: instruction %d %x", tc.kind, kind, id)
 		}
-		if err := (TxCodec{}).ValidateTransaction(got); err != nil {
+		if err := (TxCodec{ChainID: 7011}).ValidateTransaction(got); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -64,7 +64,7 @@ func TestTxRoundTrip(t *testing.T) {
 // node's Transaction::read and rejects what it would not admit).
 func TestTxRejects(t *testing.T) {
 	k := testRunnerKey(t, 1)
-	good, err := SignTx(k, TxHeartbeat, 1, cip11.Hash{}, nil)
+	good, err := SignTx(k, 7011, TxHeartbeat, 1, cip11.Hash{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,20 +75,21 @@ func TestTxRejects(t *testing.T) {
 		"truncated":        b[:len(b)-1],
 		"trailing byte":    append(bytes.Clone(b), 0),
 		"bad magic":        mut(func(b []byte) []byte { b[0] = 'X'; return b }),
-		"bad version":      mut(func(b []byte) []byte { b[4] = 2; return b }),
+		"bad version":      mut(func(b []byte) []byte { b[4] = 1; return b }),
+		"tampered chain":   mut(func(b []byte) []byte { b[13] ^= 1; return b }),
 		"unknown kind":     mut(func(b []byte) []byte { b[5] = 9; return b }),
-		"claimed signer":   mut(func(b []byte) []byte { b[6] ^= 1; return b }),
-		"tampered nonce":   mut(func(b []byte) []byte { b[33] ^= 1; return b }),
+		"claimed signer":   mut(func(b []byte) []byte { b[14] ^= 1; return b }),
+		"tampered nonce":   mut(func(b []byte) []byte { b[41] ^= 1; return b }),
 		"bad signature v":  mut(func(b []byte) []byte { b[len(b)-1] = 7; return b }),
-		"job id on a beat": mut(func(b []byte) []byte { b[40] = 1; return b }),
+		"job id on a beat": mut(func(b []byte) []byte { b[48] = 1; return b }),
 	}
-	if c, err := SignTx(k, TxCommit, 1, cip11.Hash{1}, make([]byte, 32)); err == nil {
+	if c, err := SignTx(k, 7011, TxCommit, 1, cip11.Hash{1}, make([]byte, 32)); err == nil {
 		cases["commit payload too short"] = mut2(c.Bytes(), func(b []byte) []byte {
-			b[67] = 31 // payload_len 31 but 32 bytes follow
+			b[75] = 31 // payload_len 31 but 32 bytes follow
 			return b
 		})
 	}
-	if _, err := SignTx(k, TxReveal, 1, cip11.Hash{1}, make([]byte, 2000)); !errors.Is(err, ErrTx) {
+	if _, err := SignTx(k, 7011, TxReveal, 1, cip11.Hash{1}, make([]byte, 2000)); !errors.Is(err, ErrTx) {
 		t.Errorf("oversized payload: %v", err)
 	}
 	for name, raw := range cases {
@@ -96,7 +97,7 @@ func TestTxRejects(t *testing.T) {
 			t.Errorf("%s: got %v, want ErrTx", name, err)
 		}
 	}
-	if _, err := SignTx(nil, TxHeartbeat, 1, cip11.Hash{}, nil); !errors.Is(err, ErrNilKey) {
+	if _, err := SignTx(nil, 7011, TxHeartbeat, 1, cip11.Hash{}, nil); !errors.Is(err, ErrNilKey) {
 		t.Errorf("nil key: %v", err)
 	}
 }
@@ -113,7 +114,7 @@ func FuzzDecodeTx(f *testing.F) {
 		if kind >= TxCommit {
 			job = cip11.Hash{7}
 		}
-		tx, err := SignTx(k, kind, uint64(kind), job, make([]byte, n))
+		tx, err := SignTx(k, 7011, kind, uint64(kind), job, make([]byte, n))
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -177,4 +178,24 @@ func FuzzDecodeJobSpec(f *testing.F) {
 			t.Fatal("decode/encode differs")
 		}
 	})
+}
+
+// TestTxChainBound (issue 18 item 10): the chain id is signed, and
+// validation for one chain refuses another chain's transaction.
+func TestTxChainBound(t *testing.T) {
+	k := testRunnerKey(t, 1)
+	tx, err := SignTx(k, 9999, TxHeartbeat, 1, cip11.Hash{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := DecodeTx(tx.Bytes())
+	if err != nil || got.ChainID != 9999 {
+		t.Fatalf("decode: %v, chain %d", err, got.ChainID)
+	}
+	if err := (TxCodec{ChainID: 7011}).ValidateTransaction(got); !errors.Is(err, ErrWrongChain) {
+		t.Fatalf("chain 9999's heartbeat validated on chain 7011: %v", err)
+	}
+	if err := (TxCodec{ChainID: 9999}).ValidateTransaction(got); err != nil {
+		t.Fatal(err)
+	}
 }
