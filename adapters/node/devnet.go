@@ -154,42 +154,72 @@ type devnet struct {
 	chaosN                               int
 }
 
+// Validate reports the first field out of range (zero values take their
+// defaults), wrapping ErrBadRequest.
+func (c *DevnetConfig) Validate() error {
+	bad := func(f string, a ...any) error {
+		return fmt.Errorf("%w: devnet: "+f, append([]any{ErrBadRequest}, a...)...)
+	}
+	switch {
+	case c.Runners < 0 || c.Runners > 100_000:
+		return bad("runners %d (1 … 100000)", c.Runners)
+	case c.Duration < 0:
+		return bad("duration %v is negative", c.Duration)
+	case c.BlockTime < 0:
+		return bad("block time %v is negative", c.BlockTime)
+	case c.JobsPerBlock < 0:
+		return bad("jobs per block %d is negative", c.JobsPerBlock)
+	case c.MultiPerMille > 1000:
+		return bad("multi per mille %d (-1 … 1000)", c.MultiPerMille)
+	case c.WorkTime < 0:
+		return bad("work time %v is negative", c.WorkTime)
+	case c.FailPerMille > 1000:
+		return bad("fail per mille %d (0 … 1000)", c.FailPerMille)
+	}
+	return nil
+}
+
+// defaults fills the zero fields.
+func (c *DevnetConfig) defaults() {
+	if c.Runners == 0 {
+		c.Runners = 50
+	}
+	if c.Duration == 0 {
+		c.Duration = 20 * time.Second
+	}
+	if c.BlockTime == 0 {
+		c.BlockTime = 250 * time.Millisecond
+	}
+	if c.JobsPerBlock == 0 {
+		c.JobsPerBlock = 2
+	}
+	if c.MultiPerMille == 0 {
+		c.MultiPerMille = 400
+	}
+	if c.MultiPerMille < 0 { // none
+		c.MultiPerMille = 0
+	}
+	if c.TimeoutBlocks == 0 {
+		c.TimeoutBlocks = 12
+	}
+	if c.WorkTime == 0 {
+		c.WorkTime = 30 * time.Millisecond
+	}
+	if c.DrainBlocks == 0 {
+		c.DrainBlocks = 4*(c.TimeoutBlocks+1) + 20
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
 // RunDevnet runs a devnet until cfg.Duration has passed and every job has
 // ended (or cfg.Drain ran out), and reports.
 func RunDevnet(ctx context.Context, cfg DevnetConfig) (*Report, error) {
-	if cfg.Runners <= 0 {
-		cfg.Runners = 50
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
-	if cfg.Duration <= 0 {
-		cfg.Duration = 20 * time.Second
-	}
-	if cfg.BlockTime <= 0 {
-		cfg.BlockTime = 250 * time.Millisecond
-	}
-	if cfg.JobsPerBlock <= 0 {
-		cfg.JobsPerBlock = 2
-	}
-	if cfg.MultiPerMille == 0 {
-		cfg.MultiPerMille = 400
-	}
-	if cfg.MultiPerMille < 0 { // none
-		cfg.MultiPerMille = 0
-	}
-	if cfg.MultiPerMille > 1000 {
-		return nil, fmt.Errorf("%w: multi per mille %d", ErrBadRequest, cfg.MultiPerMille)
-	}
-	if cfg.TimeoutBlocks == 0 {
-		cfg.TimeoutBlocks = 12
-	}
-	if cfg.WorkTime <= 0 {
-		cfg.WorkTime = 30 * time.Millisecond
-	}
-	if cfg.DrainBlocks == 0 {
-		cfg.DrainBlocks = 4*(cfg.TimeoutBlocks+1) + 20
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
+	cfg.defaults()
 	d, err := NewDevnet(GenesisOptions{Seed: cfg.Seed, Runners: cfg.Runners, QUIC: "127.0.0.1:0", HTTP: cfg.HTTP})
 	if err != nil {
 		return nil, err

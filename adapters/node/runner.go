@@ -106,21 +106,41 @@ type Runner struct {
 // maxSubmitQueue bounds the transactions waiting for the submit worker.
 const maxSubmitQueue = 4096
 
+// Validate reports the first missing dependency (ErrNilConfig) or field
+// out of range (ErrBadRequest).
+func (c *RunnerConfig) Validate() error {
+	switch {
+	case c.Genesis == nil || c.Key == nil || c.Chain == nil:
+		return fmt.Errorf("%w: genesis, key and chain are required", ErrNilConfig)
+	case c.WorkTime < 0 || c.Tick < 0:
+		return fmt.Errorf("%w: negative work time %v or tick %v", ErrBadRequest, c.WorkTime, c.Tick)
+	case c.FailPerMille > 1000:
+		return fmt.Errorf("%w: fail per mille %d (0 … 1000)", ErrBadRequest, c.FailPerMille)
+	case c.MaxConcurrent < 0:
+		return fmt.Errorf("%w: max concurrent %d is negative", ErrBadRequest, c.MaxConcurrent)
+	}
+	return nil
+}
+
+func (c *RunnerConfig) defaults() {
+	if c.WorkTime == 0 {
+		c.WorkTime = 50 * time.Millisecond
+	}
+	if c.Tick == 0 {
+		c.Tick = 100 * time.Millisecond
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
 // NewRunner starts a runner: it connects to Sub(R) and runs until ctx ends
 // or Close. Close waits for every goroutine it started.
 func NewRunner(ctx context.Context, cfg RunnerConfig) (*Runner, error) {
-	if cfg.Genesis == nil || cfg.Key == nil || cfg.Chain == nil {
-		return nil, fmt.Errorf("%w: genesis, key and chain are required", ErrNilConfig)
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
-	if cfg.WorkTime <= 0 {
-		cfg.WorkTime = 50 * time.Millisecond
-	}
-	if cfg.Tick <= 0 {
-		cfg.Tick = 100 * time.Millisecond
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
+	cfg.defaults()
 	g := cfg.Genesis
 	p := g.P()
 	margin := uint64(10)
