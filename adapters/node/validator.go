@@ -101,6 +101,8 @@ type Validator struct {
 	wg        sync.WaitGroup
 
 	pingsOK, pingsBad int64 // server ping counts already in the metrics (ProduceBlock only)
+
+	dash dashState // the dashboard's record (dashboard_data.go)
 }
 
 // Stats are the validator's cumulative counts (the devnet report).
@@ -251,7 +253,7 @@ func (v *Validator) open() error {
 		Key: v.cfg.Keys.Peer, ChainID: uint64(v.g.ChainID), Params: v.p,
 		Registry: v.x.Store().Registry(), Validators: v.sets,
 		TxDecoder: TxCodec{}, TxValidator: TxCodec{}, Mempool: (*validatorMempool)(v),
-		OnOutcome: v.onOutcome, OnAdmit: v.onAdmit, OnAck: v.onAck, OnRefuse: func(r wire.GoodbyeReason) { v.cfg.Metrics.RefusedWith(r) },
+		OnOutcome: v.onOutcome, OnAdmit: v.onAdmit, OnAck: v.onAck, OnRefuse: func(r wire.GoodbyeReason) { v.cfg.Metrics.RefusedWith(r); v.dash.refuse(r, v.now()) },
 		OnPushError: v.onPushError, PushWindow: v.cfg.PushWindow,
 		Listen: v.cfg.Listen,
 	}, v.height())
@@ -290,6 +292,7 @@ func (v *Validator) recover(blocks []chainlog.Block) error {
 	default:
 		return fmt.Errorf("%w: the store is at height %d, the block log at %d", ErrBlockLog, sh, lh)
 	}
+	v.dash.start(v.now(), blocks)
 	for i := range blocks {
 		v.observe(&blocks[i], time.Time{}, nil)
 	}

@@ -1,0 +1,204 @@
+package node
+
+import (
+	"bytes"
+	"cmp"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/adapters/node/httpapi"
+	"github.com/cip11/cip11/chainlog"
+	"github.com/cip11/cip11/wire"
+)
+
+// dashHistoryBlocks is how many blocks the dashboard's block history holds
+// (rebuilt from the block log on start, then extended by ProduceBlock).
+const dashHistoryBlocks = 60
+
+// maxRefusalEvents caps the refusal events kept for the failures panel.
+const maxRefusalEvents = httpapi.MaxDashboardFailures
+
+// dashState is the dashboard's own record of what the job tracker does not
+// keep: the start, the block history recovered from the log, and refused
+// handshakes. Its mutex guards it; it is never held with v.mu.
+type dashState struct {
+	mu        sync.Mutex
+	started   time.Time
+	recovered uint64                 // height recovered from the block log at start (0: a new chain)
+	history   []httpapi.BlockSummary // the log's last blocks at start, oldest first
+	refused   map[string]int64       // refused handshakes by §12.5 reason
+	refusals  []httpapi.Failure      // the last refusals, oldest first
+}
+
+// start records the start and the block log recovered at it (§8.1): the
+// block history the page draws survives a restart.
+func (d *dashState) start(now time.Time, blocks []chainlog.Block) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.started = now
+	d.recovered = uint64(len(blocks))
+	d.history = d.history[:0]
+	for _, b := range blocks[max(0, len(blocks)-dashHistoryBlocks):] {
+		d.history = append(d.history, httpapi.BlockSummary{Height: uint64(b.Height), Txs: len(b.Txs), Assignments: len(b.Out.Assignments)})
+	}
+}
+
+// refuse counts a refused handshake (§12.5).
+func (d *dashState) refuse(r wire.GoodbyeReason, now time.Time) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.refused == nil {
+		d.refused = map[string]int64{}
+	}
+	d.refused[r.String()]++
+	d.refusals = append(d.refusals, httpapi.Failure{Time: now, Kind: httpapi.FailureRefused, Detail: r.String()})
+	if len(d.refusals) > maxRefusalEvents {
+		d.refusals = slices.Delete(d.refusals, 0, len(d.refusals)-maxRefusalEvents)
+	}
+}
+
+// failureKind maps a job event to a failure kind ("" if it is none).
+func failureKind(k httpapi.EventKind) httpapi.FailureKind {
+	switch k {
+	case httpapi.EventPushFailed, httpapi.EventSoftFailure, httpapi.EventHardFailure, httpapi.EventReselected, httpapi.EventExpired:
+		return httpapi.FailureKind(k)
+	}
+	return ""
+}
+
+// isOutcome reports the event kinds that are a runner's outcome in the
+// runner table.
+func isOutcome(k httpapi.EventKind) bool {
+	switch k {
+	case httpapi.EventSuccess, httpapi.EventDuplicate, httpapi.EventSoftFailure, httpapi.EventHardFailure,
+		httpapi.EventPushFailed, httpapi.EventResult:
+		return true
+	}
+	return false
+}
+
+// dashboard is the data behind GET /dashboard.json. The QUIC server is read
+// without v.mu, the job tracker under it, the dashboard record under its
+// own lock; no lock is held across another.
+func (v *Validator) dashboard() httpapi.Dashboard {
+	st := v.Status()
+	srv := v.srv
+	present := srv.Present()
+	slices.SortFunc(present, func(a, b cip11.Address) int { return bytes.Compare(a[:], b[:]) })
+	conn := srv.ConnectedRunners()
+	sst := srv.Stats()
+
+	type outcome struct {
+		kind httpapi.EventKind
+		h    uint64
+		at   time.Time
+	}
+	v.mu.Lock()
+	now := v.now()
+	recent := slices.Clone(v.recent)
+	lat := slices.Clone(v.lat)
+	counts := v.jobCounts()
+	s := v.stats
+	tot := httpapi.Totals{Accepted: int64(len(v.jobs)), Submitted: s.Submitted, Assigned: s.Assigned, Pushed: s.Pushed,
+		PushFailed: s.PushFailed, Acked: s.Acked, Completed: s.Completed, Expired: s.Expired, Reselections: s.Reselections,
+		Blocks: v.height(), PingsOK: sst.PingsOK, PingsRejected: sst.PingsRejected}
+	known := make(map[cip11.Address]bool, len(v.runnerIdx)+len(conn))
+	for a := range v.runnerIdx {
+		known[a] = true
+	}
+	inFlight := map[cip11.Address]int{}
+	for _, id := range v.live {
+		t := v.jobs[id]
+		if t.state != httpapi.StateAssigned {
+			continue
+		}
+		for _, r := range t.committee {
+			if !t.delivered[r] {
+				inFlight[r]++
+			}
+		}
+	}
+	last := map[cip11.Address]outcome{}
+	var fails []httpapi.Failure
+	for id, t := range v.jobs {
+		for _, e := range t.events {
+			if fk := failureKind(e.Kind); fk != "" {
+				j := id
+				f := httpapi.Failure{Time: e.Time, Height: e.Height, Kind: fk, Job: &j, Runner: e.Runner, Detail: e.Detail}
+				fails = append(fails, f)
+			}
+			if e.Runner != nil && isOutcome(e.Kind) {
+				o, ok := last[*e.Runner]
+				if !ok || e.Height > o.h || (e.Height == o.h && !e.Time.Before(o.at)) {
+					last[*e.Runner] = outcome{e.Kind, e.Height, e.Time}
+				}
+			}
+		}
+	}
+	v.mu.Unlock()
+
+	d := &v.dash
+	d.mu.Lock()
+	started, recovered := d.started, d.recovered
+	history := slices.Clone(d.history)
+	tot.Refused = make(map[string]int64, len(d.refused))
+	for k, n := range d.refused {
+		tot.Refused[k] = n
+	}
+	fails = append(fails, d.refusals...)
+	d.mu.Unlock()
+	if recovered > 0 {
+		tot.Restarts = 1
+		fails = append(fails, httpapi.Failure{Time: started, Height: recovered, Kind: httpapi.FailureRestart,
+			Detail: "validator started over an existing chain (history rebuilt from the block log)"})
+	}
+	// newest first: by time (events rebuilt from the block log carry none and
+	// predate every timed one), then by height
+	slices.SortStableFunc(fails, func(a, b httpapi.Failure) int {
+		if c := b.Time.Compare(a.Time); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.Height, a.Height)
+	})
+	fails = fails[:min(len(fails), httpapi.MaxDashboardFailures)]
+
+	// block history: the log's blocks before this process's first, then its own
+	if len(recent) > 0 {
+		first := recent[0].Height
+		history = slices.DeleteFunc(history, func(b httpapi.BlockSummary) bool { return b.Height >= first })
+	}
+	blocks := append(history, recent...)
+	blocks = blocks[max(0, len(blocks)-dashHistoryBlocks):]
+	slices.Reverse(blocks)
+
+	for _, a := range conn {
+		known[a] = true
+	}
+	for _, a := range present {
+		known[a] = true
+	}
+	for a := range inFlight {
+		known[a] = true
+	}
+	addrs := make([]cip11.Address, 0, len(known))
+	for a := range known {
+		addrs = append(addrs, a)
+	}
+	slices.SortFunc(addrs, func(a, b cip11.Address) int { return bytes.Compare(a[:], b[:]) })
+	addrs = addrs[:min(len(addrs), httpapi.MaxDashboardRunners)]
+	rows := make([]httpapi.RunnerRow, 0, len(addrs))
+	for _, a := range addrs {
+		_, c := slices.BinarySearchFunc(conn, a, func(x, y cip11.Address) int { return bytes.Compare(x[:], y[:]) })
+		_, p := slices.BinarySearchFunc(present, a, func(x, y cip11.Address) int { return bytes.Compare(x[:], y[:]) })
+		ping, _ := srv.LastPing(a)
+		o := last[a]
+		rows = append(rows, httpapi.RunnerRow{Address: a, Connected: c, Present: p, LastPingHeight: ping, InFlight: inFlight[a],
+			LastOutcome: o.kind, LastOutcomeHeight: o.h})
+	}
+	return httpapi.Dashboard{Status: st, RecentBlocks: blocks, Jobs: counts, PushLatencyMillis: lat,
+		ConnectedRunners: conn[:min(len(conn), httpapi.MaxDashboardRunners)],
+		PresentRunners:   present[:min(len(present), httpapi.MaxDashboardRunners)],
+		Now:              now, StartedAt: started, Totals: tot, Failures: fails, Runners: rows}
+}
