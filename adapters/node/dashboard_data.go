@@ -124,6 +124,12 @@ func (v *Validator) dashboard() httpapi.Dashboard {
 	var fails []httpapi.Failure
 	for id, t := range v.jobs {
 		for _, e := range t.events {
+			switch e.Kind {
+			case httpapi.EventSoftFailure:
+				tot.SoftFailures++
+			case httpapi.EventHardFailure:
+				tot.HardFailures++
+			}
 			if fk := failureKind(e.Kind); fk != "" {
 				j := id
 				f := httpapi.Failure{Time: e.Time, Height: e.Height, Kind: fk, Job: &j, Runner: e.Runner, Detail: e.Detail}

@@ -318,6 +318,11 @@ type Totals struct {
 	Expired int64 `json:"expired"`
 	// Reselections is the timeout re-selections (§11.2).
 	Reselections int64 `json:"reselections"`
+	// SoftFailures and HardFailures count §10.6 push outcomes of those
+	// kinds (a soft failure is a push that timed out or was answered
+	// badly), as recorded in the jobs' histories.
+	SoftFailures int64 `json:"soft_failures"`
+	HardFailures int64 `json:"hard_failures"`
 	// Refused counts refused runner handshakes by §12.5 Goodbye reason
 	// name (always a JSON object).
 	Refused map[string]int64 `json:"refused"`
