@@ -38,6 +38,12 @@
     if (cls) e.className = cls;
     return e;
   }
+  // a free-text cell, cut to the column with the whole text as its title
+  function detail(text) {
+    const td = el('td', text || '', 'l detail');
+    if (text) td.title = text;
+    return td;
+  }
   function short(hex) { return typeof hex === 'string' && hex.length > 16 ? hex.slice(0, 8) + '…' + hex.slice(-6) : (hex || ''); }
   function timeOf(s) {
     const t = new Date(s);
@@ -254,7 +260,7 @@
         job.appendChild(b);
       }
       tr.append(el('td', timeOf(f.time)), el('td', f.height === '0' ? '–' : f.height), el('td', f.kind, 'l'), job,
-        el('td', short(f.runner), 'l mono'), el('td', f.detail || '', 'l'));
+        el('td', short(f.runner), 'l mono'), detail(f.detail));
       rows.appendChild(tr);
     }
     $('failureRows').replaceChildren(rows);
@@ -317,7 +323,9 @@
     c.textAlign = 'left';
     c.fillStyle = COLORS.acc; c.fillRect(L, 2, 12, 10); c.fillStyle = COLORS.fg; c.fillText('txs', L + 16, 11);
     c.fillStyle = COLORS.purple; c.fillRect(L + 50, 2, 12, 10); c.fillStyle = COLORS.fg; c.fillText('assignments', L + 66, 11);
-    set('blocksNote', 'the last ' + rows.length + ' blocks, rebuilt from the block log after a restart (time and pushes unknown for those)');
+    const rebuilt = rows.filter((b) => timeOf(b.time) === '–').length;
+    set('blocksNote', 'the last ' + rows.length + ' blocks' +
+      (rebuilt ? `; ${rebuilt} rebuilt from the block log at the validator's start (their time and pushes are unknown)` : ''));
   }
 
   function render(d) {
@@ -391,7 +399,7 @@
     tbl.appendChild(th);
     for (const e of j.events || []) {
       const tr = el('tr');
-      tr.append(el('td', timeOf(e.time), 'l'), el('td', e.height, 'l'), el('td', e.kind, 'l'), el('td', short(e.runner), 'l mono'), el('td', e.detail || '', 'l'));
+      tr.append(el('td', timeOf(e.time), 'l'), el('td', e.height, 'l'), el('td', e.kind, 'l'), el('td', short(e.runner), 'l mono'), detail(e.detail));
       tbl.appendChild(tr);
     }
     out.replaceChildren(head, tbl);
