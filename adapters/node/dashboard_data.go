@@ -2,7 +2,6 @@ package node
 
 import (
 	"bytes"
-	"cmp"
 	"slices"
 	"sync"
 	"time"
@@ -79,6 +78,47 @@ func isOutcome(k httpapi.EventKind) bool {
 	return false
 }
 
+// newestFailures keeps the n newest failures, newest first: by time
+// (events rebuilt from the block log carry none and predate every timed
+// one), then by height; among equals the first added stays ahead.
+type newestFailures struct {
+	n    int
+	list []httpapi.Failure
+}
+
+// newer orders failure a before b.
+func newer(at time.Time, ah uint64, bt time.Time, bh uint64) bool {
+	if c := at.Compare(bt); c != 0 {
+		return c > 0
+	}
+	return ah > bh
+}
+
+// wants reports whether a failure at (t, h) would be kept.
+func (f *newestFailures) wants(t time.Time, h uint64) bool {
+	if len(f.list) < f.n {
+		return true
+	}
+	last := f.list[len(f.list)-1]
+	return newer(t, h, last.Time, last.Height)
+}
+
+func (f *newestFailures) add(x httpapi.Failure) {
+	if !f.wants(x.Time, x.Height) {
+		return
+	}
+	i, _ := slices.BinarySearchFunc(f.list, x, func(e, x httpapi.Failure) int {
+		if newer(x.Time, x.Height, e.Time, e.Height) {
+			return 1 // x goes before e
+		}
+		return -1
+	})
+	f.list = slices.Insert(f.list, i, x)
+	if len(f.list) > f.n {
+		f.list = f.list[:f.n]
+	}
+}
+
 // dashboard is the data behind GET /dashboard.json. The QUIC server is read
 // without v.mu, the job tracker under it, the dashboard record under its
 // own lock; no lock is held across another.
@@ -121,7 +161,7 @@ func (v *Validator) dashboard() httpapi.Dashboard {
 		}
 	}
 	last := map[cip11.Address]outcome{}
-	var fails []httpapi.Failure
+	fails := newestFailures{n: httpapi.MaxDashboardFailures}
 	for id, t := range v.jobs {
 		for _, e := range t.events {
 			switch e.Kind {
@@ -130,10 +170,9 @@ func (v *Validator) dashboard() httpapi.Dashboard {
 			case httpapi.EventHardFailure:
 				tot.HardFailures++
 			}
-			if fk := failureKind(e.Kind); fk != "" {
+			if fk := failureKind(e.Kind); fk != "" && fails.wants(e.Time, e.Height) {
 				j := id
-				f := httpapi.Failure{Time: e.Time, Height: e.Height, Kind: fk, Job: &j, Runner: e.Runner, Detail: e.Detail}
-				fails = append(fails, f)
+				fails.add(httpapi.Failure{Time: e.Time, Height: e.Height, Kind: fk, Job: &j, Runner: e.Runner, Detail: e.Detail})
 			}
 			if e.Runner != nil && isOutcome(e.Kind) {
 				o, ok := last[*e.Runner]
@@ -153,22 +192,15 @@ func (v *Validator) dashboard() httpapi.Dashboard {
 	for k, n := range d.refused {
 		tot.Refused[k] = n
 	}
-	fails = append(fails, d.refusals...)
+	for _, f := range d.refusals {
+		fails.add(f)
+	}
 	d.mu.Unlock()
 	if recovered > 0 {
 		tot.Restarts = 1
-		fails = append(fails, httpapi.Failure{Time: started, Height: recovered, Kind: httpapi.FailureRestart,
+		fails.add(httpapi.Failure{Time: started, Height: recovered, Kind: httpapi.FailureRestart,
 			Detail: "validator started over an existing chain (history rebuilt from the block log)"})
 	}
-	// newest first: by time (events rebuilt from the block log carry none and
-	// predate every timed one), then by height
-	slices.SortStableFunc(fails, func(a, b httpapi.Failure) int {
-		if c := b.Time.Compare(a.Time); c != 0 {
-			return c
-		}
-		return cmp.Compare(b.Height, a.Height)
-	})
-	fails = fails[:min(len(fails), httpapi.MaxDashboardFailures)]
 
 	// block history: the log's blocks before this process's first, then its own
 	if len(recent) > 0 {
@@ -206,5 +238,5 @@ func (v *Validator) dashboard() httpapi.Dashboard {
 	return httpapi.Dashboard{Status: st, RecentBlocks: blocks, Jobs: counts, PushLatencyMillis: lat,
 		ConnectedRunners: conn[:min(len(conn), httpapi.MaxDashboardRunners)],
 		PresentRunners:   present[:min(len(present), httpapi.MaxDashboardRunners)],
-		Now:              now, StartedAt: started, Totals: tot, Failures: fails, Runners: rows}
+		Now:              now, StartedAt: started, Totals: tot, Failures: fails.list, Runners: rows}
 }

@@ -1,7 +1,12 @@
 package node
 
 import (
+	"cmp"
+	"fmt"
+	"math/rand/v2"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/adapters/node/httpapi"
@@ -97,5 +102,70 @@ func TestDashboardHistorySurvivesRestart(t *testing.T) {
 	if len(again.RecentBlocks) != blocks+1 || again.RecentBlocks[0].Height != blocks+1 || again.RecentBlocks[0].Time.IsZero() ||
 		again.RecentBlocks[1].Height != blocks {
 		t.Fatalf("history after one more block: %+v", again.RecentBlocks[:2])
+	}
+}
+
+// BenchmarkDashboard measures one GET /dashboard.json snapshot over a
+// tracker holding b.N-independent history: 2,000 jobs, each re-selected
+// until it expired (no runner connected), the scan the node does under
+// its lock.
+func BenchmarkDashboard(b *testing.B) {
+	d, err := NewDevnet(GenesisOptions{Seed: 9, Runners: 3, QUIC: "127.0.0.1:0"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	v, err := NewValidator(ValidatorConfig{Genesis: d.Genesis, Keys: d.Validator, DataDir: b.TempDir(), NoSync: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer v.Close()
+	for i := range 2000 {
+		if _, err := v.SubmitJob(&JobSpec{Submitter: cip11.Address{9}, Kind: 1, Runners: 1, TimeoutBlocks: 1, Nonce: uint64(i)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for range 12 {
+		if err := v.ProduceBlock(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	events := 0
+	for _, t := range v.jobs {
+		events += len(t.events)
+	}
+	for b.Loop() {
+		_ = v.dashboard()
+	}
+	b.ReportMetric(float64(events), "events")
+}
+
+// newestFailures keeps exactly the n newest of any sequence, newest first
+// (timed before untimed, then by height), ties in arrival order — checked
+// against a stable sort of everything.
+func TestNewestFailures(t *testing.T) {
+	base := time.Date(2026, 12, 4, 16, 0, 0, 0, time.UTC)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for trial := range 200 {
+		n := 1 + rng.IntN(8)
+		var all []httpapi.Failure
+		f := newestFailures{n: n}
+		for i := range rng.IntN(40) {
+			x := httpapi.Failure{Height: uint64(rng.IntN(6)), Detail: fmt.Sprint(i)}
+			if rng.IntN(3) > 0 {
+				x.Time = base.Add(time.Duration(rng.IntN(5)) * time.Second)
+			}
+			all = append(all, x)
+			f.add(x)
+		}
+		slices.SortStableFunc(all, func(a, b httpapi.Failure) int {
+			if c := b.Time.Compare(a.Time); c != 0 {
+				return c
+			}
+			return cmp.Compare(b.Height, a.Height)
+		})
+		want := all[:min(n, len(all))]
+		if !slices.EqualFunc(f.list, want, func(a, b httpapi.Failure) bool { return a.Detail == b.Detail }) {
+			t.Fatalf("trial %d (n %d): got %v, want %v", trial, n, f.list, want)
+		}
 	}
 }

@@ -289,7 +289,8 @@
     const frag = document.createDocumentFragment();
     for (const b of rows) {
       const tr = el('tr');
-      for (const v of [b.height, timeOf(b.time), b.txs, b.assignments, b.pushed, num(b.exec_ms).toFixed(2)]) tr.appendChild(el('td', v));
+      const known = timeOf(b.time) !== '–'; // blocks rebuilt from the block log carry no time, pushes or exec time
+      for (const v of [b.height, timeOf(b.time), b.txs, b.assignments, known ? b.pushed : '–', known ? num(b.exec_ms).toFixed(2) : '–']) tr.appendChild(el('td', v));
       frag.appendChild(tr);
     }
     $('blocks').replaceChildren(frag);
