@@ -319,8 +319,9 @@ type Totals struct {
 	// Reselections is the timeout re-selections (§11.2).
 	Reselections int64 `json:"reselections"`
 	// SoftFailures and HardFailures count §10.6 push outcomes of those
-	// kinds (a soft failure is a push that timed out or was answered
-	// badly), as recorded in the jobs' histories.
+	// kinds, as recorded in the jobs' histories: a soft failure is a
+	// JobAck{Reject} or another framed answer, a hard failure no framed
+	// answer within ACK_TIMEOUT_BLOCKS (a timed-out push).
 	SoftFailures int64 `json:"soft_failures"`
 	HardFailures int64 `json:"hard_failures"`
 	// Refused counts refused runner handshakes by §12.5 Goodbye reason
@@ -343,8 +344,8 @@ type FailureKind string
 // Failure kinds.
 const (
 	FailurePushFailed              = FailureKind(EventPushFailed)  // a push could not be sent
-	FailureSoftFailure             = FailureKind(EventSoftFailure) // §10.6 soft failure (timed out or bad answer)
-	FailureHardFailure             = FailureKind(EventHardFailure) // §10.6 hard failure
+	FailureSoftFailure             = FailureKind(EventSoftFailure) // §10.6 soft failure: JobAck{Reject} or another framed answer (runner alive)
+	FailureHardFailure             = FailureKind(EventHardFailure) // §10.6 hard failure: no framed answer within ACK_TIMEOUT_BLOCKS (timed out)
 	FailureReselected              = FailureKind(EventReselected)  // §11.2 timeout re-selection
 	FailureExpired                 = FailureKind(EventExpired)     // §11.2 the job expired
 	FailureRefused     FailureKind = "refused"                     // a runner handshake was refused (§12.5); Detail is the reason

@@ -15,8 +15,8 @@
   // failure counters: [kind, total getter, meaning]
   const FAILURES = [
     ['push_failed', (t) => t.push_failed, 'a push could not be sent (runner gone, stream error)'],
-    ['soft_failure', (t) => t.soft_failures, '§10.6 soft failure: push timed out or answered badly'],
-    ['hard_failure', (t) => t.hard_failures, '§10.6 hard failure'],
+    ['soft_failure', (t) => t.soft_failures, '§10.6 soft failure: push rejected or answered with another frame (runner alive)'],
+    ['hard_failure', (t) => t.hard_failures, '§10.6 hard failure: push timed out, no framed answer within ACK_TIMEOUT_BLOCKS'],
     ['reselected', (t) => t.reselections, '§11.2 timeout re-selection drew a new committee'],
     ['expired', (t) => t.expired, '§11.2 job expired'],
     ['restart', (t) => t.restarts, 'validator restarted over its chain'],
