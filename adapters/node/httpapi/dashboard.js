@@ -269,13 +269,14 @@
 
   function runnerTable(d, height) {
     const frag = document.createDocumentFragment();
+    const blockTime = new Map((d.recent_blocks || []).map((b) => [Number(b.height), timeOf(b.time)]));
     for (const r of d.runners || []) {
       const tr = el('tr', null, !r.connected ? 'bad' : !r.present ? 'warn' : '');
       const ping = Number(r.last_ping_height) || 0;
       tr.append(el('td', r.address, 'l mono'),
         el('td', r.connected ? 'yes' : 'no', r.connected ? 'yes' : 'no'),
         el('td', r.present ? 'yes' : 'no', r.present ? 'yes' : 'no'),
-        el('td', ping ? `${ping} (${Math.max(0, height - ping)} blocks ago)` : 'never'),
+        el('td', ping ? `${ping} (${Math.max(0, height - ping)} blocks ago${blockTime.has(ping) && blockTime.get(ping) !== '–' ? ', ' + blockTime.get(ping) : ''})` : 'never'),
         el('td', num(r.in_flight)),
         el('td', r.last_outcome ? `${r.last_outcome} @ ${r.last_outcome_height}` : '–', 'l'));
       frag.appendChild(tr);
