@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
@@ -72,19 +71,8 @@ func (b Backend) SubmitTx(_ context.Context, raw []byte) (httpapi.SubmitResult, 
 // Status implements httpapi.Backend.
 func (b Backend) Status() httpapi.Status { return b.V.Status() }
 
-// Dashboard implements httpapi.Backend.
-func (b Backend) Dashboard() httpapi.Dashboard {
-	st := b.V.Status()
-	v := b.V
-	present := v.srv.Present()
-	slices.SortFunc(present, func(a, b cip11.Address) int { return bytes.Compare(a[:], b[:]) })
-	present = present[:min(len(present), httpapi.MaxDashboardRunners)]
-	conn := v.srv.ConnectedRunners()
-	conn = conn[:min(len(conn), httpapi.MaxDashboardRunners)]
-	d := v.dashboard()
-	return httpapi.Dashboard{Status: st, RecentBlocks: d.recent, Jobs: d.jobs, PushLatencyMillis: d.lat,
-		ConnectedRunners: conn, PresentRunners: present}
-}
+// Dashboard implements httpapi.Backend (dashboard_data.go).
+func (b Backend) Dashboard() httpapi.Dashboard { return b.V.dashboard() }
 
 func settled(state httpapi.JobState, events []httpapi.Event, runner cip11.Address) bool {
 	if state == httpapi.StateCompleted || state == httpapi.StateExpired {

@@ -299,7 +299,7 @@ func (hs *handlerSwap) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	hs.mu.Lock()
 	if hs.v != v {
-		h, err := httpapi.NewHandler(Backend{v}, httpapi.Options{PollDisabled: v.p.PollDisabled, Registry: hs.n.reg, Metrics: hs.n.metrics, Logger: hs.n.cfg.Logger})
+		h, err := httpapi.NewHandler(Backend{v}, httpapi.Options{PollDisabled: v.p.PollDisabled, Gatherer: hs.n.reg, Metrics: hs.n.metrics, Logger: hs.n.cfg.Logger})
 		if err != nil {
 			hs.mu.Unlock()
 			w.Header().Set("Content-Type", "application/json")

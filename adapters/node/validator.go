@@ -152,6 +152,8 @@ type Validator struct {
 	done   chan struct{} // closed when loop has returned
 	wg     sync.WaitGroup
 	closed sync.Once
+
+	dash dashState // the dashboard's record (dashboard_data.go)
 }
 
 // sendItem is one committed block's transport work.
@@ -300,7 +302,7 @@ func (v *Validator) open() (created []string, err error) {
 		Key: v.cfg.Keys.Peer, ChainID: uint64(v.g.ChainID), Params: v.p,
 		Registry: v.x.Store().Registry(), Validators: v.sets,
 		TxDecoder: chain.TxCodec{ChainID: uint64(v.g.ChainID)}, TxValidator: chain.TxCodec{ChainID: uint64(v.g.ChainID)}, Mempool: (*validatorMempool)(v),
-		OnOutcome: v.onOutcome, OnAdmit: v.onAdmit, OnAck: v.onAck, OnRefuse: func(r wire.GoodbyeReason) { v.cfg.Metrics.RefusedWith(r) },
+		OnOutcome: v.onOutcome, OnAdmit: v.onAdmit, OnAck: v.onAck, OnRefuse: func(r wire.GoodbyeReason) { v.cfg.Metrics.RefusedWith(r); v.dash.refuse(r, v.now()) },
 		OnPushError: v.onPushError, PushWindow: v.cfg.PushWindow,
 		Listen: v.cfg.Listen,
 	}, v.core.Height())
@@ -332,8 +334,13 @@ func (v *Validator) recover(blocksPath string, specs []*chain.JobSpec, sync bool
 		sh = 0
 	}
 	var tail *chainlog.Block
+	var history []httpapi.BlockSummary // the log's last blocks, for the dashboard
 	restore := func(b *chainlog.Block) error {
 		h := uint64(b.Height)
+		history = append(history, httpapi.BlockSummary{Height: h, Txs: len(b.Txs), Assignments: len(b.Out.Assignments)})
+		if len(history) > 2*dashHistoryBlocks {
+			history = append(history[:0], history[len(history)-dashHistoryBlocks:]...)
+		}
 		switch {
 		case tail != nil:
 			return fmt.Errorf("%w: the store is at height %d, the block log at %d or more", ErrBlockLog, sh, h)
@@ -360,6 +367,7 @@ func (v *Validator) recover(blocksPath string, specs []*chain.JobSpec, sync bool
 	if core.Height() != sh && tail == nil {
 		return fmt.Errorf("%w: the store is at height %d, the block log at %d", ErrBlockLog, sh, core.Height())
 	}
+	v.dash.start(v.now(), core.Height(), history)
 	keep := core.FinishRecovery()
 	if jr, err = writeJournal(filepath.Join(v.dir, "jobs.jsonl"), keep, sync); err != nil {
 		return err
@@ -731,19 +739,4 @@ func (v *Validator) Status() httpapi.Status {
 		SubsetEpoch: v.snap.Epoch(), Runners: n, Connected: len(v.srv.ConnectedRunners()), Present: len(v.srv.Present()),
 		Mempool: mp, PollDisabled: v.p.PollDisabled, Version: "cip11 r1.3.1",
 	}
-}
-
-// dashboardData is what the dashboard reads from the core.
-type dashboardData struct {
-	recent   []httpapi.BlockSummary
-	jobs     map[httpapi.JobState]int
-	lat      []float64
-	failures []chain.Failure
-}
-
-func (v *Validator) dashboard() (d dashboardData) {
-	_ = v.do(func(c *chain.Core) {
-		d = dashboardData{recent: c.RecentBlocks(), jobs: c.Counts(), lat: c.PushLatencies(), failures: c.Failures()}
-	})
-	return d
 }

@@ -21,3 +21,12 @@ func (s *Server) ConnectedRunners() []cip11.Address {
 	slices.SortFunc(out, func(a, b cip11.Address) int { return bytes.Compare(a[:], b[:]) })
 	return out
 }
+
+// LastPing is the height of runner's last valid HeartbeatPing on this
+// server (§6.3); false if none. For operators (the dashboard's runner
+// table).
+func (s *Server) LastPing(runner cip11.Address) (uint64, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pres.LastPing(runner)
+}

@@ -116,7 +116,7 @@ func runValidator(args []string, stdout, stderr io.Writer) int {
 	}
 	httpURL := "off"
 	if addr != "off" && addr != "" {
-		h, err := httpapi.NewHandler(node.Backend{V: v}, httpapi.Options{PollDisabled: g.P().PollDisabled, Registry: reg, Metrics: m, Logger: log})
+		h, err := httpapi.NewHandler(node.Backend{V: v}, httpapi.Options{PollDisabled: g.P().PollDisabled, Gatherer: reg, Metrics: m, Logger: log})
 		if err != nil {
 			return fail(err)
 		}

@@ -315,3 +315,13 @@ func addSat(a, b uint64) uint64 {
 	}
 	return s
 }
+
+// LastPing is the height of runner's last valid HeartbeatPing (§6.3), kept
+// after its connections close; false if none was recorded. For operators.
+func (l *Presence) LastPing(runner cip11.Address) (uint64, bool) {
+	e := l.runners[runner]
+	if e == nil || e.lastPing == 0 {
+		return 0, false
+	}
+	return e.lastPing, true
+}

@@ -107,6 +107,7 @@ type Core struct {
 	recent    []httpapi.BlockSummary // ring of the last 60 blocks
 	lat       latRing
 	failures  []Failure // ring of the last MaxFailures
+	outcomes  map[cip11.Address]LastOutcome
 }
 
 // New builds a core over cfg's dependencies. The store may already hold

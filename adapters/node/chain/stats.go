@@ -13,11 +13,16 @@ import (
 // Stats are the core's cumulative counts (the devnet report). Latencies
 // are histograms: their memory does not grow with the samples.
 type Stats struct {
+	// Accepted counts jobs the core tracked (submitted to it, re-loaded from
+	// the journal or known from the block log).
+	Accepted                                                           int64
 	Submitted, Assigned, Pushed, PushFailed, Acked, Completed, Expired int64
-	Reselections                                                       int64
-	Cancels                                                            int64
-	FirstDraws, FirstDrawPresent                                       int64
-	ResultsForwarded                                                   int64
+	// SoftFailures and HardFailures count §10.6 push outcomes.
+	SoftFailures, HardFailures   int64
+	Reselections                 int64
+	Cancels                      int64
+	FirstDraws, FirstDrawPresent int64
+	ResultsForwarded             int64
 	// AckMicros: block committed → JobAck received, in microseconds.
 	AckMicros Histogram
 	// JobLatencyBlocks: submit → included verified result.
@@ -117,6 +122,7 @@ func (c *Core) PushFailed(a Assignment, h uint64, err error, at time.Time) {
 		t.event(h, httpapi.EventPushFailed, &r, detail, at)
 	}
 	c.failure(at, h, httpapi.EventPushFailed, a.JobID, &r, detail)
+	c.noteOutcome(r, httpapi.EventPushFailed, h)
 }
 
 // Cancelled records a JobCancel the transport sent (§10.5).
@@ -138,9 +144,15 @@ func (c *Core) Outcome(id cip11.Hash, r cip11.Address, o local.Outcome, h uint64
 	if t := c.jobs[id]; t != nil {
 		t.event(h, kind, &r, detail, at)
 	}
-	if o == local.HardFailure || o == local.SoftFailure {
+	switch o {
+	case local.HardFailure:
+		c.stats.HardFailures++
+		c.failure(at, h, kind, id, &r, detail)
+	case local.SoftFailure:
+		c.stats.SoftFailures++
 		c.failure(at, h, kind, id, &r, detail)
 	}
+	c.noteOutcome(r, kind, h)
 	return kind
 }
 
@@ -176,4 +188,57 @@ func (c *Core) Acked(id cip11.Hash, r cip11.Address, st wire.AckStatus, at time.
 	c.stats.AckMicros.Add(uint64(d.Microseconds()))
 	c.lat.add(float64(d.Microseconds()) / 1000)
 	return d, true
+}
+
+// LastOutcome is a runner's latest push outcome or failure (the dashboard's
+// runner table).
+type LastOutcome struct {
+	Kind   httpapi.EventKind
+	Height uint64
+}
+
+// noteOutcome keeps r's latest outcome; only registered runners are kept
+// (the map is bounded by the registry).
+func (c *Core) noteOutcome(r cip11.Address, kind httpapi.EventKind, h uint64) {
+	if _, ok := c.runnerIdx[r]; !ok {
+		return
+	}
+	if o, ok := c.outcomes[r]; ok && o.Height > h {
+		return
+	}
+	if c.outcomes == nil {
+		c.outcomes = map[cip11.Address]LastOutcome{}
+	}
+	c.outcomes[r] = LastOutcome{Kind: kind, Height: h}
+}
+
+// Runners lists the registered runners, in registration order.
+func (c *Core) Runners() []cip11.Address {
+	out := make([]cip11.Address, len(c.runnerIdx))
+	for a, i := range c.runnerIdx {
+		out[i] = a
+	}
+	return out
+}
+
+// RunnerActivity returns, per runner, the assigned jobs whose committee
+// holds it and whose result it has not delivered, and its latest outcome.
+func (c *Core) RunnerActivity() (inFlight map[cip11.Address]int, last map[cip11.Address]LastOutcome) {
+	inFlight = map[cip11.Address]int{}
+	for _, id := range c.live {
+		t := c.jobs[id]
+		if t.state != httpapi.StateAssigned {
+			continue
+		}
+		for _, r := range t.committee {
+			if !t.delivered[r] {
+				inFlight[r]++
+			}
+		}
+	}
+	last = make(map[cip11.Address]LastOutcome, len(c.outcomes))
+	for a, o := range c.outcomes {
+		last[a] = o
+	}
+	return inFlight, last
 }

@@ -67,6 +67,7 @@ func (c *Core) track(spec *JobSpec) *job {
 	c.jobs[t.id] = t
 	c.live = append(c.live, t.id)
 	c.counts[0]++
+	c.stats.Accepted++
 	return t
 }
 
@@ -85,6 +86,7 @@ func (c *Core) trackIncluded(s *chainlog.Submit) *job {
 	c.jobs[t.id] = t
 	c.live = append(c.live, t.id)
 	c.counts[0]++
+	c.stats.Accepted++
 	return t
 }
 
@@ -137,6 +139,7 @@ func (c *Core) observe(b *chainlog.Block, at time.Time, present func(cip11.Addre
 				r := tx.ResultSubmit.Runner
 				t.delivered[r] = true
 				t.event(h, httpapi.EventResult, &r, "", at)
+				c.noteOutcome(r, httpapi.EventResult, h)
 			}
 		case tx.Verified != nil:
 			if t := c.jobs[tx.Verified.JobID]; t != nil {

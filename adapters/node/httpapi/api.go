@@ -245,13 +245,17 @@ type BlockSummary struct {
 
 // Display caps applied by the handler to Dashboard lists.
 const (
-	// MaxDashboardRunners caps ConnectedRunners and PresentRunners.
+	// MaxDashboardRunners caps ConnectedRunners, PresentRunners and
+	// Runners.
 	MaxDashboardRunners = 200
 	// MaxDashboardBlocks caps RecentBlocks (newest first, so the first
 	// entries are kept).
 	MaxDashboardBlocks = 100
 	// MaxDashboardSamples caps PushLatencyMillis (the last entries are kept).
 	MaxDashboardSamples = 4096
+	// MaxDashboardFailures caps Failures (newest first, so the first
+	// entries are kept).
+	MaxDashboardFailures = 50
 )
 
 // Dashboard is the data behind the dashboard page (GET /dashboard.json).
@@ -272,6 +276,125 @@ type Dashboard struct {
 	// PresentRunners lists runners in local presence (capped at
 	// MaxDashboardRunners; Status.Present has the full count).
 	PresentRunners []cip11.Address `json:"present_runners"`
+
+	// Now is the node's clock when the snapshot was taken; the page divides
+	// the change of Totals between two snapshots by the change of Now.
+	Now time.Time `json:"now"`
+	// StartedAt is when this validator process opened its data directory
+	// (a change between two snapshots is a restart).
+	StartedAt time.Time `json:"started_at"`
+	// Totals are cumulative counters (throughput is their rate).
+	Totals Totals `json:"totals"`
+	// Failures is the last failure events, newest first (capped at
+	// MaxDashboardFailures).
+	Failures []Failure `json:"failures"`
+	// Runners is one row per known runner, ascending by address (capped at
+	// MaxDashboardRunners; Status.Runners has the registered count).
+	Runners []RunnerRow `json:"runners"`
+}
+
+// Totals are the node's cumulative counters since its start. Counters
+// rebuilt from the block log on start (Submitted, Assigned, Completed,
+// Expired, Reselections, Blocks) survive a restart; the others are counted
+// by this process and start again from zero, which the page treats as a
+// counter reset.
+type Totals struct {
+	// Accepted is the jobs POST /jobs accepted (including those not yet in
+	// a block), as recovered from the job file on start.
+	Accepted int64 `json:"accepted"`
+	// Submitted is the jobs included in a block (submitted → pending).
+	Submitted int64 `json:"submitted"`
+	// Assigned is the jobs given their first committee (§9.2).
+	Assigned int64 `json:"assigned"`
+	// Pushed is the JobAssignment pushes sent (§10.1).
+	Pushed int64 `json:"pushed"`
+	// PushFailed is the pushes that could not be sent.
+	PushFailed int64 `json:"push_failed"`
+	// Acked is the accepted JobAcks (§10.2).
+	Acked int64 `json:"acked"`
+	// Completed is the jobs whose result was canonically included.
+	Completed int64 `json:"completed"`
+	// Expired is the jobs that ran out of re-selections (§11.2).
+	Expired int64 `json:"expired"`
+	// Reselections is the timeout re-selections (§11.2).
+	Reselections int64 `json:"reselections"`
+	// SoftFailures and HardFailures count §10.6 push outcomes of those
+	// kinds, as recorded in the jobs' histories: a soft failure is a
+	// JobAck{Reject} or another framed answer, a hard failure no framed
+	// answer within ACK_TIMEOUT_BLOCKS (a timed-out push).
+	SoftFailures int64 `json:"soft_failures"`
+	HardFailures int64 `json:"hard_failures"`
+	// Refused counts refused runner handshakes by §12.5 Goodbye reason
+	// name (always a JSON object).
+	Refused map[string]int64 `json:"refused"`
+	// Restarts is the validator restarts the node knows of: 1 when this
+	// process recovered an existing chain from its data directory, else 0.
+	Restarts int64 `json:"restarts"`
+	// Blocks is the last committed height.
+	Blocks uint64 `json:"blocks"`
+	// PingsOK and PingsRejected count runner HeartbeatPings (§6.3).
+	PingsOK       int64 `json:"pings_ok"`
+	PingsRejected int64 `json:"pings_rejected"`
+}
+
+// FailureKind names a failure event (Failure.Kind): the failing job event
+// kinds plus a refused handshake and a validator restart.
+type FailureKind string
+
+// Failure kinds.
+const (
+	FailurePushFailed              = FailureKind(EventPushFailed)  // a push could not be sent
+	FailureSoftFailure             = FailureKind(EventSoftFailure) // §10.6 soft failure: JobAck{Reject} or another framed answer (runner alive)
+	FailureHardFailure             = FailureKind(EventHardFailure) // §10.6 hard failure: no framed answer within ACK_TIMEOUT_BLOCKS (timed out)
+	FailureReselected              = FailureKind(EventReselected)  // §11.2 timeout re-selection
+	FailureExpired                 = FailureKind(EventExpired)     // §11.2 the job expired
+	FailureRefused     FailureKind = "refused"                     // a runner handshake was refused (§12.5); Detail is the reason
+	FailureRestart     FailureKind = "restart"                     // the validator started over an existing chain
+)
+
+// FailureKinds lists every failure kind.
+func FailureKinds() []FailureKind {
+	return []FailureKind{FailurePushFailed, FailureSoftFailure, FailureHardFailure, FailureReselected, FailureExpired,
+		FailureRefused, FailureRestart}
+}
+
+// Failure is one failure event of the dashboard's failures panel.
+type Failure struct {
+	// Time is the wall-clock time the node recorded it (zero for events
+	// rebuilt from the block log on start).
+	Time time.Time `json:"time"`
+	// Height is the block height it belongs to.
+	Height uint64 `json:"height,string"`
+	// Kind is one of the Failure* constants.
+	Kind FailureKind `json:"kind"`
+	// Job is the job concerned, if any.
+	Job *cip11.Hash `json:"job,omitempty"`
+	// Runner is the runner concerned, if any.
+	Runner *cip11.Address `json:"runner,omitempty"`
+	// Detail is free text (error, reason, committee).
+	Detail string `json:"detail,omitempty"`
+}
+
+// RunnerRow is one row of the dashboard's runner table.
+type RunnerRow struct {
+	// Address is the runner's address.
+	Address cip11.Address `json:"address"`
+	// Connected: the runner has an authenticated connection (§6.2).
+	Connected bool `json:"connected"`
+	// Present: the runner is in local presence (§7.4).
+	Present bool `json:"present"`
+	// LastPingHeight is the height of its last valid HeartbeatPing (§6.3);
+	// 0 means none since the validator started.
+	LastPingHeight uint64 `json:"last_ping_height,string"`
+	// InFlight is the assigned jobs whose current committee holds the
+	// runner and whose result it has not delivered.
+	InFlight int `json:"in_flight"`
+	// LastOutcome is the runner's latest push outcome or failure event
+	// (success, duplicate, soft_failure, hard_failure, push_failed,
+	// result), empty if none.
+	LastOutcome EventKind `json:"last_outcome,omitempty"`
+	// LastOutcomeHeight is the height of LastOutcome.
+	LastOutcomeHeight uint64 `json:"last_outcome_height,string"`
 }
 
 // DefaultMaxBodyBytes is the request body limit when Options.MaxBodyBytes is
@@ -286,8 +409,9 @@ type Options struct {
 	// Logger receives a Debug record per request and an Error record per
 	// 5xx answer. Nil discards.
 	Logger *slog.Logger
-	// Registry is served at GET /metrics. Nil: /metrics answers 404.
-	Registry *prometheus.Registry
+	// Gatherer is served at GET /metrics (e.g. a *prometheus.Registry, or
+	// prometheus.DefaultGatherer). Nil: /metrics answers 404 Not Found.
+	Gatherer prometheus.Gatherer
 	// MaxBodyBytes limits request bodies (413 beyond it). Zero or negative:
 	// DefaultMaxBodyBytes.
 	MaxBodyBytes int64

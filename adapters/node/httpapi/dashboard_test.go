@@ -25,7 +25,26 @@ func sampleDashboard() Dashboard {
 		PushLatencyMillis: []float64{1.5, 12, math.Inf(1), -1, math.NaN(), 800},
 		ConnectedRunners:  many,
 		PresentRunners:    many[:2],
+		Totals:            Totals{Completed: 40, Refused: map[string]int64{"wrong_chain": 2}},
+		Failures:          manyFailures(MaxDashboardFailures + 5),
+		Runners:           manyRows(many),
 	}
+}
+
+func manyFailures(n int) []Failure {
+	out := make([]Failure, n)
+	for i := range out {
+		out[i] = Failure{Height: uint64(n - i), Kind: FailurePushFailed}
+	}
+	return out
+}
+
+func manyRows(a []cip11.Address) []RunnerRow {
+	out := make([]RunnerRow, len(a))
+	for i := range a {
+		out[i] = RunnerRow{Address: a[i], Connected: true}
+	}
+	return out
 }
 
 func TestDashboardPage(t *testing.T) {
@@ -35,7 +54,7 @@ func TestDashboardPage(t *testing.T) {
 		t.Fatalf("GET /: %d %q", rec.Code, rec.Header().Get("Content-Type"))
 	}
 	page := rec.Body.String()
-	for _, s := range []string{"<canvas", `<script src="dashboard.js">`, "Recent blocks", "Connected runners", "Present runners"} {
+	for _, s := range []string{"<canvas", `<script src="dashboard.js">`, "Recent blocks", `id="failuresPanel"`, `id="banner"`, `id="jobForm"`, `id="runnerRows"`, "Job pipeline"} {
 		if !strings.Contains(page, s) {
 			t.Fatalf("page lacks %q", s)
 		}
@@ -52,7 +71,7 @@ func TestDashboardPage(t *testing.T) {
 		t.Fatalf("GET /dashboard.js: %d %q", rec.Code, rec.Header().Get("Content-Type"))
 	}
 	js := rec.Body.String()
-	for _, s := range []string{"fetch('dashboard.json'", "setTimeout(tick, 1000)", "push_latency_ms", "recent_blocks", "connected_runners", "present_runners"} {
+	for _, s := range []string{"fetchJSON('dashboard.json')", "setTimeout(tick, 1000)", "push_latency_ms", "recent_blocks", "d.totals", "d.failures", "d.runners", "'jobs/' + id", "unreachable"} {
 		if !strings.Contains(js, s) {
 			t.Fatalf("script lacks %q", s)
 		}
@@ -87,12 +106,20 @@ func TestDashboardJSON(t *testing.T) {
 	if d.Jobs[StateCompleted] != 40 {
 		t.Fatalf("jobs %v", d.Jobs)
 	}
+	// the new lists are capped, newest failures first (the first kept)
+	if len(d.Failures) != MaxDashboardFailures || d.Failures[0].Height != MaxDashboardFailures+5 {
+		t.Fatalf("failures: %d, first %+v", len(d.Failures), d.Failures[0])
+	}
+	if len(d.Runners) != MaxDashboardRunners || d.Totals.Completed != 40 || d.Totals.Refused["wrong_chain"] != 2 {
+		t.Fatalf("runners %d, totals %+v", len(d.Runners), d.Totals)
+	}
 
 	// An empty dashboard still has arrays, never null.
 	h, _ = newTestHandler(t, &fakeBackend{}, Options{})
 	rec = do(h, http.MethodGet, "/dashboard.json", "", nil)
 	wantStatus(t, rec, http.StatusOK)
-	for _, k := range []string{`"recent_blocks":[]`, `"push_latency_ms":[]`, `"connected_runners":[]`, `"present_runners":[]`, `"jobs":{`} {
+	for _, k := range []string{`"recent_blocks":[]`, `"push_latency_ms":[]`, `"connected_runners":[]`, `"present_runners":[]`, `"jobs":{`,
+		`"failures":[]`, `"runners":[]`, `"refused":{}`} {
 		if !strings.Contains(rec.Body.String(), k) {
 			t.Fatalf("empty dashboard lacks %s: %s", k, rec.Body.String())
 		}

@@ -14,7 +14,7 @@ func ExampleNewHandler() {
 	if err != nil {
 		panic(err)
 	}
-	h, err := NewHandler(rejectBackend{}, Options{PollDisabled: true, Registry: reg, Metrics: m})
+	h, err := NewHandler(rejectBackend{}, Options{PollDisabled: true, Gatherer: reg, Metrics: m})
 	if err != nil {
 		panic(err)
 	}

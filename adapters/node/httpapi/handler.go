@@ -53,8 +53,8 @@ func NewHandler(b Backend, o Options) (http.Handler, error) {
 	if h.maxBody <= 0 {
 		h.maxBody = DefaultMaxBodyBytes
 	}
-	if o.Registry != nil {
-		h.metrics = promhttp.HandlerFor(o.Registry, promhttp.HandlerOpts{
+	if !isNilValue(o.Gatherer) {
+		h.metrics = promhttp.HandlerFor(o.Gatherer, promhttp.HandlerOpts{
 			ErrorLog:      promLogger{h.log},
 			ErrorHandling: promhttp.ContinueOnError,
 		})
@@ -71,7 +71,10 @@ func NewHandler(b Backend, o Options) (http.Handler, error) {
 	return h, nil
 }
 
-func isNil(b Backend) bool {
+func isNil(b Backend) bool { return isNilValue(b) }
+
+// isNilValue reports a nil interface or a typed nil inside one.
+func isNilValue(b any) bool {
 	if b == nil {
 		return true
 	}
@@ -659,6 +662,22 @@ func sanitizeDashboard(d Dashboard) Dashboard {
 	}
 	out.ConnectedRunners = capRunners(d.ConnectedRunners)
 	out.PresentRunners = capRunners(d.PresentRunners)
+	out.Now, out.StartedAt = d.Now, d.StartedAt
+	out.Totals = d.Totals
+	out.Totals.Refused = make(map[string]int64, len(d.Totals.Refused))
+	for k, v := range d.Totals.Refused {
+		out.Totals.Refused[k] = v
+	}
+	failures := d.Failures
+	if len(failures) > MaxDashboardFailures {
+		failures = failures[:MaxDashboardFailures]
+	}
+	out.Failures = append(make([]Failure, 0, len(failures)), failures...)
+	rows := d.Runners
+	if len(rows) > MaxDashboardRunners {
+		rows = rows[:MaxDashboardRunners]
+	}
+	out.Runners = append(make([]RunnerRow, 0, len(rows)), rows...)
 	return out
 }
 

@@ -429,7 +429,7 @@ func TestRequestLogging(t *testing.T) {
 func TestConcurrent(t *testing.T) {
 	reg, m := newRegistry(t)
 	b := &fakeBackend{poll: []*wire.JobAssignment{testAssignment()}, dash: sampleDashboard()}
-	h, _ := newTestHandler(t, b, Options{Registry: reg, Metrics: m})
+	h, _ := newTestHandler(t, b, Options{Gatherer: reg, Metrics: m})
 	a := addr(5)
 	var wg sync.WaitGroup
 	for g := range 8 {

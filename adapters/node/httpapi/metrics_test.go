@@ -48,7 +48,7 @@ func TestMetricsEndpoint(t *testing.T) {
 	m.ResultRejected()
 
 	b := &fakeBackend{}
-	h, _ := newTestHandler(t, b, Options{Registry: reg, Metrics: m})
+	h, _ := newTestHandler(t, b, Options{Gatherer: reg, Metrics: m})
 	a := addr(1)
 	do(h, http.MethodGet, "/runner/"+hexOf(a[:])+"/jobs", "", nil) // PollServed
 

@@ -14,7 +14,7 @@ import (
 func TestOverRealServer(t *testing.T) {
 	reg, m := newRegistry(t)
 	m.Push(OutcomeSuccess)
-	h, _ := newTestHandler(t, &fakeBackend{}, Options{Registry: reg, Metrics: m, MaxBodyBytes: 512})
+	h, _ := newTestHandler(t, &fakeBackend{}, Options{Gatherer: reg, Metrics: m, MaxBodyBytes: 512})
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	c := srv.Client()

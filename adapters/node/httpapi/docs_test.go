@@ -1,0 +1,94 @@
+package httpapi
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// readDoc returns docs/http-api.md, the section from heading to the next
+// heading of the same or a higher level ("" heading: the whole file).
+func readDoc(t *testing.T, heading string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "http-api.md"))
+	if err != nil {
+		t.Fatalf("reading docs/http-api.md: %v", err)
+	}
+	doc := string(b)
+	if heading == "" {
+		return doc
+	}
+	i := strings.Index(doc, "\n"+heading)
+	if i < 0 {
+		t.Fatalf("docs/http-api.md has no heading %q", heading)
+	}
+	rest := doc[i+1+len(heading):]
+	level := heading[:strings.IndexByte(heading, ' ')+1] // "### "
+	for j := 0; j < len(rest); j++ {
+		if rest[j] != '\n' || !strings.HasPrefix(rest[j+1:], "#") {
+			continue
+		}
+		line := rest[j+1:]
+		hashes := len(line) - len(strings.TrimLeft(line, "#"))
+		if hashes <= len(level)-1 {
+			return rest[:j]
+		}
+	}
+	return rest
+}
+
+// docs/http-api.md documents every job state, event kind and failure kind
+// the node emits (a table row each, in its own section), so that a new
+// constant cannot ship undocumented.
+func TestDocsListEveryStateAndKind(t *testing.T) {
+	row := func(section, name string) {
+		t.Helper()
+		if !strings.Contains(readDoc(t, section), "| `"+name+"` |") {
+			t.Errorf("docs/http-api.md section %q has no table row for `%s`", section, name)
+		}
+	}
+	for _, s := range JobStates() {
+		row("#### Job states", string(s))
+	}
+	for _, k := range EventKinds() {
+		row("#### Event kinds", string(k))
+	}
+	for _, k := range FailureKinds() {
+		row("### GET /dashboard.json", string(k))
+	}
+	// and the section lists no state the code does not have
+	states := readDoc(t, "#### Job states")
+	if n := strings.Count(states, "\n| `"); n != len(JobStates()) {
+		t.Errorf("job states section has %d rows, the code %d states", n, len(JobStates()))
+	}
+	if n := strings.Count(readDoc(t, "#### Event kinds"), "\n| `"); n != len(EventKinds()) {
+		t.Errorf("event kinds section has %d rows, the code %d kinds", n, len(EventKinds()))
+	}
+}
+
+// docs/http-api.md states the limits the handler enforces with the values
+// the code has.
+func TestDocsStateTheLimits(t *testing.T) {
+	doc := readDoc(t, "")
+	for _, want := range []string{
+		fmt.Sprintf("`DefaultMaxBodyBytes` = 1 MiB = %d", DefaultMaxBodyBytes),
+		fmt.Sprintf("`MaxDashboardBlocks` = %d", MaxDashboardBlocks),
+		fmt.Sprintf("`MaxDashboardSamples` = %d", MaxDashboardSamples),
+		fmt.Sprintf("`MaxDashboardRunners` = %d", MaxDashboardRunners),
+		fmt.Sprintf("`MaxDashboardFailures` = %d", MaxDashboardFailures),
+	} {
+		if !strings.Contains(doc, want) {
+			t.Errorf("docs/http-api.md lacks %q", want)
+		}
+	}
+	// every Dashboard and Totals JSON key is documented
+	for _, key := range []string{"now", "started_at", "totals", "failures", "runners", "accepted", "push_failed",
+		"soft_failures", "hard_failures", "reselections", "refused", "restarts", "pings_ok", "pings_rejected",
+		"last_ping_height", "in_flight", "last_outcome", "last_outcome_height"} {
+		if !strings.Contains(doc, "`"+key+"`") {
+			t.Errorf("docs/http-api.md does not document `%s`", key)
+		}
+	}
+}
