@@ -247,7 +247,7 @@ func (v *Validator) open() error {
 		return err
 	}
 	v.snap, v.sets = snap, cquic.NewStaticValidatorSets(ep)
-	srv, err := cquic.NewServer(cquic.ServerConfig{
+	srv, err := cquic.NewServer(context.Background(), cquic.ServerConfig{
 		Key: v.cfg.Keys.Peer, ChainID: uint64(v.g.ChainID), Params: v.p,
 		Registry: v.x.Store().Registry(), Validators: v.sets,
 		TxDecoder: TxCodec{}, TxValidator: TxCodec{}, Mempool: (*validatorMempool)(v),

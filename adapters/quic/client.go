@@ -70,8 +70,12 @@ type Client struct {
 	tr     *qgo.Transport
 	ctx    context.Context
 	cancel context.CancelFunc
-	wg     sync.WaitGroup
-	stats  struct{ dials, admissions, pings, pongsOK, pongsRejected, executions, acks atomic.Int64 }
+	wg     sync.WaitGroup // every goroutine the client starts; Add only under mu while !closed
+	// stopAfter unregisters the shutdown NewClient's context would start;
+	// done is closed once Close has finished.
+	stopAfter func() bool
+	done      chan struct{}
+	stats     struct{ dials, admissions, pings, pongsOK, pongsRejected, executions, acks atomic.Int64 }
 
 	mu      sync.Mutex
 	rng     local.RandSource
@@ -80,7 +84,8 @@ type Client struct {
 	links   map[validators.PeerKey]*link
 	jobs    map[cip11.Hash]*job
 	active  int
-	full    bool // last BackpressureSignal said accepting_new = false
+	full    bool          // at capacity: the BackpressureSignal state (§6.4)
+	bpWake  chan struct{} // wakes backpressureLoop (capacity 1)
 	pairsOf []wire.EpochPair
 	closed  bool
 }
@@ -140,14 +145,16 @@ func (c *ClientConfig) defaults() error {
 }
 
 // NewClient validates cfg, binds one UDP socket and connects to Sub(R) at
-// height h, the runner's finalized height.
-func NewClient(cfg ClientConfig, h uint64) (*Client, error) {
+// height h, the runner's finalized height. Cancelling ctx closes the
+// client as [Client.Close] does; Close still waits for it.
+func NewClient(ctx context.Context, cfg ClientConfig, h uint64) (*Client, error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, err
 	}
 	c := &Client{
 		cfg: cfg, self: cfg.Key.PubKey(), height: h, tick: make(chan struct{}), rng: cfg.Rand,
-		links: map[validators.PeerKey]*link{}, jobs: map[cip11.Hash]*job{},
+		links: map[validators.PeerKey]*link{}, jobs: map[cip11.Hash]*job{}, done: make(chan struct{}),
+		bpWake: make(chan struct{}, 1),
 	}
 	c.udp = cfg.PacketConn
 	if c.udp == nil {
@@ -158,7 +165,9 @@ func NewClient(cfg ClientConfig, h uint64) (*Client, error) {
 		c.ownUDP = true
 	}
 	c.tr = &qgo.Transport{Conn: c.udp}
-	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.ctx, c.cancel = context.WithCancel(ctx)
+	c.wg.Add(1)
+	go c.backpressureLoop()
 	c.mu.Lock()
 	err := c.reconcile(h)
 	c.mu.Unlock()
@@ -166,6 +175,7 @@ func NewClient(cfg ClientConfig, h uint64) (*Client, error) {
 		_ = c.Close()
 		return nil, err
 	}
+	c.stopAfter = context.AfterFunc(ctx, func() { _ = c.Close() })
 	return c, nil
 }
 
@@ -219,14 +229,18 @@ func (c *Client) reconcile(h uint64) error {
 		if c.links[v] == nil {
 			l := &link{c: c, peer: v, stop: make(chan struct{})}
 			c.links[v] = l
-			c.wg.Add(1)
+			c.wg.Add(1) // c.mu held and not closed (NewClient, Tick)
 			go l.run()
 		}
 	}
 	for v, l := range c.links {
 		if !want[v] {
 			delete(c.links, v)
-			go l.retire(wire.GoodbyeOverlapExpired)
+			c.wg.Add(1)
+			go func() {
+				defer c.wg.Done()
+				l.retire(wire.GoodbyeOverlapExpired)
+			}()
 		}
 	}
 	return nil
@@ -316,14 +330,22 @@ func (c *Client) waitTick() <-chan struct{} {
 	return c.tick
 }
 
-// Close says Goodbye{Shutdown} on every connection and releases the socket.
+// Close says Goodbye{Shutdown} on every connection, waits for every
+// goroutine the client started and releases the socket. It is idempotent
+// and safe to call concurrently: every call returns once the client is
+// down (later calls return nil).
 func (c *Client) Close() error {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		return ErrClosed
+		<-c.done
+		return nil
 	}
 	c.closed = true
+	defer close(c.done)
+	if c.stopAfter != nil {
+		c.stopAfter()
+	}
 	links := make([]*link, 0, len(c.links))
 	for _, l := range c.links {
 		links = append(links, l)
@@ -477,11 +499,13 @@ func (l *link) connectOnce() bool {
 		l.mu.Lock()
 		l.up = true
 		l.mu.Unlock()
-		c.wg.Add(1)
-		go func() {
-			defer c.wg.Done()
-			l.acceptJobs(qc, sess, snap)
-		}()
+		l.reassertFull()
+		if c.track() {
+			go func() {
+				defer c.wg.Done()
+				l.acceptJobs(qc, sess, snap)
+			}()
+		}
 	case <-done:
 	case <-ctx.Done():
 		_ = qc.CloseWithError(codeProtocol, "no admission")
@@ -491,6 +515,20 @@ func (l *link) connectOnce() bool {
 	l.qc, l.ctl, l.sess, l.up = nil, nil, nil, false
 	l.mu.Unlock()
 	return up
+}
+
+// reassertFull re-sends accepting_new = false on a new connection while
+// the runner is at capacity: a fresh handshake restores the runner's
+// local-presence entry at the validator (§6.4), so "full" must be said
+// again on it.
+func (l *link) reassertFull() {
+	c := l.c
+	c.mu.Lock()
+	full := c.full
+	c.mu.Unlock()
+	if full {
+		c.wakeBackpressure()
+	}
 }
 
 // handshakeFailed records a refusal, or refuses the validator ourselves.
@@ -733,6 +771,18 @@ func (c *Client) SendCapabilityDelta(d wire.CapabilityDelta) error {
 		}
 	}
 	return first
+}
+
+// track adds one goroutine to the client's wait group unless the client
+// is closed (Close waits for them): no wg.Add once Close began.
+func (c *Client) track() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return false
+	}
+	c.wg.Add(1)
+	return true
 }
 
 func (c *Client) linkList() []*link {

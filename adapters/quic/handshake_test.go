@@ -361,22 +361,22 @@ func TestConstructorsRejectNil(t *testing.T) {
 	f := newFixture(t, 1)
 	cfg := f.serverConfig(0)
 	cfg.Registry = nil
-	if _, err := NewServer(cfg, 0); !errors.Is(err, ErrNilDependency) {
+	if _, err := NewServer(context.Background(), cfg, 0); !errors.Is(err, ErrNilDependency) {
 		t.Fatalf("nil registry: %v", err)
 	}
 	cfg = f.serverConfig(0)
 	cfg.Key = nil
-	if _, err := NewServer(cfg, 0); !errors.Is(err, ErrNilKey) {
+	if _, err := NewServer(context.Background(), cfg, 0); !errors.Is(err, ErrNilKey) {
 		t.Fatalf("nil key: %v", err)
 	}
 	cc := f.clientConfig(runnerKey(t, 1), nil)
 	cc.Executor = nil
-	if _, err := NewClient(cc, 0); !errors.Is(err, ErrNilDependency) {
+	if _, err := NewClient(context.Background(), cc, 0); !errors.Is(err, ErrNilDependency) {
 		t.Fatalf("nil executor: %v", err)
 	}
 	cc = f.clientConfig(runnerKey(t, 1), nil)
 	cc.Key = nil
-	if _, err := NewClient(cc, 0); !errors.Is(err, ErrNilKey) {
+	if _, err := NewClient(context.Background(), cc, 0); !errors.Is(err, ErrNilKey) {
 		t.Fatalf("nil key: %v", err)
 	}
 }

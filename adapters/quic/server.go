@@ -60,12 +60,19 @@ type ServerConfig struct {
 	// OnRefuse is told the §12.5 Goodbye reason of every refused
 	// handshake. Optional; must not block.
 	OnRefuse func(reason wire.GoodbyeReason)
-	// OnPushError is told of a paced push that failed after
-	// [Server.PushWith] returned: the runner left local presence while the
-	// assignment waited for a slot, or its stream could not be opened or
-	// written (an unpaced push returns these errors instead). Optional;
-	// must not block.
+	// OnPushed is told of every assignment whose JobAssignment was written
+	// on its job stream (§10.1); OnPushError of every routed assignment
+	// that could not be sent after [Server.PushWith] returned: the runner
+	// left local presence while the assignment waited for a slot, or its
+	// stream could not be opened or written. Exactly one of the two is
+	// called per assignment PushWith returned nil for. Optional.
+	OnPushed    func(a Assignment)
 	OnPushError func(a Assignment, err error)
+	//
+	// Every callback above is called from the server's own goroutines,
+	// never from a caller of Push or PushWith (OnOutcome also from the
+	// caller of Tick or Applied, for ack timeouts and released reveals).
+	// None may block: Close waits for the goroutines that call them.
 
 	// PushWindow is the default [PushOptions.MaxInFlight]: > 0 paces every
 	// push at that many unanswered assignments, < 0 sends all at once, and
@@ -121,7 +128,11 @@ type Server struct {
 	ln     *qgo.Listener
 	ctx    context.Context
 	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	wg     sync.WaitGroup // every goroutine the server starts; Add only via track
+	// stopAfter unregisters the shutdown NewServer's context would start;
+	// done is closed once Shutdown has finished.
+	stopAfter func() bool
+	done      chan struct{}
 
 	half    halfOpen
 	limiter *helloLimiter
@@ -195,8 +206,9 @@ func orDefault(d, def time.Duration) time.Duration {
 }
 
 // NewServer validates cfg, binds the UDP socket and starts accepting at
-// height h (the node's last finalized and applied block).
-func NewServer(cfg ServerConfig, h uint64) (*Server, error) {
+// height h (the node's last finalized and applied block). Cancelling ctx
+// shuts the server down as [Server.Close] does; Close still waits for it.
+func NewServer(ctx context.Context, cfg ServerConfig, h uint64) (*Server, error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, err
 	}
@@ -211,7 +223,7 @@ func NewServer(cfg ServerConfig, h uint64) (*Server, error) {
 	s := &Server{
 		cfg: cfg, self: self, height: h, pres: local.New(cfg.Params),
 		conns: map[local.ConnID]*sconn{}, byRunner: map[cip11.Address][]*sconn{}, pushes: map[pushKey]*push{},
-		limiter: newHelloLimiter(cfg.HelloRate, cfg.HelloBurst, cfg.Now),
+		limiter: newHelloLimiter(cfg.HelloRate, cfg.HelloBurst, cfg.Now), done: make(chan struct{}),
 	}
 	s.udp = cfg.PacketConn
 	if s.udp == nil {
@@ -220,7 +232,7 @@ func NewServer(cfg ServerConfig, h uint64) (*Server, error) {
 		}
 		s.ownUDP = true
 	}
-	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.ctx, s.cancel = context.WithCancel(ctx)
 	resetKey := statelessResetKey(cfg.Key)
 	s.tr = &qgo.Transport{
 		Conn:                s.udp,
@@ -241,11 +253,14 @@ func NewServer(cfg ServerConfig, h uint64) (*Server, error) {
 		MaxIncomingUniStreams: -1, // and no unidirectional streams
 	})
 	if err != nil {
+		s.cancel()
+		_ = s.tr.Close()
 		s.closeSocket()
 		return nil, err
 	}
-	s.wg.Add(1)
+	s.wg.Add(1) // nothing else can run yet: no track needed
 	go s.acceptLoop()
+	s.stopAfter = context.AfterFunc(ctx, func() { _ = s.Close() })
 	return s, nil
 }
 
@@ -287,7 +302,10 @@ func (s *Server) acceptLoop() {
 		if err != nil {
 			return
 		}
-		s.wg.Add(1)
+		if !s.track() {
+			_ = qc.CloseWithError(codeShutdown, "")
+			return
+		}
 		go func() {
 			defer s.wg.Done()
 			s.serveConn(qc)
@@ -704,22 +722,30 @@ func (s *Server) Goodbye(runner cip11.Address, reason wire.GoodbyeReason, detail
 	return nil
 }
 
-// Close says Goodbye{Shutdown} to every runner, stops accepting and
-// releases the socket. A restarted Server starts with empty presence
-// (§8.1).
+// Close says Goodbye{Shutdown} to every runner, stops accepting, waits
+// for every goroutine the server started and releases the socket. A
+// restarted Server starts with empty presence (§8.1). Close is
+// idempotent and safe to call concurrently: every call returns once the
+// server is down.
 func (s *Server) Close() error {
 	return s.Shutdown(wire.GoodbyeShutdown, nil)
 }
 
 // Shutdown is Close with a chosen reason (Shutdown or Draining) and
-// retry_after_blocks.
+// retry_after_blocks (§12.5). Only the first Close or Shutdown says
+// Goodbye; later ones wait for it and return nil.
 func (s *Server) Shutdown(reason wire.GoodbyeReason, retryAfterBlocks *uint64) error {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		return ErrClosed
+		<-s.done
+		return nil
 	}
 	s.closed = true
+	defer close(s.done)
+	if s.stopAfter != nil {
+		s.stopAfter()
+	}
 	list := make([]*sconn, 0, len(s.conns))
 	for _, sc := range s.conns {
 		list = append(list, sc)

@@ -132,9 +132,11 @@ func (s *Server) Applied(h uint64, as []Assignment) []error {
 
 // Push sends each assignment to its runner if the runner is in local
 // presence and not vetoed by a capability delta (§7.4 (a), §10.1): a new
-// validator-initiated stream and a signed JobAssignment. It returns one
-// error per assignment (nil: sent, or queued behind the pacing window;
-// ErrNotPresent: not routed here). Outcomes arrive later through
+// validator-initiated stream and a signed JobAssignment. It does no
+// network I/O itself: it returns one routing error per assignment at
+// once (nil: handed to the sender; ErrNotPresent: not routed here;
+// ErrClosed) and the server's own goroutines send, reporting each send
+// to ServerConfig.OnPushed or OnPushError. Outcomes arrive later through
 // ServerConfig.OnOutcome. It is PushWith(as, PushOptions{}).
 func (s *Server) Push(as []Assignment) []error {
 	return s.PushWith(as, PushOptions{})
@@ -160,34 +162,27 @@ type PushOptions struct {
 	SlotTimeout time.Duration
 }
 
-// PushWith is [Server.Push] with pacing. Unpaced, it returns once every
-// assignment was sent or failed. Paced, it never waits for answers: it
-// routes every assignment at once (ErrNotPresent is returned now), sends
-// the first MaxInFlight, and sends the rest in the background as slots
-// free up, in order; one that then fails goes to ServerConfig.OnPushError.
+// PushWith is [Server.Push] with pacing. It never waits for the network
+// (§10.1 dispatch must not stall block production behind one runner whose
+// stream credit is exhausted): it routes every assignment at once
+// (ErrNotPresent is returned now) and a tracked goroutine sends the
+// routed ones, all at once or, paced, the first MaxInFlight and the rest
+// in order as slots free up. Each send is reported to
+// ServerConfig.OnPushed or OnPushError.
 func (s *Server) PushWith(as []Assignment, o PushOptions) []error {
 	errs := make([]error, len(as))
-	limit := o.MaxInFlight
-	if limit == 0 {
-		limit = s.PushWindow()
-	}
-	if limit <= 0 || limit >= len(as) {
-		var wg sync.WaitGroup
-		for i := range as {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				_, errs[i] = s.pushOne(as[i], nil)
-			}()
-		}
-		wg.Wait()
-		return errs
-	}
 	queued := make([]Assignment, 0, len(as))
 	for i := range as {
 		if _, _, errs[i] = s.route(&as[i]); errs[i] == nil {
 			queued = append(queued, as[i])
 		}
+	}
+	limit := o.MaxInFlight
+	if limit == 0 {
+		limit = s.PushWindow()
+	}
+	if limit >= len(queued) {
+		limit = -1
 	}
 	if len(queued) == 0 || !s.track() {
 		return errs
@@ -200,7 +195,7 @@ func (s *Server) PushWith(as []Assignment, o PushOptions) []error {
 }
 
 // track adds one goroutine to the server's wait group unless the server
-// is closed (Shutdown waits for them).
+// is closed (Shutdown waits for them): no wg.Add once Shutdown began.
 func (s *Server) track() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -211,37 +206,56 @@ func (s *Server) track() bool {
 	return true
 }
 
-// paced sends as in order with at most limit unanswered at a time.
+// paced sends as in order with at most limit unanswered at a time; a
+// limit ≤ 0 sends all at once.
 func (s *Server) paced(as []Assignment, limit int, slotTimeout time.Duration) {
-	slots := make(chan struct{}, limit)
+	var slots chan struct{}
+	if limit > 0 {
+		slots = make(chan struct{}, limit)
+	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	for _, a := range as {
-		select {
-		case slots <- struct{}{}:
-		case <-s.ctx.Done():
-			return
+		if slots != nil {
+			select {
+			case slots <- struct{}{}:
+			case <-s.ctx.Done():
+				return
+			}
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			defer func() { <-slots }()
-			answered := make(chan struct{})
-			p, err := s.pushOne(a, answered)
-			if err != nil {
-				if s.cfg.OnPushError != nil {
-					s.cfg.OnPushError(a, err)
-				}
-				return
+			if slots != nil {
+				defer func() { <-slots }()
 			}
-			t := time.NewTimer(slotTimeout)
-			defer t.Stop()
-			select {
-			case <-p.answered:
-			case <-t.C:
-			case <-s.ctx.Done():
-			}
+			s.sendOne(a, slots != nil, slotTimeout)
 		}()
+	}
+}
+
+// sendOne pushes a, reports the send, and, when paced, holds its slot
+// until the push is answered, slotTimeout passes or the server closes.
+func (s *Server) sendOne(a Assignment, paced bool, slotTimeout time.Duration) {
+	p, err := s.pushOne(a, make(chan struct{}))
+	if err != nil {
+		if s.cfg.OnPushError != nil {
+			s.cfg.OnPushError(a, err)
+		}
+		return
+	}
+	if s.cfg.OnPushed != nil {
+		s.cfg.OnPushed(a)
+	}
+	if !paced {
+		return
+	}
+	t := time.NewTimer(slotTimeout)
+	defer t.Stop()
+	select {
+	case <-p.answered:
+	case <-t.C:
+	case <-s.ctx.Done():
 	}
 }
 
@@ -292,7 +306,10 @@ func (s *Server) pushOne(a Assignment, answered chan struct{}) (*push, error) {
 	if err := p.fs.write(f); err != nil {
 		return nil, err // no framed answer will come: HardFailure after ACK_TIMEOUT_BLOCKS
 	}
-	s.wg.Add(1)
+	if !s.track() {
+		p.fs.abort(streamDone)
+		return nil, ErrClosed
+	}
 	go func() {
 		defer s.wg.Done()
 		s.jobStream(p)
