@@ -111,10 +111,34 @@ type Outcome struct {
 	Ack     *wire.AckStatus // the runner's verified JobAck status, if one was read
 }
 
-// ServerStats are cumulative counters, for tests and operators.
+// ServerStats is a snapshot of the server's counters and gauges, for tests,
+// operators and [NewCollector].
 type ServerStats struct {
+	// Cumulative counters.
 	Admitted, Refused, PingsOK, PingsRejected, ProtocolErrors, Forwarded int64
+	// RefusedBy counts refused handshakes by §12.5 Goodbye reason (index:
+	// the reason byte); their sum is Refused.
+	RefusedBy [NumGoodbyeReasons]int64
+	// Outcomes counts §10.6 dispatch classifications (index: local.Outcome).
+	Outcomes [NumOutcomes]int64
+	// ResultsRejected counts JobResultCommit/JobResult frames whose
+	// tx_bytes failed the §10.3 checks (not forwarded).
+	ResultsRejected int64
+	// PreHelloCloses counts connections closed before a Hello arrived
+	// (no control stream, a timeout, or another first frame; §6.6).
+	PreHelloCloses int64
+	// Gauges at the time of the snapshot: admitted connections, runners in
+	// local presence at the current height (§7.4), and connections not yet
+	// admitted (§6.6).
+	Connected, Present, HalfOpen int
 }
+
+// NumGoodbyeReasons is the number of §12.5 GoodbyeReason variants; NumOutcomes
+// the number of §10.6 outcomes.
+const (
+	NumGoodbyeReasons = int(wire.GoodbyeShutdown) + 1
+	NumOutcomes       = int(local.HardFailure) + 1
+)
 
 // Server is a validator's CIP-11 endpoint: one UDP socket, QUIC+TLS 1.3,
 // admission, heartbeats and push (§6, §10, §11). It owns the validator's
@@ -136,7 +160,12 @@ type Server struct {
 
 	half    halfOpen
 	limiter *helloLimiter
-	stats   struct{ admitted, refused, pingsOK, pingsRejected, protocol, forwarded atomic.Int64 }
+	stats   struct {
+		admitted, refused, pingsOK, pingsRejected, protocol, forwarded atomic.Int64
+		refusedBy                                                      [NumGoodbyeReasons]atomic.Int64
+		outcomes                                                       [NumOutcomes]atomic.Int64
+		resultsRejected, preHello                                      atomic.Int64
+	}
 
 	mu       sync.Mutex
 	height   uint64
@@ -281,13 +310,26 @@ func (s *Server) Addr() net.Addr { return s.udp.LocalAddr() }
 // PeerKey is this validator's raw peer_pubkey.
 func (s *Server) PeerKey() validators.PeerKey { return s.self }
 
-// Stats returns a snapshot of the counters.
+// Stats returns a snapshot of the counters and gauges.
 func (s *Server) Stats() ServerStats {
-	return ServerStats{
+	st := ServerStats{
 		Admitted: s.stats.admitted.Load(), Refused: s.stats.refused.Load(),
 		PingsOK: s.stats.pingsOK.Load(), PingsRejected: s.stats.pingsRejected.Load(),
 		ProtocolErrors: s.stats.protocol.Load(), Forwarded: s.stats.forwarded.Load(),
+		ResultsRejected: s.stats.resultsRejected.Load(), PreHelloCloses: s.stats.preHello.Load(),
+		HalfOpen: s.HalfOpen(),
 	}
+	for i := range st.RefusedBy {
+		st.RefusedBy[i] = s.stats.refusedBy[i].Load()
+	}
+	for i := range st.Outcomes {
+		st.Outcomes[i] = s.stats.outcomes[i].Load()
+	}
+	s.mu.Lock()
+	st.Connected = len(s.conns)
+	st.Present = len(s.pres.Present(s.height))
+	s.mu.Unlock()
+	return st
 }
 
 // HalfOpen is the current number of connections not yet admitted (§6.6).
@@ -329,11 +371,13 @@ func (s *Server) serveConn(qc *qgo.Conn) {
 	st, err := qc.AcceptStream(ctx)
 	cancel()
 	if err != nil {
+		s.stats.preHello.Add(1)
 		_ = qc.CloseWithError(codeProtocol, "no control stream")
 		return
 	}
 	f := newFrameStream(st, handshakeFrameBytes, s.cfg.Params.MaxFrameBytes)
 	if st.StreamID() != 0 {
+		s.stats.preHello.Add(1)
 		s.refuse(qc, f, nil, ErrNotControlStream)
 		return
 	}
@@ -358,9 +402,13 @@ func (s *Server) serveConn(qc *qgo.Conn) {
 // refuse closes with the Goodbye reason for err (§12.5), signed once the
 // session is known.
 func (s *Server) refuse(qc *qgo.Conn, f *frameStream, sess *wire.Session, err error) {
+	reason := GoodbyeReason(err)
 	s.stats.refused.Add(1)
+	if int(reason) < NumGoodbyeReasons {
+		s.stats.refusedBy[reason].Add(1)
+	}
 	if s.cfg.OnRefuse != nil {
-		s.cfg.OnRefuse(GoodbyeReason(err))
+		s.cfg.OnRefuse(reason)
 	}
 	var k wire.Signer
 	if sess != nil {
@@ -393,6 +441,7 @@ func (s *Server) handshake(qc *qgo.Conn, f *frameStream, deadline time.Time) (*s
 	}
 	peer, err := readHello(f, deadline)
 	if err != nil {
+		s.stats.preHello.Add(1)
 		return nil, nil, err
 	}
 	if !s.limiter.allow(sourceIP(qc.RemoteAddr())) {

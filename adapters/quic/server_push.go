@@ -405,6 +405,7 @@ func (s *Server) onAck(p *push, fr wire.Frame) bool {
 func (s *Server) onResult(p *push, fr wire.Frame) bool {
 	tx, err := wire.CheckResult(fr, p.a.Runner, s.cfg.TxDecoder, s.cfg.TxValidator)
 	if err != nil {
+		s.stats.resultsRejected.Add(1)
 		s.finishPush(p, local.SoftFailure, err)
 		return true
 	}
@@ -479,6 +480,9 @@ func (s *Server) finishPush(p *push, o local.Outcome, err error) {
 }
 
 func (s *Server) report(o Outcome) {
+	if int(o.Outcome) < NumOutcomes {
+		s.stats.outcomes[o.Outcome].Add(1)
+	}
 	if s.cfg.OnOutcome != nil {
 		s.cfg.OnOutcome(o)
 	}
