@@ -550,13 +550,25 @@ func (l *link) handshakeFailed(qc *qgo.Conn, f *frameStream, sess *wire.Session,
 	sayGoodbye(qc, f, goodbye(sess, k, GoodbyeReason(err), err.Error(), nil), l.c.cfg.GoodbyeLinger)
 }
 
-// refused records a Goodbye and its retry_after_blocks gate (§12.5).
+// MaxAdvisoryRetryBlocks bounds the retry_after_blocks of an unverified
+// (pre-auth) Goodbye: §12.5 makes such a Goodbye advisory only, so a
+// forged one must not lock the runner out for longer than the §11.3
+// reconnect backoff cap (30 s) at the default 1 s block time (§6.6).
+// SPEC-NOTES N7.
+const MaxAdvisoryRetryBlocks = 30
+
+// refused records a Goodbye and its retry_after_blocks gate (§12.5),
+// capped at MaxAdvisoryRetryBlocks when the Goodbye was not verified.
 func (l *link) refused(g *RefusedError) {
 	h := l.c.Height()
 	l.mu.Lock()
 	l.refusal = g
 	if g.RetryAfterBlocks != nil {
-		l.retryAt = h + *g.RetryAfterBlocks
+		n := *g.RetryAfterBlocks
+		if !g.Verified {
+			n = min(n, MaxAdvisoryRetryBlocks)
+		}
+		l.retryAt = h + n
 		if l.retryAt < h {
 			l.retryAt = ^uint64(0)
 		}

@@ -197,3 +197,29 @@ func TestAppliedDoesNotWaitForStuckRunner(t *testing.T) {
 		t.Fatalf("stuck push already reported %q; it should still be waiting for stream credit", what)
 	}
 }
+
+// Issue 18 #21 (§4.2, §11.3): a second admission of the same runner
+// replaces the first connection, which the server closes; the old
+// connection's close does not clear the presence the new one owns, and
+// the new one keeps working.
+func TestNewAdmissionReplacesOldConnection(t *testing.T) {
+	rk := runnerKey(t, 1)
+	f := newFixture(t, 1, rk)
+	s := f.startServer(0, nil)
+	tr := rawTransport(t)
+	first := rawDial(t, tr, s, rk)
+	first.handshake(f.snap.Pair())
+	second := rawDial(t, tr, s, rk)
+	second.handshake(f.snap.Pair())
+	first.waitClosed()
+	eventually(t, "one connection left", func() bool { return s.Stats().Connected == 1 })
+	if !s.IsPresent(rk.Address()) {
+		t.Fatal("the old connection's close cleared the new connection's presence")
+	}
+	if second.ping(1, startHeight+1) == nil {
+		t.Fatal("the new connection no longer answers")
+	}
+	if got := serverSession(s, rk.Address()); got == nil || got.ID != second.sess.ID {
+		t.Fatal("pushes would not go to the new connection")
+	}
+}

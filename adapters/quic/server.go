@@ -171,7 +171,7 @@ type Server struct {
 	height   uint64
 	pres     *local.Presence
 	conns    map[local.ConnID]*sconn
-	byRunner map[cip11.Address][]*sconn // admitted connections, oldest first
+	byRunner map[cip11.Address][]*sconn // the admitted connection (one per runner: admit replaces)
 	pushes   map[pushKey]*push
 	closed   bool
 
@@ -185,6 +185,10 @@ type sconn struct {
 	sess   *wire.Session
 	runner cip11.Address
 	id     local.ConnID
+	// replaced are the runner's older connections this admission
+	// superseded; serveConn closes them (§12.5 has no reason for it, so
+	// with a plain QUIC close, codeReplaced).
+	replaced []*sconn
 }
 
 func (c *ServerConfig) defaults() error {
@@ -392,6 +396,10 @@ func (s *Server) serveConn(qc *qgo.Conn) {
 		return
 	}
 	tok.release()
+	for _, old := range sc.replaced {
+		_ = old.qc.CloseWithError(codeReplaced, "replaced by a newer connection")
+	}
+	sc.replaced = nil
 	if s.cfg.OnAdmit != nil {
 		s.cfg.OnAdmit(sc.runner)
 	}
@@ -414,7 +422,7 @@ func (s *Server) refuse(qc *qgo.Conn, f *frameStream, sess *wire.Session, err er
 	if sess != nil {
 		k = s.cfg.Key
 	}
-	sayGoodbye(qc, f, goodbye(sess, k, GoodbyeReason(err), err.Error(), nil), s.cfg.GoodbyeLinger)
+	sayGoodbye(qc, f, goodbye(sess, k, reason, err.Error(), retryAfter(err)), s.cfg.GoodbyeLinger)
 }
 
 // local is the validator's wire.Local at h: the admissible epoch pairs and
@@ -583,6 +591,9 @@ func (s *Server) admit(qc *qgo.Conn, f *frameStream, sess *wire.Session) (*sconn
 		return nil, ErrClosed
 	}
 	view, err := s.cfg.Registry.At(s.height)
+	if errors.Is(err, state.ErrUnknownHeight) {
+		return nil, fmt.Errorf("%w: %w", ErrNotReady, err)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -590,11 +601,20 @@ func (s *Server) admit(qc *qgo.Conn, f *frameStream, sess *wire.Session) (*sconn
 		return nil, fmt.Errorf("%w: %s", ErrRunnerNotRegistered, addr)
 	}
 	sc := &sconn{qc: qc, ctl: f, sess: sess, runner: addr, id: local.ConnID(sess.ID)}
+	// A runner keeps one connection per validator (§4.2): a new admission
+	// replaces the old one, which is forgotten here, under the same lock, so
+	// its later close cannot clear presence the new connection owns (§11.3).
+	sc.replaced = s.byRunner[addr]
+	for _, old := range sc.replaced {
+		delete(s.conns, old.id)
+		_ = s.pres.Close(s.height, addr, old.id)
+	}
+	delete(s.byRunner, addr)
 	if err := s.pres.Open(s.height, addr, sc.id); err != nil {
-		return nil, err
+		return nil, err // the replaced connections' next ping fails: they close then
 	}
 	s.conns[sc.id] = sc
-	s.byRunner[addr] = append(s.byRunner[addr], sc)
+	s.byRunner[addr] = []*sconn{sc}
 	s.stats.admitted.Add(1)
 	return sc, nil
 }
@@ -695,8 +715,8 @@ func (s *Server) onPing(sc *sconn, p *wire.HeartbeatPing) error {
 func (s *Server) drop(sc *sconn) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.conns[sc.id]; !ok {
-		return
+	if s.conns[sc.id] != sc {
+		return // already replaced by a newer connection (admit)
 	}
 	delete(s.conns, sc.id)
 	list := s.byRunner[sc.runner]

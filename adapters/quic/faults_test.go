@@ -1,0 +1,85 @@
+package quic
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/cip11/cip11/presence/validators"
+	"github.com/cip11/cip11/state"
+	"github.com/cip11/cip11/wire"
+)
+
+// committedFrom is a registry with nothing committed below first: At
+// wraps state.ErrUnknownHeight there, as the Pebble store does before its
+// first commit.
+type committedFrom struct {
+	state.Registry
+	first uint64
+}
+
+func (r committedFrom) At(h uint64) (state.RegistryView, error) {
+	if h < r.first {
+		return nil, fmt.Errorf("%w: %d: nothing committed", state.ErrUnknownHeight, h)
+	}
+	return r.Registry.At(h)
+}
+
+// Issue 18 #23, SPEC-NOTES N6 (§6.2, §12.5): a validator that has
+// committed nothing refuses a runner with a signed, retryable
+// Goodbye{Draining} carrying retry_after_blocks = 1, not ProtocolError;
+// once its first block is applied it admits the runner.
+func TestNotReadyValidatorRefusesRetryably(t *testing.T) {
+	rk := runnerKey(t, 1)
+	f := newFixture(t, 1, rk)
+	cfg := f.serverConfig(0)
+	cfg.Registry = committedFrom{f.reg, 1}
+	s, err := NewServer(t.Context(), cfg, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	tr := rawTransport(t)
+	r := rawDial(t, tr, s, rk)
+	if g, err := r.sendHello(helloFor(rk, f.snap.Pair())); err != nil || g != nil {
+		t.Fatal(err, g)
+	}
+	if err := r.sendAck(r.binding); err != nil {
+		t.Fatal(err)
+	}
+	g := r.expectGoodbye()
+	if err := isGoodbye(g, wire.GoodbyeDraining); err != nil {
+		t.Fatal(err)
+	}
+	if g.RetryAfterBlocks == nil || *g.RetryAfterBlocks != 1 {
+		t.Fatalf("retry_after_blocks %v, want 1", g.RetryAfterBlocks)
+	}
+	if advisory, err := wire.CheckGoodbye(r.sess, wire.RoleValidator, g); advisory || err != nil {
+		t.Fatalf("Goodbye not signed for the session: advisory %v, %v", advisory, err)
+	}
+	s.Tick(1)
+	again := rawDial(t, tr, s, rk)
+	again.handshake(f.snap.Pair())
+	if !s.Connected(rk.Address()) {
+		t.Fatal("not admitted after the first block")
+	}
+}
+
+// Issue 18 #5, SPEC-NOTES N7 (§12.5 "advisory only", §11.3): an unsigned
+// pre-auth Goodbye asking for retry_after_blocks = 2^64−1 holds the runner
+// off for at most MaxAdvisoryRetryBlocks; it redials once its chain view
+// passes that bound.
+func TestAdvisoryGoodbyeRetryBounded(t *testing.T) {
+	_, _, v, c := runnerWithFake(t)
+	conn := v.accept()
+	forever := ^uint64(0)
+	if err := conn.ctl.write(&wire.Goodbye{Reason: wire.GoodbyeRateLimited, RetryAfterBlocks: &forever}); err != nil {
+		t.Fatal(err)
+	}
+	peer := validators.PeerKey(v.key.PubKey().Raw())
+	eventually(t, "refusal recorded", func() bool { return c.LastRefusal(peer) != nil })
+	if g := c.LastRefusal(peer); g.Verified || g.Reason != wire.GoodbyeRateLimited {
+		t.Fatalf("refusal %+v, want an unverified RateLimited", g)
+	}
+	c.Tick(startHeight + MaxAdvisoryRetryBlocks)
+	v.accept() // fails the test if the runner does not redial within 5 s
+}
