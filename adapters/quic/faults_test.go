@@ -1,8 +1,13 @@
 package quic
 
 import (
+	"context"
 	"fmt"
+	"net"
 	"testing"
+	"time"
+
+	qgo "github.com/quic-go/quic-go"
 
 	"github.com/cip11/cip11/presence/validators"
 	"github.com/cip11/cip11/state"
@@ -82,4 +87,43 @@ func TestAdvisoryGoodbyeRetryBounded(t *testing.T) {
 	}
 	c.Tick(startHeight + MaxAdvisoryRetryBlocks)
 	v.accept() // fails the test if the runner does not redial within 5 s
+}
+
+// Issue 18 #20 (§6.6, §15.1): half-open connections are capped per source
+// IP as well as in total. Twelve connections from 127.0.0.2 that never
+// send a Hello hold at most MaxHalfOpenPerSource slots, so a runner from
+// 127.0.0.1 still connects and is admitted at once (with only the total
+// cap, the storm held all eight and the dial was refused).
+func TestHalfOpenCappedPerSource(t *testing.T) {
+	rk, flooder := runnerKey(t, 1), runnerKey(t, 2)
+	f := newFixture(t, 1, rk, flooder)
+	s := f.startServer(0, func(c *ServerConfig) {
+		c.HandshakeTimeout = 30 * time.Second
+		c.MaxHalfOpen, c.MaxHalfOpenPerSource = 8, 4
+	})
+	udp, err := net.ListenPacket("udp", "127.0.0.2:0")
+	if err != nil {
+		t.Skipf("no second loopback address: %v", err)
+	}
+	storm := &qgo.Transport{Conn: udp}
+	t.Cleanup(func() { _ = storm.Close(); _ = udp.Close() })
+	held := 0
+	for range 12 {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		qc, err := storm.Dial(ctx, s.Addr(), clientTLS(), &qgo.Config{MaxIdleTimeout: 30 * time.Second, KeepAlivePeriod: time.Second})
+		cancel()
+		if err == nil {
+			held++
+			t.Cleanup(func() { _ = qc.CloseWithError(0, "") })
+		}
+	}
+	eventually(t, "the storm's connections half-open", func() bool { return s.HalfOpen() >= held })
+	if held > 4 {
+		t.Fatalf("%d half-open connections from one source, cap 4", held)
+	}
+	r := rawDial(t, rawTransport(t), s, rk)
+	r.handshake(f.snap.Pair())
+	if !s.Connected(rk.Address()) {
+		t.Fatal("second source's runner not admitted")
+	}
 }

@@ -95,8 +95,12 @@ type ServerConfig struct {
 	// MaxHalfOpen caps connections between their first Initial and CIP-11
 	// admission (1024); above RetryAbove (MaxHalfOpen/2) new connections
 	// must pass QUIC address validation (Retry) first (§6.6).
-	MaxHalfOpen int
-	RetryAbove  int
+	// MaxHalfOpenPerSource caps them per source IP
+	// ([DefaultMaxHalfOpenPerSource]), so one source's handshake storm
+	// cannot take every slot from the others (§6.6, §15.1).
+	MaxHalfOpen          int
+	RetryAbove           int
+	MaxHalfOpenPerSource int
 	// Now is the wall clock for the Hello rate limit (time.Now).
 	Now func() time.Time
 }
@@ -222,6 +226,9 @@ func (c *ServerConfig) defaults() error {
 	if c.MaxHalfOpen <= 0 {
 		c.MaxHalfOpen = 1024
 	}
+	if c.MaxHalfOpenPerSource <= 0 {
+		c.MaxHalfOpenPerSource = DefaultMaxHalfOpenPerSource
+	}
 	if c.RetryAbove <= 0 {
 		c.RetryAbove = c.MaxHalfOpen / 2
 	}
@@ -230,6 +237,11 @@ func (c *ServerConfig) defaults() error {
 	}
 	return nil
 }
+
+// DefaultMaxHalfOpenPerSource is ServerConfig.MaxHalfOpenPerSource's
+// default: room for a NAT of honest runners reconnecting at once, a
+// sixteenth of the default total.
+const DefaultMaxHalfOpenPerSource = 64
 
 func orDefault(d, def time.Duration) time.Duration {
 	if d <= 0 {
@@ -271,8 +283,8 @@ func NewServer(ctx context.Context, cfg ServerConfig, h uint64) (*Server, error)
 		Conn:                s.udp,
 		StatelessResetKey:   &resetKey,
 		VerifySourceAddress: func(net.Addr) bool { return s.half.n.Load() >= int64(cfg.RetryAbove) },
-		ConnContext: func(ctx context.Context, _ *qgo.ClientInfo) (context.Context, error) {
-			ctx, ok := s.half.enter(ctx, int64(cfg.MaxHalfOpen))
+		ConnContext: func(ctx context.Context, ci *qgo.ClientInfo) (context.Context, error) {
+			ctx, ok := s.half.enter(ctx, sourceIP(ci.RemoteAddr), int64(cfg.MaxHalfOpen), int64(cfg.MaxHalfOpenPerSource))
 			if !ok {
 				return ctx, errors.New("half-open handshake cap reached")
 			}
