@@ -247,7 +247,8 @@ func (c *Client) reconcile(h uint64) error {
 }
 
 // Tick is the runner's new finalized height h (§6.3: a HeartbeatPing on
-// every new height). It also re-evaluates Sub(R), sends reveals whose
+// every new height). A verified HeartbeatPong whose block_height is ahead
+// of the last Tick ticks the client too. It also re-evaluates Sub(R), sends reveals whose
 // window opened and rebroadcasts retained result transactions (§10.3).
 func (c *Client) Tick(h uint64) {
 	c.mu.Lock()
@@ -732,6 +733,11 @@ func (l *link) onPong(sess *wire.Session, p *wire.HeartbeatPong) {
 	if admitted != nil {
 		close(admitted)
 	}
+	// The pong's block_height is signed by the authenticated validator: a
+	// runner whose own chain view lags (or that has none but the pongs)
+	// learns the height from it and heartbeats at it (§6.3: a ping on
+	// every new height).
+	l.c.Tick(p.BlockHeight)
 }
 
 // ping sends a HeartbeatPing for height h unless one went out for h

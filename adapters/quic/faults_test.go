@@ -127,3 +127,16 @@ func TestHalfOpenCappedPerSource(t *testing.T) {
 		t.Fatal("second source's runner not admitted")
 	}
 }
+
+// Issue 18 #9 (§6.3): a runner that is never ticked (no chain view but
+// its pongs) learns the height from a verified pong ahead of it and pings
+// at that height, so it keeps heartbeating past nonce 0.
+func TestClientLearnsHeightFromPong(t *testing.T) {
+	rk := runnerKey(t, 1)
+	f := newFixture(t, 1, rk)
+	s := f.startServer(0, nil)
+	s.Tick(startHeight + 5)
+	c := f.startClient(rk, nil, nil)
+	eventually(t, "client at the pong's height", func() bool { return c.Height() == startHeight+5 })
+	eventually(t, "a second ping, at the new height", func() bool { return s.Stats().PingsOK == 2 })
+}
