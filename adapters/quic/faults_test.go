@@ -140,3 +140,43 @@ func TestClientLearnsHeightFromPong(t *testing.T) {
 	eventually(t, "client at the pong's height", func() bool { return c.Height() == startHeight+5 })
 	eventually(t, "a second ping, at the new height", func() bool { return s.Stats().PingsOK == 2 })
 }
+
+// Issue 18 #3 (§6.4): a runner at capacity says accepting_new = false
+// again on a new connection (a fresh handshake restores its entry at the
+// validator), so the validator does not route to it after a reconnect
+// while it is still full; once the job ends it says accepting_new = true
+// and is present again from its next ping.
+func TestBackpressureReassertedAfterReconnect(t *testing.T) {
+	rk := runnerKey(t, 1)
+	f := newFixture(t, 1, rk)
+	s := f.startServer(0, nil)
+	release := make(chan struct{})
+	ex := ExecutorFunc(func(ctx context.Context, j *Job) (Result, error) {
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return resultExecutor(rk, false, 0)(ctx, j)
+	})
+	c := f.startClient(rk, ex, func(cc *ClientConfig) { cc.MaxConcurrent = 1 })
+	eventually(t, "present", func() bool { return s.IsPresent(rk.Address()) })
+	c.Tick(startHeight + 1)
+	id, spec := testJob("backpressure")
+	if err := s.Push([]Assignment{assignment(id, spec, rk.Address())})[0]; err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "backpressured", func() bool { return !s.IsPresent(rk.Address()) })
+	zero := uint64(0)
+	if err := s.Goodbye(rk.Address(), wire.GoodbyeDraining, "reconnect", &zero); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "readmitted", func() bool { return s.Stats().Admitted == 2 && len(c.Connected()) == 1 })
+	eventually(t, "still backpressured after the reconnect", func() bool { return !s.IsPresent(rk.Address()) })
+	close(release)
+	c.Tick(startHeight + 2)
+	eventually(t, "present again once the runner has capacity", func() bool {
+		c.Tick(s.Height() + 1)
+		s.Tick(s.Height() + 1)
+		return s.IsPresent(rk.Address())
+	})
+}
