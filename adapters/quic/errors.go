@@ -48,6 +48,12 @@ var (
 	// ErrResultBeforeCommit: a multi-runner job's JobResult arrived with no
 	// JobResultCommit before it on the stream (§10.3).
 	ErrResultBeforeCommit = errors.New("quic: JobResult before JobResultCommit for a multi-runner job")
+	// ErrRevealNotReleased: a held multi-runner reveal whose window never
+	// opened before the job's deadline_block (§10.3, §11.2); dropped.
+	ErrRevealNotReleased = errors.New("quic: held reveal not released before the job's deadline")
+	// ErrTooManyHeld: an early multi-runner reveal beyond
+	// ServerConfig.MaxHeldReveals for its runner (§10.3); not held.
+	ErrTooManyHeld = errors.New("quic: too many early reveals held for the runner")
 	// ErrNotPresent: a push names a runner this validator does not route to
 	// (§7.4 (a), §10.1).
 	ErrNotPresent = errors.New("quic: runner not in local presence")

@@ -2,12 +2,16 @@ package quic
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"testing"
 	"time"
 
 	qgo "github.com/quic-go/quic-go"
+
+	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/presence/local"
 
 	"github.com/cip11/cip11/presence/validators"
 	"github.com/cip11/cip11/state"
@@ -179,4 +183,83 @@ func TestBackpressureReassertedAfterReconnect(t *testing.T) {
 		s.Tick(s.Height() + 1)
 		return s.IsPresent(rk.Address())
 	})
+}
+
+// earlyReveal pushes a multi-runner job to r and answers it with an
+// Accepted ack and a JobResult but no JobResultCommit (the commitment
+// went to the chain by another path).
+func earlyReveal(t *testing.T, s *Server, r *rawConn, name string) cip11.Hash {
+	t.Helper()
+	id, spec := testJob(name)
+	a := assignment(id, spec, r.key.Address())
+	a.MultiRunner = true
+	if err := s.Push([]Assignment{a})[0]; err != nil {
+		t.Fatal(err)
+	}
+	fs, ja := r.acceptJob()
+	r.ack(fs, ja, wire.Accepted())
+	if err := fs.write(&wire.JobResult{JobID: id, TxBytes: memTx(r.key, wire.InstructionJobResultSubmit, id)}); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// Issue 18 #7 (§10.3, §10.6, §11.2): a multi-runner reveal that arrives
+// before its commitment was seen is held, and released when the node
+// reports the commitment included (Server.CommitIncluded), however it
+// reached the chain: forwarded, Success. A held reveal never released is
+// dropped past the job's deadline_block (SoftFailure,
+// ErrRevealNotReleased), and one runner cannot make the validator hold
+// more than MaxHeldReveals (ErrTooManyHeld).
+func TestHeldRevealReleasedByCommitIncluded(t *testing.T) {
+	rk := runnerKey(t, 1)
+	f := newFixture(t, 1, rk)
+	s := f.startServer(0, func(c *ServerConfig) { c.MaxHeldReveals = 2 })
+	r := rawDial(t, rawTransport(t), s, rk)
+	r.handshake(f.snap.Pair())
+
+	released := earlyReveal(t, s, r, "released")
+	f.noOutcome(200 * time.Millisecond)
+	if n := len(f.mempools[0].Txs()); n != 0 {
+		t.Fatalf("%d txs forwarded before the commitment was included", n)
+	}
+	if err := s.CommitIncluded(released, rk.Address()); err != nil {
+		t.Fatal(err)
+	}
+	if o := f.waitOutcome(released); o.Outcome != local.Success {
+		t.Fatalf("released reveal: %v (%v)", o.Outcome, o.Err)
+	}
+	if n := len(f.mempools[0].Txs()); n != 1 {
+		t.Fatalf("%d txs forwarded, want the reveal", n)
+	}
+	if err := s.CommitIncluded(released, rk.Address()); !errors.Is(err, ErrNoSuchJob) {
+		t.Fatalf("CommitIncluded of a finished push: %v", err)
+	}
+
+	expires := earlyReveal(t, s, r, "expires")
+	_ = earlyReveal(t, s, r, "second held")
+	over := earlyReveal(t, s, r, "over the cap")
+	if o := f.waitOutcome(over); o.Outcome != local.SoftFailure || !errors.Is(o.Err, ErrTooManyHeld) {
+		t.Fatalf("third held reveal: %v (%v)", o.Outcome, o.Err)
+	}
+	s.Tick(startHeight + 101) // past deadline_block = startHeight + 100
+	got := map[cip11.Hash]error{}
+	for range 2 {
+		var o Outcome
+		select {
+		case o = <-f.outcomes:
+		case <-time.After(10 * time.Second):
+			t.Fatal("held reveals not dropped past the deadline")
+		}
+		if o.Outcome != local.SoftFailure {
+			t.Fatalf("expired held reveal: %v", o.Outcome)
+		}
+		got[o.JobID] = o.Err
+	}
+	if !errors.Is(got[expires], ErrRevealNotReleased) {
+		t.Fatalf("outcomes after the deadline: %v", got)
+	}
+	if n := len(f.mempools[0].Txs()); n != 1 {
+		t.Fatalf("%d txs forwarded, want only the released reveal", n)
+	}
 }

@@ -46,6 +46,12 @@ type ServerConfig struct {
 	// RefuseEarlyReveal answers an early multi-runner JobResult with
 	// Goodbye{ProtocolError} instead of holding it (§10.3 allows either).
 	RefuseEarlyReveal bool
+	// MaxHeldReveals bounds the early reveals held for one runner at a
+	// time ([DefaultMaxHeldReveals]); beyond it an early reveal's push is
+	// a SoftFailure (ErrTooManyHeld). A held reveal is released by the
+	// reveal window (RevealOpen, or [Server.CommitIncluded]) or dropped
+	// past the job's deadline_block.
+	MaxHeldReveals int
 
 	// OnOutcome receives every §10.6 dispatch classification; OnProgress
 	// every §10.4 JobProgress. Both are optional and must not block.
@@ -177,6 +183,7 @@ type Server struct {
 	conns    map[local.ConnID]*sconn
 	byRunner map[cip11.Address][]*sconn // the admitted connection (one per runner: admit replaces)
 	pushes   map[pushKey]*push
+	heldBy   map[cip11.Address]int // reveals held per runner (§10.3), ≤ MaxHeldReveals
 	closed   bool
 
 	mutatePong func(*wire.HeartbeatPong) // test hook: a misbehaving validator
@@ -226,6 +233,9 @@ func (c *ServerConfig) defaults() error {
 	if c.MaxHalfOpen <= 0 {
 		c.MaxHalfOpen = 1024
 	}
+	if c.MaxHeldReveals <= 0 {
+		c.MaxHeldReveals = DefaultMaxHeldReveals
+	}
 	if c.MaxHalfOpenPerSource <= 0 {
 		c.MaxHalfOpenPerSource = DefaultMaxHalfOpenPerSource
 	}
@@ -237,6 +247,9 @@ func (c *ServerConfig) defaults() error {
 	}
 	return nil
 }
+
+// DefaultMaxHeldReveals is ServerConfig.MaxHeldReveals's default.
+const DefaultMaxHeldReveals = 16
 
 // DefaultMaxHalfOpenPerSource is ServerConfig.MaxHalfOpenPerSource's
 // default: room for a NAT of honest runners reconnecting at once, a
@@ -267,7 +280,7 @@ func NewServer(ctx context.Context, cfg ServerConfig, h uint64) (*Server, error)
 	}
 	s := &Server{
 		cfg: cfg, self: self, height: h, pres: local.New(cfg.Params),
-		conns: map[local.ConnID]*sconn{}, byRunner: map[cip11.Address][]*sconn{}, pushes: map[pushKey]*push{},
+		conns: map[local.ConnID]*sconn{}, byRunner: map[cip11.Address][]*sconn{}, pushes: map[pushKey]*push{}, heldBy: map[cip11.Address]int{},
 		limiter: newHelloLimiter(cfg.HelloRate, cfg.HelloBurst, cfg.Now), done: make(chan struct{}),
 	}
 	s.udp = cfg.PacketConn

@@ -55,6 +55,7 @@ type push struct {
 	state      pushState
 	commitAt   uint64
 	commitSeen bool
+	included   bool // the node saw the job's commitment included (CommitIncluded)
 	held       *heldTx
 	releasing  bool
 	ack        *wire.AckStatus // the verified JobAck status, once read
@@ -80,14 +81,16 @@ type heldTx struct {
 // Tick is the node telling the server that h is its newest finalized and
 // applied height (raft's Tick): pushes with no framed answer within
 // ACK_TIMEOUT_BLOCKS become HardFailure and their streams are closed
-// (§10.6, §11.1), and held reveals whose window opened are forwarded
-// (§10.3). Heights never go back; an older h is ignored.
+// (§10.6, §11.1), held reveals whose window opened are forwarded (§10.3),
+// and held reveals still unreleased past the job's deadline_block are
+// dropped as SoftFailure (ErrRevealNotReleased, §11.2). Heights never go
+// back; an older h is ignored.
 func (s *Server) Tick(h uint64) {
 	type release struct {
 		p *push
 		t *heldTx
 	}
-	var timedOut []*push
+	var timedOut, expired []*push
 	var reveal []release
 	s.mu.Lock()
 	if h > s.height {
@@ -106,10 +109,16 @@ func (s *Server) Tick(h uint64) {
 		case p.held != nil && !p.releasing && s.revealOpen(p, s.height):
 			p.releasing = true // held stays set until finishPush: the stream's EOF must not look like "no result"
 			reveal = append(reveal, release{p, p.held})
+		case p.held != nil && !p.releasing && s.height > p.a.DeadlineBlock:
+			p.releasing = true
+			expired = append(expired, p)
 		}
 	}
 	h = s.height
 	s.mu.Unlock()
+	for _, p := range expired { // §11.2: the job timed out; the reveal can no longer count
+		s.finishPush(p, local.SoftFailure, ErrRevealNotReleased)
+	}
 	for _, p := range timedOut {
 		p.answer()
 		p.fs.abort(streamTimeout)
@@ -426,8 +435,10 @@ func (s *Server) onResult(p *push, fr wire.Frame) bool {
 	}
 	s.mu.Lock()
 	open, seen := s.revealOpen(p, s.height), p.commitSeen
-	if !open && !s.cfg.RefuseEarlyReveal && p.held == nil {
+	full := p.held == nil && s.heldBy[p.a.Runner] >= s.cfg.MaxHeldReveals
+	if !open && !s.cfg.RefuseEarlyReveal && p.held == nil && !full {
 		p.held = &heldTx{raw: r.TxBytes, tx: tx} // §10.3: hold, never submit early
+		s.heldBy[p.a.Runner]++
 	}
 	s.mu.Unlock()
 	switch {
@@ -441,12 +452,48 @@ func (s *Server) onResult(p *push, fr wire.Frame) bool {
 		s.finishPush(p, local.SoftFailure, err)
 		s.closeWith(p.sc, err)
 		return true
+	case full:
+		s.finishPush(p, local.SoftFailure, ErrTooManyHeld)
+		return true
 	}
 	return false
 }
 
+// CommitIncluded is the node telling the server that runner's commitment
+// for jobID is included on chain (§10.3), however it got there (this
+// stream, another validator, the runner's own rebroadcast): the reveal
+// window of that push is open, and a reveal held for it is forwarded now.
+// ErrNoSuchJob if no push of jobID to runner is in flight.
+func (s *Server) CommitIncluded(jobID cip11.Hash, runner cip11.Address) error {
+	var release []*push
+	s.mu.Lock()
+	n := 0
+	for k, p := range s.pushes {
+		if k.job != jobID || p.a.Runner != runner {
+			continue
+		}
+		n++
+		p.included = true
+		if p.held != nil && !p.releasing {
+			p.releasing = true
+			release = append(release, p)
+		}
+	}
+	s.mu.Unlock()
+	if n == 0 {
+		return ErrNoSuchJob
+	}
+	for _, p := range release {
+		s.forwardReveal(p, p.held)
+	}
+	return nil
+}
+
 // revealOpen is the reveal-window test for a multi-runner push; s.mu held.
 func (s *Server) revealOpen(p *push, h uint64) bool {
+	if p.included {
+		return true
+	}
 	if s.cfg.RevealOpen != nil {
 		return s.cfg.RevealOpen(p.a.JobID, h)
 	}
@@ -472,6 +519,11 @@ func (s *Server) finishPush(p *push, o local.Outcome, err error) {
 	}
 	p.state = finished
 	delete(s.pushes, pushKey{p.a.JobID, p.sc.id})
+	if p.held != nil {
+		if s.heldBy[p.a.Runner]--; s.heldBy[p.a.Runner] <= 0 {
+			delete(s.heldBy, p.a.Runner)
+		}
+	}
 	_ = s.pres.Dispatch(s.height, p.a.Runner, o)
 	h := s.height
 	s.mu.Unlock()
