@@ -238,6 +238,11 @@ func TestHeldRevealReleasedByCommitIncluded(t *testing.T) {
 
 	expires := earlyReveal(t, s, r, "expires")
 	_ = earlyReveal(t, s, r, "second held")
+	eventually(t, "two reveals held", func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.heldBy[rk.Address()] == 2
+	})
 	over := earlyReveal(t, s, r, "over the cap")
 	if o := f.waitOutcome(over); o.Outcome != local.SoftFailure || !errors.Is(o.Err, ErrTooManyHeld) {
 		t.Fatalf("third held reveal: %v (%v)", o.Outcome, o.Err)
