@@ -3,9 +3,11 @@ package quic
 import (
 	"context"
 	crand "crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"net"
 	"sync"
@@ -51,6 +53,10 @@ type ClientConfig struct {
 	GoodbyeLinger    time.Duration // (500 ms)
 	// OnPongRejected is told about every rejected HeartbeatPong (§6.3).
 	OnPongRejected func(v validators.PeerKey, err error)
+	// Logger receives admissions and connection loss (Info) and refusals
+	// (Warn, with the §12.5 reason and detail, at most one per validator
+	// every 10 s). Nil discards.
+	Logger *slog.Logger
 }
 
 // ClientStats are cumulative counters.
@@ -71,6 +77,8 @@ type Client struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // every goroutine the client starts; Add only under mu while !closed
+	log    *slog.Logger
+	logLim *logLimiter
 	// stopAfter unregisters the shutdown NewClient's context would start;
 	// done is closed once Close has finished.
 	stopAfter func() bool
@@ -154,7 +162,7 @@ func NewClient(ctx context.Context, cfg ClientConfig, h uint64) (*Client, error)
 	c := &Client{
 		cfg: cfg, self: cfg.Key.PubKey(), height: h, tick: make(chan struct{}), rng: cfg.Rand,
 		links: map[validators.PeerKey]*link{}, jobs: map[cip11.Hash]*job{}, done: make(chan struct{}),
-		bpWake: make(chan struct{}, 1),
+		bpWake: make(chan struct{}, 1), log: loggerOr(cfg.Logger), logLim: newLogLimiter(refusalLogInterval, time.Now),
 	}
 	c.udp = cfg.PacketConn
 	if c.udp == nil {
@@ -497,6 +505,7 @@ func (l *link) connectOnce() bool {
 	case <-admitted:
 		up = true
 		c.stats.admissions.Add(1)
+		c.log.Info("quic: admitted by validator", "validator", hex.EncodeToString(l.peer[:]), "remote", qc.RemoteAddr())
 		l.mu.Lock()
 		l.up = true
 		l.mu.Unlock()
@@ -515,6 +524,9 @@ func (l *link) connectOnce() bool {
 	l.mu.Lock()
 	l.qc, l.ctl, l.sess, l.up = nil, nil, nil, false
 	l.mu.Unlock()
+	if up {
+		c.log.Info("quic: validator connection closed", "validator", hex.EncodeToString(l.peer[:]), "cause", context.Cause(qc.Context()))
+	}
 	return up
 }
 
@@ -548,6 +560,9 @@ func (l *link) handshakeFailed(qc *qgo.Conn, f *frameStream, sess *wire.Session,
 	if sess != nil {
 		k = l.c.cfg.Key
 	}
+	if l.c.logLim.allow(hex.EncodeToString(l.peer[:])) {
+		l.c.log.Warn("quic: refusing validator", "validator", hex.EncodeToString(l.peer[:]), "reason", GoodbyeReason(err).String(), "detail", err.Error())
+	}
 	sayGoodbye(qc, f, goodbye(sess, k, GoodbyeReason(err), err.Error(), nil), l.c.cfg.GoodbyeLinger)
 }
 
@@ -561,6 +576,10 @@ const MaxAdvisoryRetryBlocks = 30
 // refused records a Goodbye and its retry_after_blocks gate (§12.5),
 // capped at MaxAdvisoryRetryBlocks when the Goodbye was not verified.
 func (l *link) refused(g *RefusedError) {
+	if l.c.logLim.allow(hex.EncodeToString(l.peer[:])) {
+		l.c.log.Warn("quic: refused by validator", "validator", hex.EncodeToString(l.peer[:]), "reason", g.Reason.String(), "detail", g.Detail,
+			"verified", g.Verified, "retry_after_blocks", g.RetryAfterBlocks)
+	}
 	h := l.c.Height()
 	l.mu.Lock()
 	l.refusal = g

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -107,8 +108,14 @@ type ServerConfig struct {
 	MaxHalfOpen          int
 	RetryAbove           int
 	MaxHalfOpenPerSource int
-	// Now is the wall clock for the Hello rate limit (time.Now).
+	// Now is the wall clock for the Hello rate limit and the log limiter
+	// (time.Now).
 	Now func() time.Time
+	// Logger receives admissions and refusals (Info, with the §12.5 reason
+	// and detail; refusals at most one per source IP every 10 s),
+	// connection loss (Info) and push outcomes other than Success (Debug).
+	// Nil discards.
+	Logger *slog.Logger
 }
 
 // Outcome is one §10.6 dispatch classification.
@@ -170,6 +177,8 @@ type Server struct {
 
 	half    halfOpen
 	limiter *helloLimiter
+	log     *slog.Logger
+	logLim  *logLimiter
 	stats   struct {
 		admitted, refused, pingsOK, pingsRejected, protocol, forwarded atomic.Int64
 		refusedBy                                                      [NumGoodbyeReasons]atomic.Int64
@@ -282,6 +291,7 @@ func NewServer(ctx context.Context, cfg ServerConfig, h uint64) (*Server, error)
 		cfg: cfg, self: self, height: h, pres: local.New(cfg.Params),
 		conns: map[local.ConnID]*sconn{}, byRunner: map[cip11.Address][]*sconn{}, pushes: map[pushKey]*push{}, heldBy: map[cip11.Address]int{},
 		limiter: newHelloLimiter(cfg.HelloRate, cfg.HelloBurst, cfg.Now), done: make(chan struct{}),
+		log: loggerOr(cfg.Logger), logLim: newLogLimiter(refusalLogInterval, cfg.Now),
 	}
 	s.udp = cfg.PacketConn
 	if s.udp == nil {
@@ -425,11 +435,13 @@ func (s *Server) serveConn(qc *qgo.Conn) {
 		_ = old.qc.CloseWithError(codeReplaced, "replaced by a newer connection")
 	}
 	sc.replaced = nil
+	s.log.Info("quic: runner admitted", "runner", sc.runner, "remote", qc.RemoteAddr())
 	if s.cfg.OnAdmit != nil {
 		s.cfg.OnAdmit(sc.runner)
 	}
 	f.setReadMax(s.cfg.Params.MaxFrameBytes)
 	s.controlLoop(sc)
+	s.log.Info("quic: runner connection closed", "runner", sc.runner, "remote", qc.RemoteAddr(), "cause", context.Cause(qc.Context()))
 }
 
 // refuse closes with the Goodbye reason for err (§12.5), signed once the
@@ -442,6 +454,9 @@ func (s *Server) refuse(qc *qgo.Conn, f *frameStream, sess *wire.Session, err er
 	}
 	if s.cfg.OnRefuse != nil {
 		s.cfg.OnRefuse(reason)
+	}
+	if src := sourceIP(qc.RemoteAddr()); s.logLim.allow(src) {
+		s.log.Info("quic: runner refused", "reason", reason.String(), "detail", err.Error(), "remote", qc.RemoteAddr())
 	}
 	var k wire.Signer
 	if sess != nil {

@@ -248,6 +248,7 @@ func (s *Server) paced(as []Assignment, limit int, slotTimeout time.Duration) {
 func (s *Server) sendOne(a Assignment, paced bool, slotTimeout time.Duration) {
 	p, err := s.pushOne(a, make(chan struct{}))
 	if err != nil {
+		s.log.Debug("quic: push not sent", "job", a.JobID, "runner", a.Runner, "err", err)
 		if s.cfg.OnPushError != nil {
 			s.cfg.OnPushError(a, err)
 		}
@@ -532,6 +533,9 @@ func (s *Server) finishPush(p *push, o local.Outcome, err error) {
 }
 
 func (s *Server) report(o Outcome) {
+	if o.Outcome != local.Success {
+		s.log.Debug("quic: push outcome", "job", o.JobID, "runner", o.Runner, "outcome", outcomeLabels[min(int(o.Outcome), NumOutcomes-1)], "height", o.Height, "err", o.Err)
+	}
 	if int(o.Outcome) < NumOutcomes {
 		s.stats.outcomes[o.Outcome].Add(1)
 	}
