@@ -187,9 +187,6 @@ func NewClient(ctx context.Context, cfg ClientConfig, h uint64) (*Client, error)
 	return c, nil
 }
 
-// Addr is the runner's UDP address.
-func (c *Client) Addr() net.Addr { return c.udp.LocalAddr() }
-
 // Stats returns a snapshot of the counters.
 func (c *Client) Stats() ClientStats {
 	return ClientStats{
@@ -830,13 +827,4 @@ func (c *Client) linkList() []*link {
 		out = append(out, l)
 	}
 	return out
-}
-
-// pingOnce is for tests and benchmarks: a fresh nonce without the height
-// gate.
-func (l *link) pingOnce(h uint64) {
-	l.mu.Lock()
-	l.lastPing = 0
-	l.mu.Unlock()
-	l.ping(h)
 }

@@ -1,7 +1,6 @@
 package quic
 
 import (
-	"context"
 	"log/slog"
 	"sync"
 	"time"
@@ -57,9 +56,4 @@ func (l *logLimiter) allow(key string) bool {
 	}
 	l.last[key] = now
 	return true
-}
-
-// logAt logs msg at level if the logger takes it.
-func logAt(l *slog.Logger, level slog.Level, msg string, args ...any) {
-	l.Log(context.Background(), level, msg, args...)
 }

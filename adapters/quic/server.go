@@ -28,9 +28,10 @@ type ServerConfig struct {
 	ChainID uint64
 	Params  cip11.Params
 
-	// Registry is the Runner Registry by block (§6.2 registration, §8.1
-	// index basis for ProposerInput).
-	Registry state.Registry
+	// Registry reads the Runner Registry as committed (§6.2 registration
+	// and health, §8.1/§8.5 index basis for ProposerInput); see
+	// [CommittedRegistry].
+	Registry CommittedRegistry
 	// Validators is the §5.3 validator-set view (admission, Sub(R)).
 	Validators ValidatorSets
 
@@ -116,6 +117,19 @@ type ServerConfig struct {
 	// connection loss (Info) and push outcomes other than Success (Debug).
 	// Nil discards.
 	Logger *slog.Logger
+}
+
+// CommittedRegistry is all the server reads of the Runner Registry: the
+// view as committed at the end of block h. It asks only for heights the
+// node gave it as committed (NewServer's h, Tick's h, ProposerInput's
+// h): for admission at the current height (§6.2: registered and not
+// Deregistered) and for the index basis of PresenceInput (§8.1, §8.5). A
+// height not (or no longer) available must return an error wrapping
+// state.ErrUnknownHeight, which admission answers retryably (ErrNotReady,
+// SPEC-NOTES N6). A returned view must stay valid, unchanged, while later
+// blocks commit. state.Registry implementations satisfy it.
+type CommittedRegistry interface {
+	At(h uint64) (state.RegistryView, error)
 }
 
 // Outcome is one §10.6 dispatch classification.

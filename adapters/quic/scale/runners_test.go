@@ -244,16 +244,6 @@ func (p *cipPool) refusals() map[string]int {
 	return m
 }
 
-func (p *cipPool) connected() int {
-	var n atomic.Int64
-	p.each(8, func(_ int, c *quic.Client) {
-		if len(c.Connected()) > 0 {
-			n.Add(1)
-		}
-	})
-	return int(n.Load())
-}
-
 func (p *cipPool) close() {
 	p.each(256, func(_ int, c *quic.Client) { _ = c.Close() })
 	p.clients = nil
