@@ -752,8 +752,14 @@ func (l *link) onPong(sess *wire.Session, p *wire.HeartbeatPong) {
 	// The pong's block_height is signed by the authenticated validator: a
 	// runner whose own chain view lags (or that has none but the pongs)
 	// learns the height from it and heartbeats at it (§6.3: a ping on
-	// every new height).
-	l.c.Tick(p.BlockHeight)
+	// every new height). Tick writes on every stream, so it runs off this
+	// read loop.
+	if c := l.c; p.BlockHeight > c.Height() && c.track() {
+		go func() {
+			defer c.wg.Done()
+			c.Tick(p.BlockHeight)
+		}()
+	}
 }
 
 // ping sends a HeartbeatPing for height h unless one went out for h
