@@ -223,3 +223,35 @@ func TestNewAdmissionReplacesOldConnection(t *testing.T) {
 		t.Fatal("pushes would not go to the new connection")
 	}
 }
+
+// Issue 17 §2: Client.Close returns only after every goroutine it started
+// has ended, job executions included: an executor still winding down
+// after its context was cancelled has returned by the time Close does.
+func TestClientCloseWaitsForExecution(t *testing.T) {
+	rk := runnerKey(t, 1)
+	f := newFixture(t, 1, rk)
+	s := f.startServer(0, nil)
+	started := make(chan struct{})
+	var returned atomic.Bool
+	ex := ExecutorFunc(func(ctx context.Context, j *Job) (Result, error) {
+		close(started)
+		<-ctx.Done()
+		time.Sleep(100 * time.Millisecond) // winding down
+		returned.Store(true)
+		return Result{}, ctx.Err()
+	})
+	c := f.startClient(rk, ex, nil)
+	eventually(t, "present", func() bool { return s.IsPresent(rk.Address()) })
+	c.Tick(startHeight + 1)
+	id, spec := testJob("close waits")
+	if err := s.Push([]Assignment{assignment(id, spec, rk.Address())})[0]; err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	if err := c.Close(); err != nil && !isClosed(err) {
+		t.Fatal(err)
+	}
+	if !returned.Load() {
+		t.Fatal("Close returned while the job execution was still running")
+	}
+}
