@@ -51,6 +51,12 @@ type ClientConfig struct {
 	IdleTimeout      time.Duration // QUIC idle timeout (30 s)
 	KeepAlive        time.Duration // QUIC keep-alive (5 s)
 	GoodbyeLinger    time.Duration // (500 ms)
+	// ProbeEvery, if > 0, makes every admitted connection ping at that
+	// interval whenever no ping is outstanding, at the current height:
+	// for a runner without its own chain view, whose heights then come
+	// from the validators' pongs (§6.3). 0 (the default) pings only on
+	// new heights.
+	ProbeEvery time.Duration
 	// OnPongRejected is told about every rejected HeartbeatPong (§6.3).
 	OnPongRejected func(v validators.PeerKey, err error)
 	// Logger receives admissions and connection loss (Info) and refusals
@@ -513,6 +519,12 @@ func (l *link) connectOnce() bool {
 				l.acceptJobs(qc, sess, snap)
 			}()
 		}
+		if c.cfg.ProbeEvery > 0 && c.track() {
+			go func() {
+				defer c.wg.Done()
+				l.probe(done)
+			}()
+		}
 	case <-done:
 	case <-ctx.Done():
 		_ = qc.CloseWithError(codeProtocol, "no admission")
@@ -762,12 +774,35 @@ func (l *link) onPong(sess *wire.Session, p *wire.HeartbeatPong) {
 	}
 }
 
+// probe pings every ClientConfig.ProbeEvery while no ping is
+// outstanding, whatever the height, until done is closed: the pongs then
+// carry the validator's height (onPong), so a runner with no other chain
+// view keeps heartbeating on new heights (§6.3).
+func (l *link) probe(done <-chan struct{}) {
+	t := time.NewTicker(l.c.cfg.ProbeEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+		case <-done:
+			return
+		case <-l.c.ctx.Done():
+			return
+		}
+		l.sendPing(l.c.Height(), true)
+	}
+}
+
 // ping sends a HeartbeatPing for height h unless one went out for h
 // already; the nonce is this connection's next (§6.3).
-func (l *link) ping(h uint64) {
+func (l *link) ping(h uint64) { l.sendPing(h, false) }
+
+// sendPing is ping; a probe pings whatever the height, but never while a
+// ping is outstanding (its pong would then be rejected, §6.3).
+func (l *link) sendPing(h uint64, probe bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.sess == nil || (l.lastPing >= h && l.nonce > 0) {
+	if l.sess == nil || (probe && l.pinged) || (!probe && l.lastPing >= h && l.nonce > 0) {
 		return
 	}
 	p := &wire.HeartbeatPing{BlockHeight: h, Nonce: l.nonce}

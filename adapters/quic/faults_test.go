@@ -268,3 +268,22 @@ func TestHeldRevealReleasedByCommitIncluded(t *testing.T) {
 		t.Fatalf("%d txs forwarded, want only the released reveal", n)
 	}
 }
+
+// Issue 18 #9 (§6.3): with ProbeEvery set, a runner that is never ticked
+// follows the validator's height through its pongs block after block, and
+// stays in local presence past PRESENCE_TIMEOUT_BLOCKS.
+func TestClientProbeFollowsValidatorHeight(t *testing.T) {
+	rk := runnerKey(t, 1)
+	f := newFixture(t, 1, rk)
+	s := f.startServer(0, nil)
+	c := f.startClient(rk, nil, func(cc *ClientConfig) { cc.ProbeEvery = 20 * time.Millisecond })
+	eventually(t, "present", func() bool { return s.IsPresent(rk.Address()) })
+	for h := uint64(startHeight + 1); h <= startHeight+2*f.p.PresenceTimeoutBlocks; h++ {
+		s.Tick(h)
+		eventually(t, "client follows the validator's height", func() bool { return c.Height() == h })
+	}
+	eventually(t, "still present", func() bool { return s.IsPresent(rk.Address()) })
+	if r := c.Stats().PongsRejected; r != 0 {
+		t.Fatalf("%d pongs rejected", r)
+	}
+}
