@@ -177,7 +177,7 @@ func NewRunner(ctx context.Context, cfg RunnerConfig) (*Runner, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	r.cancel = cancel
 	h, _ := cfg.Chain.Height(ctx)
-	cl, err := cquic.NewClient(cquic.ClientConfig{
+	cl, err := cquic.NewClient(ctx, cquic.ClientConfig{
 		Key: cfg.Key, ChainID: uint64(g.ChainID), Params: p, Validators: cquic.NewStaticValidatorSets(ep),
 		Directory: dir, Executor: cquic.ExecutorFunc(r.execute), Specs: SpecCodec{}, Submitter: submitter{r},
 		MaxConcurrent: cfg.MaxConcurrent, Listen: cfg.Listen,

@@ -298,7 +298,7 @@ func (v *Validator) open() (created []string, err error) {
 		return created, err
 	}
 	v.snap, v.sets = snap, cquic.NewStaticValidatorSets(ep)
-	srv, err := cquic.NewServer(cquic.ServerConfig{
+	srv, err := cquic.NewServer(context.Background(), cquic.ServerConfig{
 		Key: v.cfg.Keys.Peer, ChainID: uint64(v.g.ChainID), Params: v.p,
 		Registry: v.x.Store().Registry(), Validators: v.sets,
 		TxDecoder: chain.TxCodec{ChainID: uint64(v.g.ChainID)}, TxValidator: chain.TxCodec{ChainID: uint64(v.g.ChainID)}, Mempool: (*validatorMempool)(v),

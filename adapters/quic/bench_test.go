@@ -201,7 +201,7 @@ func startCIP11Server() (net.Addr, func(), error) {
 	f, _ := benchWorld(fatalTB{})
 	cfg := ServerConfig{Key: f.vkeys[0], ChainID: testChain, Params: f.p, Registry: f.reg, Validators: f.sets,
 		TxDecoder: wire.MemTxCodec{}, Mempool: &MemMempool{}, HelloRate: -1, IdleTimeout: time.Minute}
-	s, err := NewServer(cfg, startHeight)
+	s, err := NewServer(context.Background(), cfg, startHeight)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -387,7 +387,7 @@ func handshakeBench(b *testing.B, runners int) (bare func(), full func(worker in
 	cfg := ServerConfig{Key: f.vkeys[0], ChainID: testChain, Params: f.p, Registry: f.reg, Validators: f.sets,
 		TxDecoder: wire.MemTxCodec{}, Mempool: &MemMempool{}, HelloRate: -1,
 		OnAdmit: func(r cip11.Address) { admitted[r] <- struct{}{} }}
-	s, err := NewServer(cfg, startHeight)
+	s, err := NewServer(context.Background(), cfg, startHeight)
 	if err != nil {
 		b.Fatal(err)
 	}

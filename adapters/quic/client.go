@@ -3,9 +3,11 @@ package quic
 import (
 	"context"
 	crand "crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"net"
 	"sync"
@@ -49,8 +51,18 @@ type ClientConfig struct {
 	IdleTimeout      time.Duration // QUIC idle timeout (30 s)
 	KeepAlive        time.Duration // QUIC keep-alive (5 s)
 	GoodbyeLinger    time.Duration // (500 ms)
+	// ProbeEvery, if > 0, makes every admitted connection ping at that
+	// interval whenever no ping is outstanding, at the current height:
+	// for a runner without its own chain view, whose heights then come
+	// from the validators' pongs (§6.3). 0 (the default) pings only on
+	// new heights.
+	ProbeEvery time.Duration
 	// OnPongRejected is told about every rejected HeartbeatPong (§6.3).
 	OnPongRejected func(v validators.PeerKey, err error)
+	// Logger receives admissions and connection loss (Info) and refusals
+	// (Warn, with the §12.5 reason and detail, at most one per validator
+	// every 10 s). Nil discards.
+	Logger *slog.Logger
 }
 
 // ClientStats are cumulative counters.
@@ -70,8 +82,14 @@ type Client struct {
 	tr     *qgo.Transport
 	ctx    context.Context
 	cancel context.CancelFunc
-	wg     sync.WaitGroup
-	stats  struct{ dials, admissions, pings, pongsOK, pongsRejected, executions, acks atomic.Int64 }
+	wg     sync.WaitGroup // every goroutine the client starts; Add only under mu while !closed
+	log    *slog.Logger
+	logLim *logLimiter
+	// stopAfter unregisters the shutdown NewClient's context would start;
+	// done is closed once Close has finished.
+	stopAfter func() bool
+	done      chan struct{}
+	stats     struct{ dials, admissions, pings, pongsOK, pongsRejected, executions, acks atomic.Int64 }
 
 	mu      sync.Mutex
 	rng     local.RandSource
@@ -80,7 +98,8 @@ type Client struct {
 	links   map[validators.PeerKey]*link
 	jobs    map[cip11.Hash]*job
 	active  int
-	full    bool // last BackpressureSignal said accepting_new = false
+	full    bool          // at capacity: the BackpressureSignal state (§6.4)
+	bpWake  chan struct{} // wakes backpressureLoop (capacity 1)
 	pairsOf []wire.EpochPair
 	closed  bool
 }
@@ -140,14 +159,16 @@ func (c *ClientConfig) defaults() error {
 }
 
 // NewClient validates cfg, binds one UDP socket and connects to Sub(R) at
-// height h, the runner's finalized height.
-func NewClient(cfg ClientConfig, h uint64) (*Client, error) {
+// height h, the runner's finalized height. Cancelling ctx closes the
+// client as [Client.Close] does; Close still waits for it.
+func NewClient(ctx context.Context, cfg ClientConfig, h uint64) (*Client, error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, err
 	}
 	c := &Client{
 		cfg: cfg, self: cfg.Key.PubKey(), height: h, tick: make(chan struct{}), rng: cfg.Rand,
-		links: map[validators.PeerKey]*link{}, jobs: map[cip11.Hash]*job{},
+		links: map[validators.PeerKey]*link{}, jobs: map[cip11.Hash]*job{}, done: make(chan struct{}),
+		bpWake: make(chan struct{}, 1), log: loggerOr(cfg.Logger), logLim: newLogLimiter(refusalLogInterval, time.Now),
 	}
 	c.udp = cfg.PacketConn
 	if c.udp == nil {
@@ -158,7 +179,9 @@ func NewClient(cfg ClientConfig, h uint64) (*Client, error) {
 		c.ownUDP = true
 	}
 	c.tr = &qgo.Transport{Conn: c.udp}
-	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.ctx, c.cancel = context.WithCancel(ctx)
+	c.wg.Add(1)
+	go c.backpressureLoop()
 	c.mu.Lock()
 	err := c.reconcile(h)
 	c.mu.Unlock()
@@ -166,11 +189,9 @@ func NewClient(cfg ClientConfig, h uint64) (*Client, error) {
 		_ = c.Close()
 		return nil, err
 	}
+	c.stopAfter = context.AfterFunc(ctx, func() { _ = c.Close() })
 	return c, nil
 }
-
-// Addr is the runner's UDP address.
-func (c *Client) Addr() net.Addr { return c.udp.LocalAddr() }
 
 // Stats returns a snapshot of the counters.
 func (c *Client) Stats() ClientStats {
@@ -219,21 +240,26 @@ func (c *Client) reconcile(h uint64) error {
 		if c.links[v] == nil {
 			l := &link{c: c, peer: v, stop: make(chan struct{})}
 			c.links[v] = l
-			c.wg.Add(1)
+			c.wg.Add(1) // c.mu held and not closed (NewClient, Tick)
 			go l.run()
 		}
 	}
 	for v, l := range c.links {
 		if !want[v] {
 			delete(c.links, v)
-			go l.retire(wire.GoodbyeOverlapExpired)
+			c.wg.Add(1)
+			go func() {
+				defer c.wg.Done()
+				l.retire(wire.GoodbyeOverlapExpired)
+			}()
 		}
 	}
 	return nil
 }
 
 // Tick is the runner's new finalized height h (§6.3: a HeartbeatPing on
-// every new height). It also re-evaluates Sub(R), sends reveals whose
+// every new height). A verified HeartbeatPong whose block_height is ahead
+// of the last Tick ticks the client too. It also re-evaluates Sub(R), sends reveals whose
 // window opened and rebroadcasts retained result transactions (§10.3).
 func (c *Client) Tick(h uint64) {
 	c.mu.Lock()
@@ -316,14 +342,22 @@ func (c *Client) waitTick() <-chan struct{} {
 	return c.tick
 }
 
-// Close says Goodbye{Shutdown} on every connection and releases the socket.
+// Close says Goodbye{Shutdown} on every connection, waits for every
+// goroutine the client started and releases the socket. It is idempotent
+// and safe to call concurrently: every call returns once the client is
+// down (later calls return nil).
 func (c *Client) Close() error {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		return ErrClosed
+		<-c.done
+		return nil
 	}
 	c.closed = true
+	defer close(c.done)
+	if c.stopAfter != nil {
+		c.stopAfter()
+	}
 	links := make([]*link, 0, len(c.links))
 	for _, l := range c.links {
 		links = append(links, l)
@@ -474,14 +508,23 @@ func (l *link) connectOnce() bool {
 	case <-admitted:
 		up = true
 		c.stats.admissions.Add(1)
+		c.log.Info("quic: admitted by validator", "validator", hex.EncodeToString(l.peer[:]), "remote", qc.RemoteAddr())
 		l.mu.Lock()
 		l.up = true
 		l.mu.Unlock()
-		c.wg.Add(1)
-		go func() {
-			defer c.wg.Done()
-			l.acceptJobs(qc, sess, snap)
-		}()
+		l.reassertFull()
+		if c.track() {
+			go func() {
+				defer c.wg.Done()
+				l.acceptJobs(qc, sess, snap)
+			}()
+		}
+		if c.cfg.ProbeEvery > 0 && c.track() {
+			go func() {
+				defer c.wg.Done()
+				l.probe(done)
+			}()
+		}
 	case <-done:
 	case <-ctx.Done():
 		_ = qc.CloseWithError(codeProtocol, "no admission")
@@ -490,7 +533,24 @@ func (l *link) connectOnce() bool {
 	l.mu.Lock()
 	l.qc, l.ctl, l.sess, l.up = nil, nil, nil, false
 	l.mu.Unlock()
+	if up {
+		c.log.Info("quic: validator connection closed", "validator", hex.EncodeToString(l.peer[:]), "cause", context.Cause(qc.Context()))
+	}
 	return up
+}
+
+// reassertFull re-sends accepting_new = false on a new connection while
+// the runner is at capacity: a fresh handshake restores the runner's
+// local-presence entry at the validator (§6.4), so "full" must be said
+// again on it.
+func (l *link) reassertFull() {
+	c := l.c
+	c.mu.Lock()
+	full := c.full
+	c.mu.Unlock()
+	if full {
+		c.wakeBackpressure()
+	}
 }
 
 // handshakeFailed records a refusal, or refuses the validator ourselves.
@@ -509,16 +569,35 @@ func (l *link) handshakeFailed(qc *qgo.Conn, f *frameStream, sess *wire.Session,
 	if sess != nil {
 		k = l.c.cfg.Key
 	}
+	if l.c.logLim.allow(hex.EncodeToString(l.peer[:])) {
+		l.c.log.Warn("quic: refusing validator", "validator", hex.EncodeToString(l.peer[:]), "reason", GoodbyeReason(err).String(), "detail", err.Error())
+	}
 	sayGoodbye(qc, f, goodbye(sess, k, GoodbyeReason(err), err.Error(), nil), l.c.cfg.GoodbyeLinger)
 }
 
-// refused records a Goodbye and its retry_after_blocks gate (§12.5).
+// MaxAdvisoryRetryBlocks bounds the retry_after_blocks of an unverified
+// (pre-auth) Goodbye: §12.5 makes such a Goodbye advisory only, so a
+// forged one must not lock the runner out for longer than the §11.3
+// reconnect backoff cap (30 s) at the default 1 s block time (§6.6).
+// SPEC-NOTES N7.
+const MaxAdvisoryRetryBlocks = 30
+
+// refused records a Goodbye and its retry_after_blocks gate (§12.5),
+// capped at MaxAdvisoryRetryBlocks when the Goodbye was not verified.
 func (l *link) refused(g *RefusedError) {
+	if l.c.logLim.allow(hex.EncodeToString(l.peer[:])) {
+		l.c.log.Warn("quic: refused by validator", "validator", hex.EncodeToString(l.peer[:]), "reason", g.Reason.String(), "detail", g.Detail,
+			"verified", g.Verified, "retry_after_blocks", g.RetryAfterBlocks)
+	}
 	h := l.c.Height()
 	l.mu.Lock()
 	l.refusal = g
 	if g.RetryAfterBlocks != nil {
-		l.retryAt = h + *g.RetryAfterBlocks
+		n := *g.RetryAfterBlocks
+		if !g.Verified {
+			n = min(n, MaxAdvisoryRetryBlocks)
+		}
+		l.retryAt = h + n
 		if l.retryAt < h {
 			l.retryAt = ^uint64(0)
 		}
@@ -682,14 +761,48 @@ func (l *link) onPong(sess *wire.Session, p *wire.HeartbeatPong) {
 	if admitted != nil {
 		close(admitted)
 	}
+	// The pong's block_height is signed by the authenticated validator: a
+	// runner whose own chain view lags (or that has none but the pongs)
+	// learns the height from it and heartbeats at it (§6.3: a ping on
+	// every new height). Tick writes on every stream, so it runs off this
+	// read loop.
+	if c := l.c; p.BlockHeight > c.Height() && c.track() {
+		go func() {
+			defer c.wg.Done()
+			c.Tick(p.BlockHeight)
+		}()
+	}
+}
+
+// probe pings every ClientConfig.ProbeEvery while no ping is
+// outstanding, whatever the height, until done is closed: the pongs then
+// carry the validator's height (onPong), so a runner with no other chain
+// view keeps heartbeating on new heights (§6.3).
+func (l *link) probe(done <-chan struct{}) {
+	t := time.NewTicker(l.c.cfg.ProbeEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+		case <-done:
+			return
+		case <-l.c.ctx.Done():
+			return
+		}
+		l.sendPing(l.c.Height(), true)
+	}
 }
 
 // ping sends a HeartbeatPing for height h unless one went out for h
 // already; the nonce is this connection's next (§6.3).
-func (l *link) ping(h uint64) {
+func (l *link) ping(h uint64) { l.sendPing(h, false) }
+
+// sendPing is ping; a probe pings whatever the height, but never while a
+// ping is outstanding (its pong would then be rejected, §6.3).
+func (l *link) sendPing(h uint64, probe bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.sess == nil || (l.lastPing >= h && l.nonce > 0) {
+	if l.sess == nil || (probe && l.pinged) || (!probe && l.lastPing >= h && l.nonce > 0) {
 		return
 	}
 	p := &wire.HeartbeatPing{BlockHeight: h, Nonce: l.nonce}
@@ -735,6 +848,18 @@ func (c *Client) SendCapabilityDelta(d wire.CapabilityDelta) error {
 	return first
 }
 
+// track adds one goroutine to the client's wait group unless the client
+// is closed (Close waits for them): no wg.Add once Close began.
+func (c *Client) track() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return false
+	}
+	c.wg.Add(1)
+	return true
+}
+
 func (c *Client) linkList() []*link {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -743,13 +868,4 @@ func (c *Client) linkList() []*link {
 		out = append(out, l)
 	}
 	return out
-}
-
-// pingOnce is for tests and benchmarks: a fresh nonce without the height
-// gate.
-func (l *link) pingOnce(h uint64) {
-	l.mu.Lock()
-	l.lastPing = 0
-	l.mu.Unlock()
-	l.ping(h)
 }

@@ -42,7 +42,11 @@ func (l *link) acceptJobs(qc *qgo.Conn, sess *wire.Session, snap *validators.Sna
 		if err != nil {
 			return
 		}
-		l.c.wg.Add(1)
+		if !l.c.track() {
+			st.CancelRead(streamDone)
+			st.CancelWrite(streamDone)
+			return
+		}
 		go func() {
 			defer l.c.wg.Done()
 			l.c.serveJob(st, sess, snap)
@@ -79,7 +83,15 @@ func (c *Client) serveJob(st *qgo.Stream, sess *wire.Session, snap *validators.S
 		fs.finish()
 		return
 	}
-	go c.execute(j)
+	if !c.track() {
+		c.release(j)
+		fs.abort(streamDone)
+		return
+	}
+	go func() {
+		defer c.wg.Done()
+		c.execute(j)
+	}()
 	for {
 		fr, err := fs.read()
 		if err != nil {
@@ -123,7 +135,7 @@ func (c *Client) admitJob(sess *wire.Session, snap *validators.Snapshot, fs *fra
 	c.active++
 	if c.active >= c.cfg.MaxConcurrent && !c.full {
 		c.full = true
-		go c.backpressure(false)
+		c.wakeBackpressure()
 	}
 	return st, nil, j
 }
@@ -140,25 +152,49 @@ func (c *Client) release(j *job) {
 	c.active--
 	if c.full && c.active < c.cfg.MaxConcurrent {
 		c.full = false
-		go c.backpressure(true)
+		c.wakeBackpressure()
 	}
 }
 
-// backpressure sends a §6.4 BackpressureSignal to every validator.
-func (c *Client) backpressure(accepting bool) {
-	c.mu.Lock()
-	h, active := c.height, c.active
-	c.mu.Unlock()
-	for _, l := range c.linkList() {
-		_ = l.control(func(s *wire.Session) (wire.Frame, error) {
-			f := &wire.BackpressureSignal{BlockHeight: h, ActiveJobs: uint32(active), MaxConcurrent: uint32(c.cfg.MaxConcurrent), AcceptingNew: accepting}
-			if !accepting {
-				r := "at capacity"
-				f.Reason = &r
-			}
-			return f, f.Sign(s, c.cfg.Key)
-		})
+// wakeBackpressure asks the backpressure sender to send the current
+// state; it never blocks (a pending wake already covers this one).
+func (c *Client) wakeBackpressure() {
+	select {
+	case c.bpWake <- struct{}{}:
+	default:
 	}
+}
+
+// backpressureLoop is the one path §6.4 BackpressureSignals take: each
+// wake sends the state as it is then, to every connected validator, so a
+// "full" can never overtake the "not full" after it (both are read, in
+// order, by this goroutine alone). It runs until the client closes.
+func (c *Client) backpressureLoop() {
+	defer c.wg.Done()
+	for {
+		select {
+		case <-c.bpWake:
+		case <-c.ctx.Done():
+			return
+		}
+		c.mu.Lock()
+		h, active, accepting := c.height, c.active, !c.full
+		c.mu.Unlock()
+		for _, l := range c.linkList() {
+			_ = l.control(func(s *wire.Session) (wire.Frame, error) {
+				return c.backpressureFrame(s, h, active, accepting)
+			})
+		}
+	}
+}
+
+func (c *Client) backpressureFrame(s *wire.Session, h uint64, active int, accepting bool) (wire.Frame, error) {
+	f := &wire.BackpressureSignal{BlockHeight: h, ActiveJobs: uint32(active), MaxConcurrent: uint32(c.cfg.MaxConcurrent), AcceptingNew: accepting}
+	if !accepting {
+		r := "at capacity"
+		f.Reason = &r
+	}
+	return f, f.Sign(s, c.cfg.Key)
 }
 
 // execute runs the job and sends JobResultCommit before JobResult when the

@@ -44,13 +44,26 @@
 // # Time
 //
 // Block heights come from the node: [Server.Tick] and [Client.Tick], as in
-// raft's Tick. Wall-clock time is used only for QUIC and handshake
-// timeouts, the pre-authentication Hello rate limit, Goodbye linger and the
-// §11.3 reconnect backoff (which the spec gives in milliseconds).
+// raft's Tick; a client also ticks to a verified HeartbeatPong's height
+// when it is ahead (§6.3). Wall-clock time is used only for QUIC and
+// handshake timeouts, the pre-authentication Hello rate limit, Goodbye
+// linger, push pacing, log rate limits and the §11.3 reconnect backoff
+// (which the spec gives in milliseconds).
+//
+// # Lifecycle
+//
+// [NewServer] and [NewClient] take a context; cancelling it shuts down as
+// Close does. Every goroutine either starts (accept loop, connections,
+// pushes and job streams; links, job execution, backpressure) is tracked
+// and waited for by Close, which is idempotent and safe to call
+// concurrently. [Server.Push] and [Server.Applied] never touch the
+// network: they route at once and the server's goroutines send, reporting
+// to ServerConfig.OnPushed and OnPushError. Callbacks run on those
+// goroutines and must not block.
 //
 // # Chain views
 //
-// The node enters through small interfaces: [state.Registry] for
+// The node enters through small interfaces: [CommittedRegistry] for
 // registration (§6.2) and the parent-block index basis (§8.1),
 // [ValidatorSets] for the §5.3 epochs, [wire.TxDecoder] and [Mempool] for
 // §10.3 results, [Executor] and [ResultSubmitter] on the runner. In-memory

@@ -48,6 +48,12 @@ var (
 	// ErrResultBeforeCommit: a multi-runner job's JobResult arrived with no
 	// JobResultCommit before it on the stream (§10.3).
 	ErrResultBeforeCommit = errors.New("quic: JobResult before JobResultCommit for a multi-runner job")
+	// ErrRevealNotReleased: a held multi-runner reveal whose window never
+	// opened before the job's deadline_block (§10.3, §11.2); dropped.
+	ErrRevealNotReleased = errors.New("quic: held reveal not released before the job's deadline")
+	// ErrTooManyHeld: an early multi-runner reveal beyond
+	// ServerConfig.MaxHeldReveals for its runner (§10.3); not held.
+	ErrTooManyHeld = errors.New("quic: too many early reveals held for the runner")
 	// ErrNotPresent: a push names a runner this validator does not route to
 	// (§7.4 (a), §10.1).
 	ErrNotPresent = errors.New("quic: runner not in local presence")
@@ -55,6 +61,11 @@ var (
 	ErrNoSuchJob = errors.New("quic: no in-flight push for the job")
 	// ErrClosed: the Server or Client is closed.
 	ErrClosed = errors.New("quic: closed")
+	// ErrNotReady: the validator has no committed registry view at its
+	// height yet (nothing committed, or its store behind it), so §6.2
+	// admission cannot be decided. Retryable: Goodbye{Draining} with
+	// retry_after_blocks = [NotReadyRetryBlocks] (SPEC-NOTES N6).
+	ErrNotReady = errors.New("quic: validator has no committed state to admit against yet")
 	// ErrNotConnected: no admitted connection to that peer.
 	ErrNotConnected = errors.New("quic: not connected")
 )
@@ -73,6 +84,19 @@ func (e *RefusedError) Error() string {
 	return fmt.Sprintf("quic: peer said Goodbye{%s} %q", e.Reason, e.Detail)
 }
 
+// NotReadyRetryBlocks is the retry_after_blocks of a Goodbye for
+// [ErrNotReady]: try again after the next block (SPEC-NOTES N6).
+const NotReadyRetryBlocks = 1
+
+// retryAfter is the retry_after_blocks to refuse err with, if any.
+func retryAfter(err error) *uint64 {
+	if errors.Is(err, ErrNotReady) {
+		n := uint64(NotReadyRetryBlocks)
+		return &n
+	}
+	return nil
+}
+
 // GoodbyeReason maps a refusal to the §12.5 reason to close with: the
 // transport's own sentinels first, then [wire.GoodbyeReasonFor].
 func GoodbyeReason(err error) wire.GoodbyeReason {
@@ -83,6 +107,8 @@ func GoodbyeReason(err error) wire.GoodbyeReason {
 		return wire.GoodbyeRateLimited
 	case errors.Is(err, ErrHelloAckMismatch):
 		return wire.GoodbyeProtocolError
+	case errors.Is(err, ErrNotReady):
+		return wire.GoodbyeDraining
 	}
 	return wire.GoodbyeReasonFor(err)
 }

@@ -26,7 +26,7 @@ func Example() {
 	reg := state.NewMemRegistry(state.DefaultReputationConfig())
 	_ = reg.Register(1, state.Runner{Address: rk.Address(), LastHeartbeat: 1})
 
-	srv, err := cquic.NewServer(cquic.ServerConfig{
+	srv, err := cquic.NewServer(context.Background(), cquic.ServerConfig{
 		Key: vk, ChainID: 1, Params: p, Registry: reg, Validators: sets,
 		TxDecoder: wire.MemTxCodec{}, Mempool: &cquic.MemMempool{},
 	}, 5)
@@ -38,7 +38,7 @@ func Example() {
 	dir.Put(srv.PeerKey(), srv.Addr())
 
 	exec := cquic.ExecutorFunc(func(context.Context, *cquic.Job) (cquic.Result, error) { return cquic.Result{}, nil })
-	cl, err := cquic.NewClient(cquic.ClientConfig{
+	cl, err := cquic.NewClient(context.Background(), cquic.ClientConfig{
 		Key: rk, ChainID: 1, Params: p, Validators: sets, Directory: dir, Executor: exec,
 	}, 5)
 	if err != nil {

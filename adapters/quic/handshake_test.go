@@ -75,12 +75,13 @@ func serverSession(s *Server, r cip11.Address) *wire.Session {
 
 // §6.2: the exporter is connection-specific — two connections between the
 // same endpoints on the same socket never share a channel binding.
+// (Two runners, so that neither admission replaces the other, #21.)
 func TestChannelBindingIsConnectionSpecific(t *testing.T) {
-	rk := runnerKey(t, 1)
-	f := newFixture(t, 1, rk)
+	rk, rk2 := runnerKey(t, 1), runnerKey(t, 2)
+	f := newFixture(t, 1, rk, rk2)
 	s := f.startServer(0, nil)
 	tr := rawTransport(t)
-	a, b := rawDial(t, tr, s, rk), rawDial(t, tr, s, rk)
+	a, b := rawDial(t, tr, s, rk), rawDial(t, tr, s, rk2)
 	if a.binding == b.binding {
 		t.Fatal("two connections share a channel binding")
 	}
@@ -361,22 +362,22 @@ func TestConstructorsRejectNil(t *testing.T) {
 	f := newFixture(t, 1)
 	cfg := f.serverConfig(0)
 	cfg.Registry = nil
-	if _, err := NewServer(cfg, 0); !errors.Is(err, ErrNilDependency) {
+	if _, err := NewServer(context.Background(), cfg, 0); !errors.Is(err, ErrNilDependency) {
 		t.Fatalf("nil registry: %v", err)
 	}
 	cfg = f.serverConfig(0)
 	cfg.Key = nil
-	if _, err := NewServer(cfg, 0); !errors.Is(err, ErrNilKey) {
+	if _, err := NewServer(context.Background(), cfg, 0); !errors.Is(err, ErrNilKey) {
 		t.Fatalf("nil key: %v", err)
 	}
 	cc := f.clientConfig(runnerKey(t, 1), nil)
 	cc.Executor = nil
-	if _, err := NewClient(cc, 0); !errors.Is(err, ErrNilDependency) {
+	if _, err := NewClient(context.Background(), cc, 0); !errors.Is(err, ErrNilDependency) {
 		t.Fatalf("nil executor: %v", err)
 	}
 	cc = f.clientConfig(runnerKey(t, 1), nil)
 	cc.Key = nil
-	if _, err := NewClient(cc, 0); !errors.Is(err, ErrNilKey) {
+	if _, err := NewClient(context.Background(), cc, 0); !errors.Is(err, ErrNilKey) {
 		t.Fatalf("nil key: %v", err)
 	}
 }

@@ -12,7 +12,9 @@ import (
 )
 
 // §6.3: a ping signed on one connection is rejected on another of the same
-// runner — connection_id binds the channel — even with a valid nonce.
+// runner — connection_id binds the channel — even with a valid nonce. The
+// second connection replaces the first (#21), so the ping is replayed from
+// the old connection onto its successor.
 func TestPingReplayedFromAnotherConnectionRejected(t *testing.T) {
 	rk := runnerKey(t, 1)
 	f := newFixture(t, 1, rk)
@@ -20,7 +22,6 @@ func TestPingReplayedFromAnotherConnectionRejected(t *testing.T) {
 	tr := rawTransport(t)
 	a, b := rawDial(t, tr, s, rk), rawDial(t, tr, s, rk)
 	a.handshake(f.snap.Pair())
-	b.handshake(f.snap.Pair())
 	p := &wire.HeartbeatPing{BlockHeight: startHeight, Nonce: 5}
 	if err := p.Sign(a.sess, rk); err != nil {
 		t.Fatal(err)
@@ -28,6 +29,7 @@ func TestPingReplayedFromAnotherConnectionRejected(t *testing.T) {
 	if pong := a.sendPing(p); pong == nil || pong.NonceEcho != 5 {
 		t.Fatal("genuine ping not answered")
 	}
+	b.handshake(f.snap.Pair())
 	before := s.Stats().PingsRejected
 	if pong := b.sendPing(p); pong != nil {
 		t.Fatal("replayed ping answered")
@@ -37,10 +39,6 @@ func TestPingReplayedFromAnotherConnectionRejected(t *testing.T) {
 	}
 	if s.Stats().PingsRejected != before+1 {
 		t.Fatal("replay not counted as rejected")
-	}
-	// The genuine connection is unaffected.
-	if pong := a.ping(6, startHeight); pong == nil {
-		t.Fatal("genuine connection broken by the replay")
 	}
 }
 

@@ -124,7 +124,7 @@ func (f *fixture) startServer(i int, mutate func(*ServerConfig)) *Server {
 	if mutate != nil {
 		mutate(&cfg)
 	}
-	s, err := NewServer(cfg, startHeight)
+	s, err := NewServer(context.Background(), cfg, startHeight)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func (f *fixture) startClient(k *wire.RunnerKey, ex Executor, mutate func(*Clien
 	if mutate != nil {
 		mutate(&cfg)
 	}
-	c, err := NewClient(cfg, startHeight)
+	c, err := NewClient(context.Background(), cfg, startHeight)
 	if err != nil {
 		f.t.Fatal(err)
 	}

@@ -82,33 +82,54 @@ func (l *helloLimiter) prune(now time.Time) {
 }
 
 // halfOpen counts connections from their first QUIC Initial until CIP-11
-// admission or failure (§6.6: cap concurrent half-open handshakes). Each
-// connection holds one token, released exactly once.
+// admission or failure (§6.6: cap concurrent half-open handshakes), in
+// total and per source IP (§15.1: one source's storm must not take every
+// slot). Each connection holds one token, released exactly once.
 type halfOpen struct {
-	n atomic.Int64
+	n     atomic.Int64
+	mu    sync.Mutex
+	bySrc map[string]int
 }
 
 type halfOpenToken struct {
 	once sync.Once
 	h    *halfOpen
+	src  string
 }
 
 func (t *halfOpenToken) release() {
 	if t != nil {
-		t.once.Do(func() { t.h.n.Add(-1) })
+		t.once.Do(func() { t.h.leave(t.src) })
 	}
+}
+
+func (h *halfOpen) leave(src string) {
+	h.mu.Lock()
+	if h.bySrc[src]--; h.bySrc[src] <= 0 {
+		delete(h.bySrc, src)
+	}
+	h.mu.Unlock()
+	h.n.Add(-1)
 }
 
 type halfOpenKey struct{}
 
-// enter takes a token unless max are already taken. The token is released
-// when ctx (the connection's context) ends, whatever happens.
-func (h *halfOpen) enter(ctx context.Context, max int64) (context.Context, bool) {
-	if h.n.Add(1) > max {
-		h.n.Add(-1)
+// enter takes a token for a connection from src unless max are taken in
+// total or perSrc by src already. The token is released when ctx (the
+// connection's context) ends, whatever happens.
+func (h *halfOpen) enter(ctx context.Context, src string, max, perSrc int64) (context.Context, bool) {
+	h.mu.Lock()
+	if h.bySrc == nil {
+		h.bySrc = map[string]int{}
+	}
+	if int64(h.bySrc[src]) >= perSrc || h.n.Load() >= max {
+		h.mu.Unlock()
 		return ctx, false
 	}
-	t := &halfOpenToken{h: h}
+	h.bySrc[src]++
+	h.n.Add(1)
+	h.mu.Unlock()
+	t := &halfOpenToken{h: h, src: src}
 	context.AfterFunc(ctx, t.release)
 	return context.WithValue(ctx, halfOpenKey{}, t), true
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -27,9 +28,10 @@ type ServerConfig struct {
 	ChainID uint64
 	Params  cip11.Params
 
-	// Registry is the Runner Registry by block (§6.2 registration, §8.1
-	// index basis for ProposerInput).
-	Registry state.Registry
+	// Registry reads the Runner Registry as committed (§6.2 registration
+	// and health, §8.1/§8.5 index basis for ProposerInput); see
+	// [CommittedRegistry].
+	Registry CommittedRegistry
 	// Validators is the §5.3 validator-set view (admission, Sub(R)).
 	Validators ValidatorSets
 
@@ -46,6 +48,12 @@ type ServerConfig struct {
 	// RefuseEarlyReveal answers an early multi-runner JobResult with
 	// Goodbye{ProtocolError} instead of holding it (§10.3 allows either).
 	RefuseEarlyReveal bool
+	// MaxHeldReveals bounds the early reveals held for one runner at a
+	// time ([DefaultMaxHeldReveals]); beyond it an early reveal's push is
+	// a SoftFailure (ErrTooManyHeld). A held reveal is released by the
+	// reveal window (RevealOpen, or [Server.CommitIncluded]) or dropped
+	// past the job's deadline_block.
+	MaxHeldReveals int
 
 	// OnOutcome receives every §10.6 dispatch classification; OnProgress
 	// every §10.4 JobProgress. Both are optional and must not block.
@@ -60,12 +68,19 @@ type ServerConfig struct {
 	// OnRefuse is told the §12.5 Goodbye reason of every refused
 	// handshake. Optional; must not block.
 	OnRefuse func(reason wire.GoodbyeReason)
-	// OnPushError is told of a paced push that failed after
-	// [Server.PushWith] returned: the runner left local presence while the
-	// assignment waited for a slot, or its stream could not be opened or
-	// written (an unpaced push returns these errors instead). Optional;
-	// must not block.
+	// OnPushed is told of every assignment whose JobAssignment was written
+	// on its job stream (§10.1); OnPushError of every routed assignment
+	// that could not be sent after [Server.PushWith] returned: the runner
+	// left local presence while the assignment waited for a slot, or its
+	// stream could not be opened or written. Exactly one of the two is
+	// called per assignment PushWith returned nil for. Optional.
+	OnPushed    func(a Assignment)
 	OnPushError func(a Assignment, err error)
+	//
+	// Every callback above is called from the server's own goroutines,
+	// never from a caller of Push or PushWith (OnOutcome also from the
+	// caller of Tick or Applied, for ack timeouts and released reveals).
+	// None may block: Close waits for the goroutines that call them.
 
 	// PushWindow is the default [PushOptions.MaxInFlight]: > 0 paces every
 	// push at that many unanswered assignments, < 0 sends all at once, and
@@ -88,10 +103,33 @@ type ServerConfig struct {
 	// MaxHalfOpen caps connections between their first Initial and CIP-11
 	// admission (1024); above RetryAbove (MaxHalfOpen/2) new connections
 	// must pass QUIC address validation (Retry) first (§6.6).
-	MaxHalfOpen int
-	RetryAbove  int
-	// Now is the wall clock for the Hello rate limit (time.Now).
+	// MaxHalfOpenPerSource caps them per source IP
+	// ([DefaultMaxHalfOpenPerSource]), so one source's handshake storm
+	// cannot take every slot from the others (§6.6, §15.1).
+	MaxHalfOpen          int
+	RetryAbove           int
+	MaxHalfOpenPerSource int
+	// Now is the wall clock for the Hello rate limit and the log limiter
+	// (time.Now).
 	Now func() time.Time
+	// Logger receives admissions and refusals (Info, with the §12.5 reason
+	// and detail; refusals at most one per source IP every 10 s),
+	// connection loss (Info) and push outcomes other than Success (Debug).
+	// Nil discards.
+	Logger *slog.Logger
+}
+
+// CommittedRegistry is all the server reads of the Runner Registry: the
+// view as committed at the end of block h. It asks only for heights the
+// node gave it as committed (NewServer's h, Tick's h, ProposerInput's
+// h): for admission at the current height (§6.2: registered and not
+// Deregistered) and for the index basis of PresenceInput (§8.1, §8.5). A
+// height not (or no longer) available must return an error wrapping
+// state.ErrUnknownHeight, which admission answers retryably (ErrNotReady,
+// SPEC-NOTES N6). A returned view must stay valid, unchanged, while later
+// blocks commit. state.Registry implementations satisfy it.
+type CommittedRegistry interface {
+	At(h uint64) (state.RegistryView, error)
 }
 
 // Outcome is one §10.6 dispatch classification.
@@ -104,10 +142,34 @@ type Outcome struct {
 	Ack     *wire.AckStatus // the runner's verified JobAck status, if one was read
 }
 
-// ServerStats are cumulative counters, for tests and operators.
+// ServerStats is a snapshot of the server's counters and gauges, for tests,
+// operators and [NewCollector].
 type ServerStats struct {
+	// Cumulative counters.
 	Admitted, Refused, PingsOK, PingsRejected, ProtocolErrors, Forwarded int64
+	// RefusedBy counts refused handshakes by §12.5 Goodbye reason (index:
+	// the reason byte); their sum is Refused.
+	RefusedBy [NumGoodbyeReasons]int64
+	// Outcomes counts §10.6 dispatch classifications (index: local.Outcome).
+	Outcomes [NumOutcomes]int64
+	// ResultsRejected counts JobResultCommit/JobResult frames whose
+	// tx_bytes failed the §10.3 checks (not forwarded).
+	ResultsRejected int64
+	// PreHelloCloses counts connections closed before a Hello arrived
+	// (no control stream, a timeout, or another first frame; §6.6).
+	PreHelloCloses int64
+	// Gauges at the time of the snapshot: admitted connections, runners in
+	// local presence at the current height (§7.4), and connections not yet
+	// admitted (§6.6).
+	Connected, Present, HalfOpen int
 }
+
+// NumGoodbyeReasons is the number of §12.5 GoodbyeReason variants; NumOutcomes
+// the number of §10.6 outcomes.
+const (
+	NumGoodbyeReasons = int(wire.GoodbyeShutdown) + 1
+	NumOutcomes       = int(local.HardFailure) + 1
+)
 
 // Server is a validator's CIP-11 endpoint: one UDP socket, QUIC+TLS 1.3,
 // admission, heartbeats and push (§6, §10, §11). It owns the validator's
@@ -121,18 +183,30 @@ type Server struct {
 	ln     *qgo.Listener
 	ctx    context.Context
 	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	wg     sync.WaitGroup // every goroutine the server starts; Add only via track
+	// stopAfter unregisters the shutdown NewServer's context would start;
+	// done is closed once Shutdown has finished.
+	stopAfter func() bool
+	done      chan struct{}
 
 	half    halfOpen
 	limiter *helloLimiter
-	stats   struct{ admitted, refused, pingsOK, pingsRejected, protocol, forwarded atomic.Int64 }
+	log     *slog.Logger
+	logLim  *logLimiter
+	stats   struct {
+		admitted, refused, pingsOK, pingsRejected, protocol, forwarded atomic.Int64
+		refusedBy                                                      [NumGoodbyeReasons]atomic.Int64
+		outcomes                                                       [NumOutcomes]atomic.Int64
+		resultsRejected, preHello                                      atomic.Int64
+	}
 
 	mu       sync.Mutex
 	height   uint64
 	pres     *local.Presence
 	conns    map[local.ConnID]*sconn
-	byRunner map[cip11.Address][]*sconn // admitted connections, oldest first
+	byRunner map[cip11.Address][]*sconn // the admitted connection (one per runner: admit replaces)
 	pushes   map[pushKey]*push
+	heldBy   map[cip11.Address]int // reveals held per runner (§10.3), ≤ MaxHeldReveals
 	closed   bool
 
 	mutatePong func(*wire.HeartbeatPong) // test hook: a misbehaving validator
@@ -145,6 +219,10 @@ type sconn struct {
 	sess   *wire.Session
 	runner cip11.Address
 	id     local.ConnID
+	// replaced are the runner's older connections this admission
+	// superseded; serveConn closes them (§12.5 has no reason for it, so
+	// with a plain QUIC close, codeReplaced).
+	replaced []*sconn
 }
 
 func (c *ServerConfig) defaults() error {
@@ -178,6 +256,12 @@ func (c *ServerConfig) defaults() error {
 	if c.MaxHalfOpen <= 0 {
 		c.MaxHalfOpen = 1024
 	}
+	if c.MaxHeldReveals <= 0 {
+		c.MaxHeldReveals = DefaultMaxHeldReveals
+	}
+	if c.MaxHalfOpenPerSource <= 0 {
+		c.MaxHalfOpenPerSource = DefaultMaxHalfOpenPerSource
+	}
 	if c.RetryAbove <= 0 {
 		c.RetryAbove = c.MaxHalfOpen / 2
 	}
@@ -187,6 +271,14 @@ func (c *ServerConfig) defaults() error {
 	return nil
 }
 
+// DefaultMaxHeldReveals is ServerConfig.MaxHeldReveals's default.
+const DefaultMaxHeldReveals = 16
+
+// DefaultMaxHalfOpenPerSource is ServerConfig.MaxHalfOpenPerSource's
+// default: room for a NAT of honest runners reconnecting at once, a
+// sixteenth of the default total.
+const DefaultMaxHalfOpenPerSource = 64
+
 func orDefault(d, def time.Duration) time.Duration {
 	if d <= 0 {
 		return def
@@ -195,8 +287,9 @@ func orDefault(d, def time.Duration) time.Duration {
 }
 
 // NewServer validates cfg, binds the UDP socket and starts accepting at
-// height h (the node's last finalized and applied block).
-func NewServer(cfg ServerConfig, h uint64) (*Server, error) {
+// height h (the node's last finalized and applied block). Cancelling ctx
+// shuts the server down as [Server.Close] does; Close still waits for it.
+func NewServer(ctx context.Context, cfg ServerConfig, h uint64) (*Server, error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, err
 	}
@@ -210,8 +303,9 @@ func NewServer(cfg ServerConfig, h uint64) (*Server, error) {
 	}
 	s := &Server{
 		cfg: cfg, self: self, height: h, pres: local.New(cfg.Params),
-		conns: map[local.ConnID]*sconn{}, byRunner: map[cip11.Address][]*sconn{}, pushes: map[pushKey]*push{},
-		limiter: newHelloLimiter(cfg.HelloRate, cfg.HelloBurst, cfg.Now),
+		conns: map[local.ConnID]*sconn{}, byRunner: map[cip11.Address][]*sconn{}, pushes: map[pushKey]*push{}, heldBy: map[cip11.Address]int{},
+		limiter: newHelloLimiter(cfg.HelloRate, cfg.HelloBurst, cfg.Now), done: make(chan struct{}),
+		log: loggerOr(cfg.Logger), logLim: newLogLimiter(refusalLogInterval, cfg.Now),
 	}
 	s.udp = cfg.PacketConn
 	if s.udp == nil {
@@ -220,14 +314,14 @@ func NewServer(cfg ServerConfig, h uint64) (*Server, error) {
 		}
 		s.ownUDP = true
 	}
-	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.ctx, s.cancel = context.WithCancel(ctx)
 	resetKey := statelessResetKey(cfg.Key)
 	s.tr = &qgo.Transport{
 		Conn:                s.udp,
 		StatelessResetKey:   &resetKey,
 		VerifySourceAddress: func(net.Addr) bool { return s.half.n.Load() >= int64(cfg.RetryAbove) },
-		ConnContext: func(ctx context.Context, _ *qgo.ClientInfo) (context.Context, error) {
-			ctx, ok := s.half.enter(ctx, int64(cfg.MaxHalfOpen))
+		ConnContext: func(ctx context.Context, ci *qgo.ClientInfo) (context.Context, error) {
+			ctx, ok := s.half.enter(ctx, sourceIP(ci.RemoteAddr), int64(cfg.MaxHalfOpen), int64(cfg.MaxHalfOpenPerSource))
 			if !ok {
 				return ctx, errors.New("half-open handshake cap reached")
 			}
@@ -241,11 +335,14 @@ func NewServer(cfg ServerConfig, h uint64) (*Server, error) {
 		MaxIncomingUniStreams: -1, // and no unidirectional streams
 	})
 	if err != nil {
+		s.cancel()
+		_ = s.tr.Close()
 		s.closeSocket()
 		return nil, err
 	}
-	s.wg.Add(1)
+	s.wg.Add(1) // nothing else can run yet: no track needed
 	go s.acceptLoop()
+	s.stopAfter = context.AfterFunc(ctx, func() { _ = s.Close() })
 	return s, nil
 }
 
@@ -266,13 +363,26 @@ func (s *Server) Addr() net.Addr { return s.udp.LocalAddr() }
 // PeerKey is this validator's raw peer_pubkey.
 func (s *Server) PeerKey() validators.PeerKey { return s.self }
 
-// Stats returns a snapshot of the counters.
+// Stats returns a snapshot of the counters and gauges.
 func (s *Server) Stats() ServerStats {
-	return ServerStats{
+	st := ServerStats{
 		Admitted: s.stats.admitted.Load(), Refused: s.stats.refused.Load(),
 		PingsOK: s.stats.pingsOK.Load(), PingsRejected: s.stats.pingsRejected.Load(),
 		ProtocolErrors: s.stats.protocol.Load(), Forwarded: s.stats.forwarded.Load(),
+		ResultsRejected: s.stats.resultsRejected.Load(), PreHelloCloses: s.stats.preHello.Load(),
+		HalfOpen: s.HalfOpen(),
 	}
+	for i := range st.RefusedBy {
+		st.RefusedBy[i] = s.stats.refusedBy[i].Load()
+	}
+	for i := range st.Outcomes {
+		st.Outcomes[i] = s.stats.outcomes[i].Load()
+	}
+	s.mu.Lock()
+	st.Connected = len(s.conns)
+	st.Present = len(s.pres.Present(s.height))
+	s.mu.Unlock()
+	return st
 }
 
 // HalfOpen is the current number of connections not yet admitted (§6.6).
@@ -287,7 +397,10 @@ func (s *Server) acceptLoop() {
 		if err != nil {
 			return
 		}
-		s.wg.Add(1)
+		if !s.track() {
+			_ = qc.CloseWithError(codeShutdown, "")
+			return
+		}
 		go func() {
 			defer s.wg.Done()
 			s.serveConn(qc)
@@ -311,11 +424,13 @@ func (s *Server) serveConn(qc *qgo.Conn) {
 	st, err := qc.AcceptStream(ctx)
 	cancel()
 	if err != nil {
+		s.stats.preHello.Add(1)
 		_ = qc.CloseWithError(codeProtocol, "no control stream")
 		return
 	}
 	f := newFrameStream(st, handshakeFrameBytes, s.cfg.Params.MaxFrameBytes)
 	if st.StreamID() != 0 {
+		s.stats.preHello.Add(1)
 		s.refuse(qc, f, nil, ErrNotControlStream)
 		return
 	}
@@ -330,25 +445,38 @@ func (s *Server) serveConn(qc *qgo.Conn) {
 		return
 	}
 	tok.release()
+	for _, old := range sc.replaced {
+		_ = old.qc.CloseWithError(codeReplaced, "replaced by a newer connection")
+	}
+	sc.replaced = nil
+	s.log.Info("quic: runner admitted", "runner", sc.runner, "remote", qc.RemoteAddr())
 	if s.cfg.OnAdmit != nil {
 		s.cfg.OnAdmit(sc.runner)
 	}
 	f.setReadMax(s.cfg.Params.MaxFrameBytes)
 	s.controlLoop(sc)
+	s.log.Info("quic: runner connection closed", "runner", sc.runner, "remote", qc.RemoteAddr(), "cause", context.Cause(qc.Context()))
 }
 
 // refuse closes with the Goodbye reason for err (§12.5), signed once the
 // session is known.
 func (s *Server) refuse(qc *qgo.Conn, f *frameStream, sess *wire.Session, err error) {
+	reason := GoodbyeReason(err)
 	s.stats.refused.Add(1)
+	if int(reason) < NumGoodbyeReasons {
+		s.stats.refusedBy[reason].Add(1)
+	}
 	if s.cfg.OnRefuse != nil {
-		s.cfg.OnRefuse(GoodbyeReason(err))
+		s.cfg.OnRefuse(reason)
+	}
+	if src := sourceIP(qc.RemoteAddr()); s.logLim.allow(src) {
+		s.log.Info("quic: runner refused", "reason", reason.String(), "detail", err.Error(), "remote", qc.RemoteAddr())
 	}
 	var k wire.Signer
 	if sess != nil {
 		k = s.cfg.Key
 	}
-	sayGoodbye(qc, f, goodbye(sess, k, GoodbyeReason(err), err.Error(), nil), s.cfg.GoodbyeLinger)
+	sayGoodbye(qc, f, goodbye(sess, k, reason, err.Error(), retryAfter(err)), s.cfg.GoodbyeLinger)
 }
 
 // local is the validator's wire.Local at h: the admissible epoch pairs and
@@ -375,6 +503,7 @@ func (s *Server) handshake(qc *qgo.Conn, f *frameStream, deadline time.Time) (*s
 	}
 	peer, err := readHello(f, deadline)
 	if err != nil {
+		s.stats.preHello.Add(1)
 		return nil, nil, err
 	}
 	if !s.limiter.allow(sourceIP(qc.RemoteAddr())) {
@@ -516,6 +645,9 @@ func (s *Server) admit(qc *qgo.Conn, f *frameStream, sess *wire.Session) (*sconn
 		return nil, ErrClosed
 	}
 	view, err := s.cfg.Registry.At(s.height)
+	if errors.Is(err, state.ErrUnknownHeight) {
+		return nil, fmt.Errorf("%w: %w", ErrNotReady, err)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -523,11 +655,20 @@ func (s *Server) admit(qc *qgo.Conn, f *frameStream, sess *wire.Session) (*sconn
 		return nil, fmt.Errorf("%w: %s", ErrRunnerNotRegistered, addr)
 	}
 	sc := &sconn{qc: qc, ctl: f, sess: sess, runner: addr, id: local.ConnID(sess.ID)}
+	// A runner keeps one connection per validator (§4.2): a new admission
+	// replaces the old one, which is forgotten here, under the same lock, so
+	// its later close cannot clear presence the new connection owns (§11.3).
+	sc.replaced = s.byRunner[addr]
+	for _, old := range sc.replaced {
+		delete(s.conns, old.id)
+		_ = s.pres.Close(s.height, addr, old.id)
+	}
+	delete(s.byRunner, addr)
 	if err := s.pres.Open(s.height, addr, sc.id); err != nil {
-		return nil, err
+		return nil, err // the replaced connections' next ping fails: they close then
 	}
 	s.conns[sc.id] = sc
-	s.byRunner[addr] = append(s.byRunner[addr], sc)
+	s.byRunner[addr] = []*sconn{sc}
 	s.stats.admitted.Add(1)
 	return sc, nil
 }
@@ -628,8 +769,8 @@ func (s *Server) onPing(sc *sconn, p *wire.HeartbeatPing) error {
 func (s *Server) drop(sc *sconn) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.conns[sc.id]; !ok {
-		return
+	if s.conns[sc.id] != sc {
+		return // already replaced by a newer connection (admit)
 	}
 	delete(s.conns, sc.id)
 	list := s.byRunner[sc.runner]
@@ -704,22 +845,30 @@ func (s *Server) Goodbye(runner cip11.Address, reason wire.GoodbyeReason, detail
 	return nil
 }
 
-// Close says Goodbye{Shutdown} to every runner, stops accepting and
-// releases the socket. A restarted Server starts with empty presence
-// (§8.1).
+// Close says Goodbye{Shutdown} to every runner, stops accepting, waits
+// for every goroutine the server started and releases the socket. A
+// restarted Server starts with empty presence (§8.1). Close is
+// idempotent and safe to call concurrently: every call returns once the
+// server is down.
 func (s *Server) Close() error {
 	return s.Shutdown(wire.GoodbyeShutdown, nil)
 }
 
 // Shutdown is Close with a chosen reason (Shutdown or Draining) and
-// retry_after_blocks.
+// retry_after_blocks (§12.5). Only the first Close or Shutdown says
+// Goodbye; later ones wait for it and return nil.
 func (s *Server) Shutdown(reason wire.GoodbyeReason, retryAfterBlocks *uint64) error {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		return ErrClosed
+		<-s.done
+		return nil
 	}
 	s.closed = true
+	defer close(s.done)
+	if s.stopAfter != nil {
+		s.stopAfter()
+	}
 	list := make([]*sconn, 0, len(s.conns))
 	for _, sc := range s.conns {
 		list = append(list, sc)

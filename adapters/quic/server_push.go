@@ -55,6 +55,7 @@ type push struct {
 	state      pushState
 	commitAt   uint64
 	commitSeen bool
+	included   bool // the node saw the job's commitment included (CommitIncluded)
 	held       *heldTx
 	releasing  bool
 	ack        *wire.AckStatus // the verified JobAck status, once read
@@ -80,14 +81,16 @@ type heldTx struct {
 // Tick is the node telling the server that h is its newest finalized and
 // applied height (raft's Tick): pushes with no framed answer within
 // ACK_TIMEOUT_BLOCKS become HardFailure and their streams are closed
-// (§10.6, §11.1), and held reveals whose window opened are forwarded
-// (§10.3). Heights never go back; an older h is ignored.
+// (§10.6, §11.1), held reveals whose window opened are forwarded (§10.3),
+// and held reveals still unreleased past the job's deadline_block are
+// dropped as SoftFailure (ErrRevealNotReleased, §11.2). Heights never go
+// back; an older h is ignored.
 func (s *Server) Tick(h uint64) {
 	type release struct {
 		p *push
 		t *heldTx
 	}
-	var timedOut []*push
+	var timedOut, expired []*push
 	var reveal []release
 	s.mu.Lock()
 	if h > s.height {
@@ -106,10 +109,16 @@ func (s *Server) Tick(h uint64) {
 		case p.held != nil && !p.releasing && s.revealOpen(p, s.height):
 			p.releasing = true // held stays set until finishPush: the stream's EOF must not look like "no result"
 			reveal = append(reveal, release{p, p.held})
+		case p.held != nil && !p.releasing && s.height > p.a.DeadlineBlock:
+			p.releasing = true
+			expired = append(expired, p)
 		}
 	}
 	h = s.height
 	s.mu.Unlock()
+	for _, p := range expired { // §11.2: the job timed out; the reveal can no longer count
+		s.finishPush(p, local.SoftFailure, ErrRevealNotReleased)
+	}
 	for _, p := range timedOut {
 		p.answer()
 		p.fs.abort(streamTimeout)
@@ -132,9 +141,11 @@ func (s *Server) Applied(h uint64, as []Assignment) []error {
 
 // Push sends each assignment to its runner if the runner is in local
 // presence and not vetoed by a capability delta (§7.4 (a), §10.1): a new
-// validator-initiated stream and a signed JobAssignment. It returns one
-// error per assignment (nil: sent, or queued behind the pacing window;
-// ErrNotPresent: not routed here). Outcomes arrive later through
+// validator-initiated stream and a signed JobAssignment. It does no
+// network I/O itself: it returns one routing error per assignment at
+// once (nil: handed to the sender; ErrNotPresent: not routed here;
+// ErrClosed) and the server's own goroutines send, reporting each send
+// to ServerConfig.OnPushed or OnPushError. Outcomes arrive later through
 // ServerConfig.OnOutcome. It is PushWith(as, PushOptions{}).
 func (s *Server) Push(as []Assignment) []error {
 	return s.PushWith(as, PushOptions{})
@@ -160,34 +171,27 @@ type PushOptions struct {
 	SlotTimeout time.Duration
 }
 
-// PushWith is [Server.Push] with pacing. Unpaced, it returns once every
-// assignment was sent or failed. Paced, it never waits for answers: it
-// routes every assignment at once (ErrNotPresent is returned now), sends
-// the first MaxInFlight, and sends the rest in the background as slots
-// free up, in order; one that then fails goes to ServerConfig.OnPushError.
+// PushWith is [Server.Push] with pacing. It never waits for the network
+// (§10.1 dispatch must not stall block production behind one runner whose
+// stream credit is exhausted): it routes every assignment at once
+// (ErrNotPresent is returned now) and a tracked goroutine sends the
+// routed ones, all at once or, paced, the first MaxInFlight and the rest
+// in order as slots free up. Each send is reported to
+// ServerConfig.OnPushed or OnPushError.
 func (s *Server) PushWith(as []Assignment, o PushOptions) []error {
 	errs := make([]error, len(as))
-	limit := o.MaxInFlight
-	if limit == 0 {
-		limit = s.PushWindow()
-	}
-	if limit <= 0 || limit >= len(as) {
-		var wg sync.WaitGroup
-		for i := range as {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				_, errs[i] = s.pushOne(as[i], nil)
-			}()
-		}
-		wg.Wait()
-		return errs
-	}
 	queued := make([]Assignment, 0, len(as))
 	for i := range as {
 		if _, _, errs[i] = s.route(&as[i]); errs[i] == nil {
 			queued = append(queued, as[i])
 		}
+	}
+	limit := o.MaxInFlight
+	if limit == 0 {
+		limit = s.PushWindow()
+	}
+	if limit >= len(queued) {
+		limit = -1
 	}
 	if len(queued) == 0 || !s.track() {
 		return errs
@@ -200,7 +204,7 @@ func (s *Server) PushWith(as []Assignment, o PushOptions) []error {
 }
 
 // track adds one goroutine to the server's wait group unless the server
-// is closed (Shutdown waits for them).
+// is closed (Shutdown waits for them): no wg.Add once Shutdown began.
 func (s *Server) track() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -211,37 +215,57 @@ func (s *Server) track() bool {
 	return true
 }
 
-// paced sends as in order with at most limit unanswered at a time.
+// paced sends as in order with at most limit unanswered at a time; a
+// limit ≤ 0 sends all at once.
 func (s *Server) paced(as []Assignment, limit int, slotTimeout time.Duration) {
-	slots := make(chan struct{}, limit)
+	var slots chan struct{}
+	if limit > 0 {
+		slots = make(chan struct{}, limit)
+	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	for _, a := range as {
-		select {
-		case slots <- struct{}{}:
-		case <-s.ctx.Done():
-			return
+		if slots != nil {
+			select {
+			case slots <- struct{}{}:
+			case <-s.ctx.Done():
+				return
+			}
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			defer func() { <-slots }()
-			answered := make(chan struct{})
-			p, err := s.pushOne(a, answered)
-			if err != nil {
-				if s.cfg.OnPushError != nil {
-					s.cfg.OnPushError(a, err)
-				}
-				return
+			if slots != nil {
+				defer func() { <-slots }()
 			}
-			t := time.NewTimer(slotTimeout)
-			defer t.Stop()
-			select {
-			case <-p.answered:
-			case <-t.C:
-			case <-s.ctx.Done():
-			}
+			s.sendOne(a, slots != nil, slotTimeout)
 		}()
+	}
+}
+
+// sendOne pushes a, reports the send, and, when paced, holds its slot
+// until the push is answered, slotTimeout passes or the server closes.
+func (s *Server) sendOne(a Assignment, paced bool, slotTimeout time.Duration) {
+	p, err := s.pushOne(a, make(chan struct{}))
+	if err != nil {
+		s.log.Debug("quic: push not sent", "job", a.JobID, "runner", a.Runner, "err", err)
+		if s.cfg.OnPushError != nil {
+			s.cfg.OnPushError(a, err)
+		}
+		return
+	}
+	if s.cfg.OnPushed != nil {
+		s.cfg.OnPushed(a)
+	}
+	if !paced {
+		return
+	}
+	t := time.NewTimer(slotTimeout)
+	defer t.Stop()
+	select {
+	case <-p.answered:
+	case <-t.C:
+	case <-s.ctx.Done():
 	}
 }
 
@@ -292,7 +316,10 @@ func (s *Server) pushOne(a Assignment, answered chan struct{}) (*push, error) {
 	if err := p.fs.write(f); err != nil {
 		return nil, err // no framed answer will come: HardFailure after ACK_TIMEOUT_BLOCKS
 	}
-	s.wg.Add(1)
+	if !s.track() {
+		p.fs.abort(streamDone)
+		return nil, ErrClosed
+	}
 	go func() {
 		defer s.wg.Done()
 		s.jobStream(p)
@@ -388,6 +415,7 @@ func (s *Server) onAck(p *push, fr wire.Frame) bool {
 func (s *Server) onResult(p *push, fr wire.Frame) bool {
 	tx, err := wire.CheckResult(fr, p.a.Runner, s.cfg.TxDecoder, s.cfg.TxValidator)
 	if err != nil {
+		s.stats.resultsRejected.Add(1)
 		s.finishPush(p, local.SoftFailure, err)
 		return true
 	}
@@ -408,8 +436,10 @@ func (s *Server) onResult(p *push, fr wire.Frame) bool {
 	}
 	s.mu.Lock()
 	open, seen := s.revealOpen(p, s.height), p.commitSeen
-	if !open && !s.cfg.RefuseEarlyReveal && p.held == nil {
+	full := p.held == nil && s.heldBy[p.a.Runner] >= s.cfg.MaxHeldReveals
+	if !open && !s.cfg.RefuseEarlyReveal && p.held == nil && !full {
 		p.held = &heldTx{raw: r.TxBytes, tx: tx} // §10.3: hold, never submit early
+		s.heldBy[p.a.Runner]++
 	}
 	s.mu.Unlock()
 	switch {
@@ -423,12 +453,48 @@ func (s *Server) onResult(p *push, fr wire.Frame) bool {
 		s.finishPush(p, local.SoftFailure, err)
 		s.closeWith(p.sc, err)
 		return true
+	case full:
+		s.finishPush(p, local.SoftFailure, ErrTooManyHeld)
+		return true
 	}
 	return false
 }
 
+// CommitIncluded is the node telling the server that runner's commitment
+// for jobID is included on chain (§10.3), however it got there (this
+// stream, another validator, the runner's own rebroadcast): the reveal
+// window of that push is open, and a reveal held for it is forwarded now.
+// ErrNoSuchJob if no push of jobID to runner is in flight.
+func (s *Server) CommitIncluded(jobID cip11.Hash, runner cip11.Address) error {
+	var release []*push
+	s.mu.Lock()
+	n := 0
+	for k, p := range s.pushes {
+		if k.job != jobID || p.a.Runner != runner {
+			continue
+		}
+		n++
+		p.included = true
+		if p.held != nil && !p.releasing {
+			p.releasing = true
+			release = append(release, p)
+		}
+	}
+	s.mu.Unlock()
+	if n == 0 {
+		return ErrNoSuchJob
+	}
+	for _, p := range release {
+		s.forwardReveal(p, p.held)
+	}
+	return nil
+}
+
 // revealOpen is the reveal-window test for a multi-runner push; s.mu held.
 func (s *Server) revealOpen(p *push, h uint64) bool {
+	if p.included {
+		return true
+	}
 	if s.cfg.RevealOpen != nil {
 		return s.cfg.RevealOpen(p.a.JobID, h)
 	}
@@ -454,6 +520,11 @@ func (s *Server) finishPush(p *push, o local.Outcome, err error) {
 	}
 	p.state = finished
 	delete(s.pushes, pushKey{p.a.JobID, p.sc.id})
+	if p.held != nil {
+		if s.heldBy[p.a.Runner]--; s.heldBy[p.a.Runner] <= 0 {
+			delete(s.heldBy, p.a.Runner)
+		}
+	}
 	_ = s.pres.Dispatch(s.height, p.a.Runner, o)
 	h := s.height
 	s.mu.Unlock()
@@ -462,6 +533,12 @@ func (s *Server) finishPush(p *push, o local.Outcome, err error) {
 }
 
 func (s *Server) report(o Outcome) {
+	if o.Outcome != local.Success {
+		s.log.Debug("quic: push outcome", "job", o.JobID, "runner", o.Runner, "outcome", outcomeLabels[min(int(o.Outcome), NumOutcomes-1)], "height", o.Height, "err", o.Err)
+	}
+	if int(o.Outcome) < NumOutcomes {
+		s.stats.outcomes[o.Outcome].Add(1)
+	}
 	if s.cfg.OnOutcome != nil {
 		s.cfg.OnOutcome(o)
 	}

@@ -18,6 +18,7 @@ const (
 	codeGoodbye   qgo.ApplicationErrorCode = 0x00 // closed after a Goodbye
 	codeProtocol  qgo.ApplicationErrorCode = 0x01 // §12.1 protocol error, no Goodbye possible
 	codeShutdown  qgo.ApplicationErrorCode = 0x02 // local shutdown
+	codeReplaced  qgo.ApplicationErrorCode = 0x03 // the runner's newer connection replaced this one
 	streamDone    qgo.StreamErrorCode      = 0x00 // job stream finished or abandoned
 	streamTimeout qgo.StreamErrorCode      = 0x01 // §11.1 HardFailure: stream closed
 )

@@ -197,7 +197,7 @@ func (h *validatorHelper) start() error {
 		}
 		cfg.PacketConn = udp
 	}
-	s, err := cquic.NewServer(cfg, startHeight)
+	s, err := cquic.NewServer(context.Background(), cfg, startHeight)
 	if err != nil {
 		return err
 	}

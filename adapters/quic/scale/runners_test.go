@@ -180,7 +180,7 @@ func (p *cipPool) grow(t testing.TB, n, batch int, h uint64, admitted func() int
 	for len(p.clients) < n {
 		end := min(n, len(p.clients)+batch)
 		for i := len(p.clients); i < end; i++ {
-			c, err := quic.NewClient(p.clientConfig(i), h)
+			c, err := quic.NewClient(context.Background(), p.clientConfig(i), h)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -242,16 +242,6 @@ func (p *cipPool) refusals() map[string]int {
 		}
 	}
 	return m
-}
-
-func (p *cipPool) connected() int {
-	var n atomic.Int64
-	p.each(8, func(_ int, c *quic.Client) {
-		if len(c.Connected()) > 0 {
-			n.Add(1)
-		}
-	})
-	return int(n.Load())
 }
 
 func (p *cipPool) close() {
