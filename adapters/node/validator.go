@@ -303,7 +303,7 @@ func (v *Validator) open() (created []string, err error) {
 		Registry: v.x.Store().Registry(), Validators: v.sets,
 		TxDecoder: chain.TxCodec{ChainID: uint64(v.g.ChainID)}, TxValidator: chain.TxCodec{ChainID: uint64(v.g.ChainID)}, Mempool: (*validatorMempool)(v),
 		OnOutcome: v.onOutcome, OnAdmit: v.onAdmit, OnAck: v.onAck, OnRefuse: func(r wire.GoodbyeReason) { v.cfg.Metrics.RefusedWith(r); v.dash.refuse(r, v.now()) },
-		OnPushError: v.onPushError, PushWindow: v.cfg.PushWindow,
+		OnPushError: v.onPushError, OnPushed: v.onPushed, PushWindow: v.cfg.PushWindow, Logger: v.log,
 		Listen: v.cfg.Listen,
 	}, v.core.Height())
 	if err != nil {
@@ -473,14 +473,13 @@ func (v *Validator) send(it sendItem) {
 		as[i] = cquic.Assignment{JobID: a.JobID, JobSpec: a.JobSpec, AssignmentHeight: a.AssignmentHeight,
 			DeadlineBlock: a.DeadlineBlock, Runner: a.Runner, MultiRunner: a.MultiRunner}
 	}
+	// Applied routes at once and returns only routing errors; the sends
+	// report through OnPushed and OnPushError.
 	errs := v.srv.Applied(it.h, as)
 	for i, a := range it.pushes {
-		kind := evPushed
-		var err error
 		if i < len(errs) && errs[i] != nil {
-			kind, err = evPushFailed, errs[i]
+			v.inbox.post(event{kind: evPushFailed, at: v.now(), h: it.h, a: a, err: errs[i]})
 		}
-		v.inbox.post(event{kind: kind, at: v.now(), h: it.h, a: a, err: err})
 	}
 	for _, x := range it.cancels {
 		if err := v.srv.Cancel(x.JobID, x.Runner, x.Reason); err == nil {
@@ -633,6 +632,11 @@ func (v *Validator) onPushError(a cquic.Assignment, err error) {
 		a: chain.Assignment{JobID: a.JobID, Runner: a.Runner}})
 }
 
+// onPushed records a JobAssignment the server sent (§10.1).
+func (v *Validator) onPushed(a cquic.Assignment) {
+	v.inbox.post(event{kind: evPushed, at: v.now(), h: v.Height(), a: chain.Assignment{JobID: a.JobID, Runner: a.Runner}})
+}
+
 // onAck is a verified JobAck (§10.2): push latency is measured from the
 // block's commit to here.
 func (v *Validator) onAck(id cip11.Hash, r cip11.Address, st wire.AckStatus) {
@@ -667,6 +671,12 @@ func (v *Validator) SubmitTx(raw []byte) (*Tx, error) {
 	}
 	if err == nil && tx != nil && (tx.Kind == TxCommit || tx.Kind == TxReveal) {
 		v.cfg.Metrics.ResultForwarded()
+	}
+	if err == nil && tx != nil && tx.Kind == TxCommit {
+		// §10.3: the commitment is admitted, so a reveal the server holds
+		// for this runner's push may go (issue 18 item 7). Never on the
+		// loop: releasing submits the reveal, which runs on the loop.
+		_ = v.srv.CommitIncluded(tx.JobID, tx.From)
 	}
 	return tx, err
 }
