@@ -144,7 +144,8 @@ type devnet struct {
 	chain   *swapChain
 	vcfg    ValidatorConfig
 	runners []*Runner
-	metrics *httpapi.Metrics
+	metrics *Metrics         // the validator's series, kept across restarts
+	api     *httpapi.Metrics // the HTTP API's
 	reg     *prometheus.Registry
 	rep     Report
 	// stats carried across validator restarts (a restart rebuilds the
@@ -225,13 +226,16 @@ func RunDevnet(ctx context.Context, cfg DevnetConfig) (*Report, error) {
 		return nil, err
 	}
 	n := &devnet{ctx: ctx, cfg: cfg, d: d, chain: &swapChain{}, reg: prometheus.NewRegistry()}
-	if n.metrics, err = httpapi.NewMetrics(n.reg); err != nil {
+	if n.metrics, err = NewMetrics(n.reg); err != nil {
+		return nil, err
+	}
+	if n.api, err = httpapi.NewMetrics(n.reg); err != nil {
 		return nil, err
 	}
 	dir := cfg.DataDir
 	tmp := dir == ""
 	n.vcfg = ValidatorConfig{Genesis: d.Genesis, Keys: d.Validator, DataDir: dir, BlockTime: cfg.BlockTime,
-		NoSync: cfg.NoSync, Seed: cfg.Seed, Logger: cfg.Logger, Metrics: n.metrics, SkipPerMille: 20, PushWindow: cfg.PushWindow}
+		NoSync: cfg.NoSync, Seed: cfg.Seed, Logger: cfg.Logger, Metrics: n.metrics, Registerer: n.reg, SkipPerMille: 20, PushWindow: cfg.PushWindow}
 	v, err := NewValidator(n.vcfg)
 	if err != nil {
 		return nil, err
@@ -299,7 +303,7 @@ func (hs *handlerSwap) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	hs.mu.Lock()
 	if hs.v != v {
-		h, err := httpapi.NewHandler(Backend{v}, httpapi.Options{PollDisabled: v.p.PollDisabled, Gatherer: hs.n.reg, Metrics: hs.n.metrics, Logger: hs.n.cfg.Logger})
+		h, err := httpapi.NewHandler(Backend{v}, httpapi.Options{PollDisabled: v.p.PollDisabled, Gatherer: hs.n.reg, Metrics: hs.n.api, Logger: hs.n.cfg.Logger})
 		if err != nil {
 			hs.mu.Unlock()
 			w.Header().Set("Content-Type", "application/json")

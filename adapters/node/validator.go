@@ -25,6 +25,7 @@ import (
 	"github.com/cip11/cip11/state"
 	"github.com/cip11/cip11/store"
 	"github.com/cip11/cip11/wire"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // ValidatorConfig configures a Validator.
@@ -54,8 +55,12 @@ type ValidatorConfig struct {
 	// Seed seeds the skip draws.
 	Seed   uint64
 	Logger *slog.Logger
-	// Metrics, if set, receives the node's Prometheus metrics.
-	Metrics *httpapi.Metrics
+	// Metrics, if set, receives the validator's own Prometheus series
+	// (NewMetrics). One Metrics may serve successive validators.
+	Metrics *Metrics
+	// Registerer, if set, receives the transport's collector
+	// (quic.NewCollector, read at scrape time); Close unregisters it.
+	Registerer prometheus.Registerer
 	// Producer overrides block production (default: Solo from the keys).
 	Producer Producer
 	// Now is the wall clock for latencies and event times (time.Now).
@@ -153,7 +158,8 @@ type Validator struct {
 	wg     sync.WaitGroup
 	closed sync.Once
 
-	dash dashState // the dashboard's record (dashboard_data.go)
+	dash      dashState            // the dashboard's record (dashboard_data.go)
+	collector prometheus.Collector // the transport's, on cfg.Registerer
 }
 
 // sendItem is one committed block's transport work.
@@ -302,7 +308,7 @@ func (v *Validator) open() (created []string, err error) {
 		Key: v.cfg.Keys.Peer, ChainID: uint64(v.g.ChainID), Params: v.p,
 		Registry: v.x.Store().Registry(), Validators: v.sets,
 		TxDecoder: chain.TxCodec{ChainID: uint64(v.g.ChainID)}, TxValidator: chain.TxCodec{ChainID: uint64(v.g.ChainID)}, Mempool: (*validatorMempool)(v),
-		OnOutcome: v.onOutcome, OnAdmit: v.onAdmit, OnAck: v.onAck, OnRefuse: func(r wire.GoodbyeReason) { v.cfg.Metrics.RefusedWith(r); v.dash.refuse(r, v.now()) },
+		OnOutcome: v.onOutcome, OnAck: v.onAck, OnRefuse: func(r wire.GoodbyeReason) { v.dash.refuse(r, v.now()) },
 		OnPushError: v.onPushError, OnPushed: v.onPushed, PushWindow: v.cfg.PushWindow, Logger: v.log,
 		Listen: v.cfg.Listen,
 	}, v.core.Height())
@@ -310,6 +316,15 @@ func (v *Validator) open() (created []string, err error) {
 		return created, err
 	}
 	v.srv = srv
+	if v.cfg.Registerer != nil {
+		v.collector = cquic.NewCollector(srv)
+		if err := v.cfg.Registerer.Register(v.collector); err != nil {
+			srv.Close()
+			v.collector = nil
+			return created, fmt.Errorf("transport metrics: %w", err)
+		}
+	}
+	v.cfg.Metrics.SetHeight(v.core.Height())
 	return created, nil
 }
 
@@ -443,7 +458,6 @@ func (v *Validator) drain() {
 			}
 		case evOutcome:
 			kind := v.core.Outcome(e.o.JobID, e.o.Runner, e.o.Outcome, e.o.Height, e.o.Err, e.at)
-			m.Push(string(kind))
 			if kind != httpapi.EventSuccess {
 				v.log.Debug("push outcome", "job", e.o.JobID, "runner", e.o.Runner, "outcome", kind, "err", e.o.Err)
 			}
@@ -546,6 +560,9 @@ func (v *Validator) Close() error {
 	var err error
 	v.closed.Do(func() {
 		close(v.stop)
+		if v.collector != nil {
+			v.cfg.Registerer.Unregister(v.collector)
+		}
 		err = v.srv.Close() // unblocks a sender inside a push
 		v.wg.Wait()
 		v.closeStorage()
@@ -607,8 +624,6 @@ func (v *Validator) produce(c *chain.Core) error {
 		m.SetJobs(c.Counts())
 		m.BlockProduced(h)
 		m.SetMempool(c.MempoolLen())
-		m.SetPresent(len(v.srv.Present()))
-		m.SetConnected(len(v.srv.ConnectedRunners()))
 	}
 	return nil
 }
@@ -641,12 +656,6 @@ func (v *Validator) onPushed(a cquic.Assignment) {
 // block's commit to here.
 func (v *Validator) onAck(id cip11.Hash, r cip11.Address, st wire.AckStatus) {
 	v.inbox.post(event{kind: evAck, at: v.now(), a: chain.Assignment{JobID: id, Runner: r}, ack: st})
-}
-
-func (v *Validator) onAdmit(cip11.Address) {
-	if m := v.cfg.Metrics; m != nil {
-		m.Admitted()
-	}
 }
 
 // validatorMempool is the server's Mempool: forwarded result transactions

@@ -4,10 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/cip11/cip11/adapters/node/httpapi"
 	"github.com/cip11/cip11/presence/local"
 	"github.com/cip11/cip11/wire"
 )
@@ -98,43 +96,4 @@ cip11_runners_present 1
 	if probs, err := testutil.CollectAndLint(NewCollector(s)); err != nil || len(probs) != 0 {
 		t.Fatalf("lint: %v %+v", err, probs)
 	}
-}
-
-// Issue 17 §5: the series that replace the node's httpapi ones keep their
-// names, types, label names and help text (dashboards do not break).
-func TestCollectorMatchesHTTPAPISeries(t *testing.T) {
-	reg := prometheus.NewRegistry()
-	if _, err := httpapi.NewMetrics(reg); err != nil {
-		t.Fatal(err)
-	}
-	old := describe(t, reg)
-	f := newFixture(t, 1)
-	reg2 := prometheus.NewRegistry()
-	reg2.MustRegister(NewCollector(f.startServer(0, nil)))
-	ours := describe(t, reg2)
-	for _, name := range []string{MetricRunnersConnected, MetricRunnersPresent, MetricAdmissions, MetricRefusals, MetricPings, MetricPushes, MetricResultsRejected} {
-		if old[name] == "" || old[name] != ours[name] {
-			t.Errorf("%s:\n httpapi %s\n quic    %s", name, old[name], ours[name])
-		}
-	}
-}
-
-// describe is name → "type|help|label names" for every family gathered.
-func describe(t *testing.T, g prometheus.Gatherer) map[string]string {
-	t.Helper()
-	mfs, err := g.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]string{}
-	for _, mf := range mfs {
-		var labels []string
-		if len(mf.Metric) > 0 {
-			for _, l := range mf.Metric[0].Label {
-				labels = append(labels, l.GetName())
-			}
-		}
-		out[mf.GetName()] = mf.GetType().String() + "|" + mf.GetHelp() + "|" + strings.Join(labels, ",")
-	}
-	return out
 }

@@ -104,8 +104,12 @@ func runValidator(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
+	vm, err := node.NewMetrics(reg)
+	if err != nil {
+		return fail(err)
+	}
 	v, err := node.NewValidator(node.ValidatorConfig{Genesis: g, Keys: keys, DataDir: *data, Listen: *listen, BlockTime: *blockTime,
-		SkipPerMille: uint32(*skip), PushWindow: *pushWindow, NoSync: *noSync, Logger: log, Metrics: m})
+		SkipPerMille: uint32(*skip), PushWindow: *pushWindow, NoSync: *noSync, Logger: log, Metrics: vm, Registerer: reg})
 	if err != nil {
 		return fail(err)
 	}

@@ -173,11 +173,12 @@ func (c *Core) verifyResult(tx *Tx, now time.Time) error {
 	}
 	h := c.Height()
 	if tx.Kind == TxCommit {
-		if _, ok := t.commits[tx.From]; !ok {
-			t.commits[tx.From] = cip11.Hash(tx.Payload)
-			f := tx.From
-			t.event(h, httpapi.EventCommit, &f, "", now)
+		if _, ok := t.commits[tx.From]; ok {
+			return fmt.Errorf("%w: %s already committed to job %s", ErrDuplicate, tx.From, tx.JobID)
 		}
+		t.commits[tx.From] = cip11.Hash(tx.Payload)
+		f := tx.From
+		t.event(h, httpapi.EventCommit, &f, "", now)
 		return nil
 	}
 	res, salt, _ := SplitReveal(tx.Payload)
@@ -187,11 +188,14 @@ func (c *Core) verifyResult(tx *Tx, now time.Time) error {
 			return fmt.Errorf("%w: reveal without a matching commitment (CIP-2 commit-reveal)", ErrBadRequest)
 		}
 	}
-	if _, ok := t.reveals[tx.From]; !ok {
-		t.reveals[tx.From] = res
-		f := tx.From
-		t.event(h, httpapi.EventRevealed, &f, "", now)
+	if _, ok := t.reveals[tx.From]; ok {
+		// one result per committee member (a second execution, e.g. through
+		// the poll fallback, changes nothing)
+		return fmt.Errorf("%w: %s already revealed for job %s", ErrDuplicate, tx.From, tx.JobID)
 	}
+	t.reveals[tx.From] = res
+	f := tx.From
+	t.event(h, httpapi.EventRevealed, &f, "", now)
 	return nil
 }
 

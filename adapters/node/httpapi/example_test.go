@@ -34,17 +34,15 @@ func ExampleMetrics() {
 	if err != nil {
 		panic(err)
 	}
-	m.Push(OutcomeHardFailure)
-	m.Refused("NotInSubset")
+	m.PollServed()
 	mfs, _ := reg.Gather()
 	for _, mf := range mfs {
 		for _, mt := range mf.GetMetric() {
 			if c := mt.GetCounter(); c != nil && c.GetValue() > 0 {
-				fmt.Println(mf.GetName(), mt.GetLabel()[0].GetValue(), c.GetValue())
+				fmt.Println(mf.GetName(), c.GetValue())
 			}
 		}
 	}
 	// Output:
-	// cip11_admission_refusals_total NotInSubset 1
-	// cip11_pushes_total hard_failure 1
+	// cip11_poll_requests_total 1
 }

@@ -432,11 +432,10 @@ func TestConcurrent(t *testing.T) {
 	h, _ := newTestHandler(t, b, Options{Gatherer: reg, Metrics: m})
 	a := addr(5)
 	var wg sync.WaitGroup
-	for g := range 8 {
+	for range 8 {
 		wg.Go(func() {
-			for i := range 20 {
-				m.Push(OutcomeSuccess)
-				m.SetJobs(map[JobState]int{StateAssigned: g + i})
+			for range 20 {
+				m.PollServed()
 				for _, r := range []struct{ method, path, body string }{
 					{http.MethodPost, "/jobs", validJob()},
 					{http.MethodGet, "/runner/" + hexOf(a[:]) + "/jobs", ""},

@@ -13,7 +13,7 @@ import (
 // client's transparent gzip for /metrics, HEAD, 405 and 413 over a socket.
 func TestOverRealServer(t *testing.T) {
 	reg, m := newRegistry(t)
-	m.Push(OutcomeSuccess)
+	m.PollServed()
 	h, _ := newTestHandler(t, &fakeBackend{}, Options{Gatherer: reg, Metrics: m, MaxBodyBytes: 512})
 	srv := httptest.NewServer(h)
 	defer srv.Close()
@@ -35,7 +35,7 @@ func TestOverRealServer(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `cip11_pushes_total{outcome="success"} 1`) {
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "cip11_poll_requests_total 1") {
 		t.Fatalf("GET /metrics: %d\n%s", resp.StatusCode, body)
 	}
 

@@ -1,0 +1,156 @@
+package node
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/cip11/cip11/adapters/node/httpapi"
+)
+
+// The validator's own series (the chain core and its driver). The
+// transport's series come from quic.NewCollector, registered by the
+// validator on ValidatorConfig.Registerer; the HTTP API's from
+// httpapi.NewMetrics (docs/http-api.md lists them all, by owner).
+const (
+	MetricAckLatency       = "cip11_ack_latency_seconds"
+	MetricJobs             = "cip11_jobs"
+	MetricBlockExecution   = "cip11_block_execution_seconds"
+	MetricBlocksProduced   = "cip11_blocks_produced_total"
+	MetricBlockHeight      = "cip11_block_height"
+	MetricMempool          = "cip11_mempool_transactions"
+	MetricResultsForwarded = "cip11_results_forwarded_total"
+)
+
+// AckLatencyBuckets are the cip11_ack_latency_seconds buckets: 1 ms to 10 s.
+func AckLatencyBuckets() []float64 {
+	return []float64{0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10}
+}
+
+// BlockExecutionBuckets are the cip11_block_execution_seconds buckets:
+// 100 µs to 10 s in 1-2.5-5 steps.
+func BlockExecutionBuckets() []float64 {
+	return []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
+}
+
+// Metrics is the validator's Prometheus instrumentation (CometBFT's
+// per-subsystem Metrics). Every method is safe for concurrent use and a
+// no-op on a nil *Metrics. One Metrics may serve successive validators
+// (the devnet's restarts): its counters go on.
+type Metrics struct {
+	ackLatency       prometheus.Histogram
+	jobs             *prometheus.GaugeVec
+	blockExec        prometheus.Histogram
+	blocks           prometheus.Counter
+	height           prometheus.Gauge
+	mempool          prometheus.Gauge
+	resultsForwarded prometheus.Counter
+
+	mu        sync.Mutex
+	jobStates map[httpapi.JobState]bool
+}
+
+// NewMetrics creates the validator's metrics and registers them with reg;
+// on a registration error those already registered are unregistered.
+func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
+	if reg == nil {
+		return nil, fmt.Errorf("%w: prometheus registerer", ErrNilConfig)
+	}
+	m := &Metrics{
+		ackLatency: prometheus.NewHistogram(prometheus.HistogramOpts{Name: MetricAckLatency,
+			Help:    "Time from the assignment block being applied to the runner's JobAck arriving (§10.1–10.2).",
+			Buckets: AckLatencyBuckets()}),
+		jobs: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: MetricJobs,
+			Help: "Jobs known to the node, by state."}, []string{"state"}),
+		blockExec: prometheus.NewHistogram(prometheus.HistogramOpts{Name: MetricBlockExecution,
+			Help: "Time to execute and apply one block.", Buckets: BlockExecutionBuckets()}),
+		blocks: prometheus.NewCounter(prometheus.CounterOpts{Name: MetricBlocksProduced,
+			Help: "Blocks produced by this validator."}),
+		height: prometheus.NewGauge(prometheus.GaugeOpts{Name: MetricBlockHeight,
+			Help: "Height of the last applied block."}),
+		mempool: prometheus.NewGauge(prometheus.GaugeOpts{Name: MetricMempool,
+			Help: "Transactions waiting in the mempool."}),
+		resultsForwarded: prometheus.NewCounter(prometheus.CounterOpts{Name: MetricResultsForwarded,
+			Help: "JobResultCommit/JobResult transactions admitted (§10.3), from QUIC or POST /submit."}),
+		jobStates: map[httpapi.JobState]bool{},
+	}
+	cs := []prometheus.Collector{m.ackLatency, m.jobs, m.blockExec, m.blocks, m.height, m.mempool, m.resultsForwarded}
+	for i, c := range cs {
+		if err := reg.Register(c); err != nil {
+			for _, done := range cs[:i] {
+				reg.Unregister(done)
+			}
+			return nil, err
+		}
+	}
+	for _, s := range httpapi.JobStates() {
+		m.jobs.WithLabelValues(string(s)).Set(0)
+		m.jobStates[s] = true
+	}
+	return m, nil
+}
+
+// ObserveAck records one ack latency; negative durations count as 0.
+func (m *Metrics) ObserveAck(d time.Duration) {
+	if m != nil {
+		m.ackLatency.Observe(max(d, 0).Seconds())
+	}
+}
+
+// SetJobs sets cip11_jobs{state} from counts; a state absent from counts is
+// set to 0.
+func (m *Metrics) SetJobs(counts map[httpapi.JobState]int) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for s := range m.jobStates {
+		if _, ok := counts[s]; !ok {
+			m.jobs.WithLabelValues(string(s)).Set(0)
+		}
+	}
+	for s, n := range counts {
+		m.jobStates[s] = true
+		m.jobs.WithLabelValues(string(s)).Set(float64(n))
+	}
+}
+
+// ObserveBlock records one block's execution time.
+func (m *Metrics) ObserveBlock(d time.Duration) {
+	if m != nil {
+		m.blockExec.Observe(max(d, 0).Seconds())
+	}
+}
+
+// BlockProduced counts one block and sets the height.
+func (m *Metrics) BlockProduced(height uint64) {
+	if m != nil {
+		m.blocks.Inc()
+		m.height.Set(float64(height))
+	}
+}
+
+// SetHeight sets cip11_block_height without counting a block (at start).
+func (m *Metrics) SetHeight(height uint64) {
+	if m != nil {
+		m.height.Set(float64(height))
+	}
+}
+
+// SetMempool sets cip11_mempool_transactions.
+func (m *Metrics) SetMempool(n int) {
+	if m != nil {
+		m.mempool.Set(float64(n))
+	}
+}
+
+// ResultForwarded counts one admitted JobResultCommit or JobResult
+// transaction (heartbeats and registrations are not results).
+func (m *Metrics) ResultForwarded() {
+	if m != nil {
+		m.resultsForwarded.Inc()
+	}
+}
