@@ -123,10 +123,17 @@ func (l *blockLog) Append(b *chainlog.Block) error {
 	return nil
 }
 
+// recordFile is what appendRecord needs of a file (tests inject faults).
+type recordFile interface {
+	WriteAt(b []byte, off int64) (int, error)
+	Sync() error
+	Truncate(size int64) error
+}
+
 // appendRecord writes rec at *size and, with sync, fsyncs it. On failure it
 // truncates the file back to *size (so no torn record stays behind); if even
 // that fails, the error says so.
-func appendRecord(f *os.File, size *int64, rec []byte, sync bool) error {
+func appendRecord(f recordFile, size *int64, rec []byte, sync bool) error {
 	_, err := f.WriteAt(rec, *size)
 	if err == nil && sync {
 		err = f.Sync()

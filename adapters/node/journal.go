@@ -33,6 +33,7 @@ type jobLine struct {
 type journal struct {
 	path string
 	f    *os.File
+	w    recordFile // f, or a fault-injecting wrapper in tests
 	sync bool
 	size int64
 }
@@ -113,7 +114,7 @@ func writeJournal(path string, specs [][]byte, sync bool) (*journal, error) {
 			return nil, err
 		}
 	}
-	return &journal{path: path, f: f, sync: sync, size: size}, nil
+	return &journal{path: path, f: f, w: f, sync: sync, size: size}, nil
 }
 
 func syncDir(dir string) error {
@@ -131,7 +132,7 @@ func (j *journal) Append(spec []byte) error {
 	if err != nil {
 		return err
 	}
-	if err := appendRecord(j.f, &j.size, append(line, '\n'), j.sync); err != nil {
+	if err := appendRecord(j.w, &j.size, append(line, '\n'), j.sync); err != nil {
 		return fmt.Errorf("%s: %w", j.path, err)
 	}
 	return nil

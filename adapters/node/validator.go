@@ -306,7 +306,7 @@ func (v *Validator) open() (created []string, err error) {
 	v.snap, v.sets = snap, cquic.NewStaticValidatorSets(ep)
 	srv, err := cquic.NewServer(context.Background(), cquic.ServerConfig{
 		Key: v.cfg.Keys.Peer, ChainID: uint64(v.g.ChainID), Params: v.p,
-		Registry: v.x.Store().Registry(), Validators: v.sets,
+		Registry: committedRegistry{v.x.Store().Registry(), &v.height}, Validators: v.sets,
 		TxDecoder: chain.TxCodec{ChainID: uint64(v.g.ChainID)}, TxValidator: chain.TxCodec{ChainID: uint64(v.g.ChainID)}, Mempool: (*validatorMempool)(v),
 		OnOutcome: v.onOutcome, OnAck: v.onAck, OnRefuse: func(r wire.GoodbyeReason) { v.dash.refuse(r, v.now()) },
 		OnPushError: v.onPushError, OnPushed: v.onPushed, PushWindow: v.cfg.PushWindow, Logger: v.log,
@@ -758,4 +758,20 @@ func (v *Validator) Status() httpapi.Status {
 		SubsetEpoch: v.snap.Epoch(), Runners: n, Connected: len(v.srv.ConnectedRunners()), Present: len(v.srv.Present()),
 		Mempool: mp, PollDisabled: v.p.PollDisabled, Version: "cip11 r1.3.1",
 	}
+}
+
+// committedRegistry is the QUIC server's view of the registry: views at
+// heights the validator has committed, never the block the loop is
+// executing (quic.CommittedRegistry). A later height wraps
+// state.ErrUnknownHeight, which admission answers retryably.
+type committedRegistry struct {
+	reg    state.Registry
+	height *atomic.Uint64
+}
+
+func (r committedRegistry) At(h uint64) (state.RegistryView, error) {
+	if c := r.height.Load(); h > c {
+		return nil, fmt.Errorf("%w: height %d is not committed yet (at %d)", state.ErrUnknownHeight, h, c)
+	}
+	return r.reg.At(h)
 }
