@@ -3,6 +3,7 @@ package chain_test
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -400,5 +401,23 @@ func TestCoreRestore(t *testing.T) {
 	}
 	if len(keep) != 2 {
 		t.Fatalf("journal keeps %d specs, want the 2 open jobs", len(keep))
+	}
+}
+
+// TestCoreRefusesMoreRunnersThanRegistered (issue 18 item 17): a job
+// asking for a committee larger than the registered runners is refused at
+// submission, with both counts, instead of being seated short.
+func TestCoreRefusesMoreRunnersThanRegistered(t *testing.T) {
+	w := newWorld(t, 3, 256)
+	_, err := w.c.SubmitJob(&chain.JobSpec{Submitter: cip11.Address{1}, Kind: 1, Runners: 4, TimeoutBlocks: 5}, w.now)
+	if !errors.Is(err, chain.ErrBadRequest) || !strings.Contains(err.Error(), "asks for 4 runners and 3 are registered") {
+		t.Fatalf("before block 1: %v", err)
+	}
+	w.block()
+	if _, err := w.c.SubmitJob(&chain.JobSpec{Submitter: cip11.Address{1}, Kind: 1, Runners: 4, TimeoutBlocks: 5}, w.now); !errors.Is(err, chain.ErrBadRequest) {
+		t.Fatalf("after block 1: %v", err)
+	}
+	if _, err := w.c.SubmitJob(&chain.JobSpec{Submitter: cip11.Address{1}, Kind: 1, Runners: 3, TimeoutBlocks: 5}, w.now); err != nil {
+		t.Fatalf("a committee of every registered runner: %v", err)
 	}
 }

@@ -64,6 +64,11 @@ func (c *Core) SubmitJob(spec *JobSpec, now time.Time) (cip11.Hash, error) {
 		return cip11.Hash{}, err
 	}
 	id := spec.ID()
+	if n := c.registered(); int64(spec.Runners) > int64(n) {
+		// refused now rather than seated short: a committee of M needs M
+		// registered runners (issue 18 item 17, docs/http-api.md)
+		return id, fmt.Errorf("%w: the job asks for %d runners and %d are registered", ErrBadRequest, spec.Runners, n)
+	}
 	if c.jobs[id] != nil {
 		return id, fmt.Errorf("%w: job %s", ErrDuplicate, id)
 	}
@@ -78,6 +83,15 @@ func (c *Core) SubmitJob(spec *JobSpec, now time.Time) (cip11.Hash, error) {
 	c.track(spec)
 	c.mem.submits = append(c.mem.submits, id)
 	return id, nil
+}
+
+// registered is the number of runners registered on chain (before block
+// 1: the genesis runners block 1 registers).
+func (c *Core) registered() int {
+	if c.Height() == 0 {
+		return len(c.cfg.Runners)
+	}
+	return len(c.runnerIdx)
 }
 
 // LoadJob re-admits a journaled submission at recovery (before the block
