@@ -2,10 +2,10 @@ package main
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"time"
@@ -45,21 +45,24 @@ func (o *optString) String() string     { return o.v }
 func (o *optString) Set(v string) error { o.set, o.v = true, v; return nil }
 
 func runReplay(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	c := newCommand("replay", "[-blocks N] [-json] [-no-cache] [-quiet] [-store DIR [-fsync=false]] [FILE]", `
+Re-execute a chain log (docs/chainlog.md) block by block and compare every
+block's outputs and state digest with the log; exit 1 at the first
+divergence. FILE is a chain log (.gz: gzip-compressed); without FILE the
+sample chain embedded in the binary is replayed.`)
+	fs := c.fs
 	var dir optString
 	fs.Var(&dir, "store", "replay over the pebble store in `DIR` (\"\": a fresh temporary directory); a store holding blocks resumes after them")
 	fsync := fs.Bool("fsync", true, "with -store: fsync every block commit (the store's production setting)")
-	limit := fs.Int("blocks", 0, "stop after N blocks (0 = all)")
+	limit := c.intVar("blocks", 0, 0, math.MaxInt32, "stop after `N` blocks (0 = all; 0 to 2147483647)")
 	asJSON := fs.Bool("json", false, "print the summary as one JSON object")
 	noCache := fs.Bool("no-cache", false, "re-derive every block-S snapshot (no §9.2 candidate cache)")
 	quiet := fs.Bool("quiet", false, "no progress bar even on a terminal")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, ok := c.parse(args, stdout, stderr); !ok {
+		return code
 	}
-	if *limit < 0 || fs.NArg() > 1 {
-		fmt.Fprintln(stderr, "usage: cip11 replay [-blocks N ≥ 0] [-json] [-no-cache] [-quiet] [-store DIR [-fsync=false]] [FILE]")
-		return 2
+	if code, ok := c.nargs(stderr, 0, 1); !ok {
+		return code
 	}
 	in, name := replay.Sample(), "embedded sample (replay/testdata/sample.jsonl.gz)"
 	if fs.NArg() == 1 {
