@@ -119,3 +119,40 @@ func lockInUse(err error) bool {
 	return errors.Is(err, syscall.EWOULDBLOCK) || errors.Is(err, syscall.EAGAIN) ||
 		strings.Contains(err.Error(), "lock held by current process")
 }
+
+// MaxChainIdentity bounds SetChainIdentity's value.
+const MaxChainIdentity = 4096
+
+// ErrChainIdentity: SetChainIdentity was given an empty or oversized value.
+var ErrChainIdentity = errors.New("pebble store: invalid chain identity")
+
+// ChainIdentity is the chain identity recorded by SetChainIdentity (ok
+// false: none). The store does not interpret it; cip11 replay records its
+// chain log's chain id and header hash, so a store of another chain is
+// refused by name rather than by a diverging digest.
+func (s *Store) ChainIdentity() (id []byte, ok bool, err error) {
+	if err := s.lock(); err != nil {
+		return nil, false, err
+	}
+	defer s.mu.Unlock()
+	return get(s.db, []byte(keyChain))
+}
+
+// SetChainIdentity records id (1 to MaxChainIdentity bytes) as the
+// store's chain identity, at once and durably (outside any block batch).
+func (s *Store) SetChainIdentity(id []byte) error {
+	if len(id) == 0 || len(id) > MaxChainIdentity {
+		return fmt.Errorf("%w: %d bytes", ErrChainIdentity, len(id))
+	}
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	if err := s.health.Err(); err != nil {
+		return err
+	}
+	if err := s.db.Set([]byte(keyChain), id, pdb.Sync); err != nil {
+		return s.health.fail(err)
+	}
+	return nil
+}

@@ -189,3 +189,25 @@ func TestOpenLockedByOtherProcess(t *testing.T) {
 		t.Fatalf("Open of a directory another process holds: %v, want ErrDirInUse", err)
 	}
 }
+
+// TestChainIdentity: the identity survives a reopen; empty or oversized
+// values are refused.
+func TestChainIdentity(t *testing.T) {
+	dir := t.TempDir()
+	s := mustOpen(t, dir, Options{Sync: SyncNever})
+	if _, ok, err := s.ChainIdentity(); ok || err != nil {
+		t.Fatalf("fresh store has an identity: %v %v", ok, err)
+	}
+	for _, bad := range [][]byte{nil, make([]byte, MaxChainIdentity+1)} {
+		if err := s.SetChainIdentity(bad); !errors.Is(err, ErrChainIdentity) {
+			t.Errorf("%d bytes: %v", len(bad), err)
+		}
+	}
+	must(t, s.SetChainIdentity([]byte("chain X")))
+	must(t, s.Close())
+	s = mustOpen(t, dir, Options{Sync: SyncNever})
+	defer s.Close()
+	if id, ok, err := s.ChainIdentity(); string(id) != "chain X" || !ok || err != nil {
+		t.Fatalf("after reopen: %q %v %v", id, ok, err)
+	}
+}

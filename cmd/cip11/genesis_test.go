@@ -101,3 +101,24 @@ func TestGenesisExternalRunners(t *testing.T) {
 		t.Error("a rejected genesis wrote files")
 	}
 }
+
+// TestReplayStoreOtherChain (issue 18 #15): replaying a log over a store
+// of another chain says which chain the store holds and which the log is,
+// instead of a digest divergence at the first resumed block.
+func TestReplayStoreOtherChain(t *testing.T) {
+	a := genFile(t, "a.jsonl", "-seed", "4", "-runners", "30", "-blocks", "12")
+	b := genFile(t, "b.jsonl", "-seed", "5", "-runners", "30", "-blocks", "12")
+	dir := filepath.Join(t.TempDir(), "st")
+	if code, _, errOut := cli("replay", "-fsync=false", "-blocks", "6", "-store", dir, a); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	code, out, errOut := cli("replay", "-fsync=false", "-store", dir, b)
+	if code != 1 || out != "" || !strings.Contains(errOut, "the store in "+dir+" holds chain") ||
+		!strings.Contains(errOut, "but this log is chain") || strings.Contains(errOut, "digest") {
+		t.Fatalf("other chain: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	// The store is untouched: its own chain still resumes.
+	if code, out, errOut := cli("replay", "-fsync=false", "-store", dir, a); code != 0 || !strings.Contains(out, "resumed after:      6 blocks") {
+		t.Fatalf("own chain: exit %d: %s%s", code, out, errOut)
+	}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/adapters/pebble"
 	"github.com/cip11/cip11/adapters/store"
 	"github.com/cip11/cip11/chainlog"
@@ -100,7 +102,14 @@ sample chain embedded in the binary is replayed.`)
 		}
 		cfg.OpenStore = func(h chainlog.Header) (store.Store, error) {
 			rc := state.ReputationConfig{Normalizer: uint64(h.Reputation.Normalizer), WMinFloorX1e6: uint64(h.Reputation.WMinFloorX1e6)}
-			return pebble.Open(dir.v, pebble.Options{Sync: sync, ReputationConfig: &rc})
+			st, err := pebble.Open(dir.v, pebble.Options{Sync: sync, ReputationConfig: &rc})
+			if err != nil {
+				return nil, err
+			}
+			if err := checkChain(st, dir.v, h); err != nil {
+				return nil, errors.Join(err, st.Close())
+			}
+			return st, nil
 		}
 	}
 	start := time.Now()
@@ -169,4 +178,40 @@ func dirSize(dir string) int64 {
 		return nil
 	})
 	return n
+}
+
+// chainIdentity names the chain of a log header: its chain id and the
+// keccak256 of its header line without the informative generator field.
+func chainIdentity(h chainlog.Header) (string, error) {
+	h.Generator = ""
+	b, err := chainlog.EncodeHeader(h)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("chain %q (header keccak256 %s)", h.ChainID, cip11.Keccak256(b)), nil
+}
+
+// checkChain refuses a store that holds another chain than the log's
+// (issue 18 #15): a fresh store records the log's identity; a store that
+// recorded one must match it. A store with blocks but no identity (written
+// before identities were recorded) is left to the digest checks.
+func checkChain(st *pebble.Store, dir string, h chainlog.Header) error {
+	want, err := chainIdentity(h)
+	if err != nil {
+		return err
+	}
+	got, ok, err := st.ChainIdentity()
+	if err != nil {
+		return err
+	}
+	if ok {
+		if string(got) != want {
+			return fmt.Errorf("the store in %s holds %s, but this log is %s: use another -store directory", dir, got, want)
+		}
+		return nil
+	}
+	if _, committed, err := st.LastCommitted(); err != nil || committed {
+		return err
+	}
+	return st.SetChainIdentity([]byte(want))
 }
