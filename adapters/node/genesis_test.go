@@ -158,3 +158,42 @@ func TestNewDevnetExtraRunners(t *testing.T) {
 		t.Errorf("zero stake: %v", err)
 	}
 }
+
+// FuzzReadGenesisRunners: the runners-file decoder never panics, and what
+// it accepts is strict: non-zero stakes, distinct addresses, and the same
+// runners again when written back in canonical form.
+func FuzzReadGenesisRunners(f *testing.F) {
+	f.Add([]byte("# runners\n" + addrA + " 7\n0x" + strings.Repeat("ab", 20) + "\n"))
+	f.Add([]byte(addrA + " 0\n"))
+	f.Add([]byte(addrA + "\n" + addrA + "\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		rs, err := ReadGenesisRunners(bytes.NewReader(b))
+		if err != nil {
+			if !errors.Is(err, ErrRunnerSpec) {
+				t.Fatalf("error without ErrRunnerSpec: %v", err)
+			}
+			return
+		}
+		var canon strings.Builder
+		seen := map[cip11.Address]bool{}
+		for _, r := range rs {
+			if r.Stake.IsZero() || seen[r.Address] {
+				t.Fatalf("accepted %+v", r)
+			}
+			seen[r.Address] = true
+			canon.WriteString(r.Address.String() + " " + r.Stake.String() + "\n")
+			if p, err := ParseGenesisRunner(r.Address.String() + ":" + r.Stake.String()); err != nil || p != r {
+				t.Fatalf("ParseGenesisRunner of %+v: %+v, %v", r, p, err)
+			}
+		}
+		again, err := ReadGenesisRunners(strings.NewReader(canon.String()))
+		if err != nil || len(again) != len(rs) {
+			t.Fatalf("canonical form %q: %v", canon.String(), err)
+		}
+		for i := range rs {
+			if again[i] != rs[i] {
+				t.Fatalf("round trip %d: %+v != %+v", i, again[i], rs[i])
+			}
+		}
+	})
+}
