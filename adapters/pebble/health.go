@@ -156,3 +156,17 @@ func (s *Store) SetChainIdentity(id []byte) error {
 	}
 	return nil
 }
+
+// dirInUseError is ErrDirInUse for one directory: its text is
+// "data directory DIR is in use by another process"; it unwraps to
+// pebble's lock error.
+type dirInUseError struct {
+	dir   string
+	cause error
+}
+
+func (e *dirInUseError) Error() string {
+	return fmt.Sprintf("data directory %s is in use by another process", e.dir)
+}
+func (e *dirInUseError) Is(target error) bool { return target == ErrDirInUse }
+func (e *dirInUseError) Unwrap() error        { return e.cause }

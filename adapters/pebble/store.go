@@ -236,7 +236,7 @@ func Open(dir string, o Options) (*Store, error) {
 	lock, err := pdb.LockDirectory(dir, fsys)
 	if err != nil {
 		if lockInUse(err) {
-			return nil, fmt.Errorf("%w: data directory %s is in use by another process (%v)", ErrDirInUse, dir, err)
+			return nil, &dirInUseError{dir: dir, cause: err}
 		}
 		return nil, fmt.Errorf("pebble store: open %s: lock: %w", dir, err)
 	}
