@@ -1,6 +1,7 @@
 package node
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
@@ -10,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/chainlog"
@@ -28,6 +30,13 @@ var (
 	ErrClosed     = errors.New("node: closed")
 	ErrBlockLog   = chain.ErrBlockLog
 	ErrBadRequest = chain.ErrBadRequest
+	// ErrGenesisExists: Devnet.Write would overwrite a genesis or key file
+	// (a chain's data directory would be orphaned); Devnet.Overwrite is
+	// the deliberate form.
+	ErrGenesisExists = errors.New("node: genesis files already exist")
+	// ErrRunnerSpec: a genesis runner entry (ParseGenesisRunner,
+	// ReadGenesisRunners) is malformed.
+	ErrRunnerSpec = errors.New("node: invalid genesis runner")
 )
 
 // GenesisFormat and GenesisVersion identify a genesis file (docs/genesis.md).
@@ -142,6 +151,9 @@ func (g *Genesis) Validate() error {
 	for i, r := range g.Runners {
 		if seen[r.Address] {
 			return fmt.Errorf("%w: runners[%d]: %s listed twice", ErrGenesis, i, r.Address)
+		}
+		if r.Stake.IsZero() {
+			return fmt.Errorf("%w: runners[%d]: %s has zero stake", ErrGenesis, i, r.Address)
 		}
 		seen[r.Address] = true
 	}
@@ -258,6 +270,86 @@ type GenesisOptions struct {
 	QUIC    string // validator UDP address (127.0.0.1:7011)
 	HTTP    string // validator HTTP address (127.0.0.1:8011)
 	Params  *cip11.Params
+	// Extra are runners registered at genesis whose keys this genesis
+	// does not hold (no key file is written for them), after the Runners
+	// derived ones. A zero ReputationX1e9 is DefaultRunnerReputation.
+	Extra []GenesisRunner
+}
+
+// DefaultRunnerStake and DefaultRunnerReputation are the stake (wei) and
+// reputation of a genesis runner given without them (ParseGenesisRunner).
+const (
+	DefaultRunnerStake      = 1_000_000_000_000_000
+	DefaultRunnerReputation = 1_000_000_000
+)
+
+// ParseGenesisRunner parses "ADDRESS[:STAKE]" (cip11 genesis -runner): a
+// 20-byte address as 40 hex digits (an optional 0x prefix, either case)
+// and a decimal stake in wei, not zero (default DefaultRunnerStake).
+// Errors wrap ErrRunnerSpec.
+func ParseGenesisRunner(spec string) (GenesisRunner, error) {
+	addr, stake, found := strings.Cut(spec, ":")
+	if found && stake == "" {
+		return GenesisRunner{}, fmt.Errorf("%w: %q: empty stake after the colon", ErrRunnerSpec, spec)
+	}
+	return parseRunner(addr, stake)
+}
+
+func parseRunner(addr, stake string) (GenesisRunner, error) {
+	r := GenesisRunner{Stake: cip11.U128From64(DefaultRunnerStake), ReputationX1e9: DefaultRunnerReputation}
+	h := strings.ToLower(strings.TrimPrefix(strings.TrimPrefix(addr, "0x"), "0X"))
+	if err := r.Address.UnmarshalText([]byte(h)); err != nil {
+		return r, fmt.Errorf("%w: address %q: %v (want 40 hex digits)", ErrRunnerSpec, addr, err)
+	}
+	if stake != "" {
+		v, err := cip11.ParseU128(stake)
+		if err != nil {
+			return r, fmt.Errorf("%w: stake %q: %v (want a decimal amount in wei)", ErrRunnerSpec, stake, err)
+		}
+		r.Stake = v
+	}
+	if r.Stake.IsZero() {
+		return r, fmt.Errorf("%w: %s: stake is zero", ErrRunnerSpec, addr)
+	}
+	return r, nil
+}
+
+// ReadGenesisRunners reads a runners file (cip11 genesis -runners-file):
+// one "ADDRESS [STAKE]" per line, fields separated by blanks, "#" starting
+// a comment, blank lines ignored. Addresses and stakes are those of
+// ParseGenesisRunner; an address listed twice is an error. Errors wrap
+// ErrRunnerSpec and name the line.
+func ReadGenesisRunners(r io.Reader) ([]GenesisRunner, error) {
+	var out []GenesisRunner
+	seen := make(map[cip11.Address]int)
+	sc := bufio.NewScanner(r)
+	for n := 1; sc.Scan(); n++ {
+		line, _, _ := strings.Cut(sc.Text(), "#")
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		if len(f) > 2 {
+			return nil, fmt.Errorf("line %d: %w: %d fields, want ADDRESS [STAKE]", n, ErrRunnerSpec, len(f))
+		}
+		stake := ""
+		if len(f) == 2 {
+			stake = f[1]
+		}
+		g, err := parseRunner(f[0], stake)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %w", n, err)
+		}
+		if prev, ok := seen[g.Address]; ok {
+			return nil, fmt.Errorf("line %d: %w: %s already listed on line %d", n, ErrRunnerSpec, g.Address, prev)
+		}
+		seen[g.Address] = n
+		out = append(out, g)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrRunnerSpec, err)
+	}
+	return out, nil
 }
 
 // DevnetParams are the devnet's §13 parameters: the defaults with the
@@ -332,8 +424,14 @@ func NewDevnet(o GenesisOptions) (*Devnet, error) {
 		d.RunnerKeys = append(d.RunnerKeys, k)
 		g.Runners = append(g.Runners, GenesisRunner{
 			Address: k.Address(), Stake: cip11.U128From64(1_000_000_000_000_000 + uint64(i)*1_000_000_000_000),
-			ReputationX1e9: 1_000_000_000,
+			ReputationX1e9: DefaultRunnerReputation,
 		})
+	}
+	for _, r := range o.Extra {
+		if r.ReputationX1e9 == 0 {
+			r.ReputationX1e9 = DefaultRunnerReputation
+		}
+		g.Runners = append(g.Runners, r)
 	}
 	return d, g.Validate()
 }
@@ -342,10 +440,53 @@ func NewDevnet(o GenesisOptions) (*Devnet, error) {
 func RunnerSecret(s uint64, i int) [32]byte { return derive("runner", s, uint64(i)) }
 
 // Write stores the devnet in dir: genesis.json, validator.key and
-// runner-NNNN.key (mode 0600).
+// runner-NNNN.key (mode 0600). It refuses, with ErrGenesisExists and no
+// file written, when dir already holds any of genesis.json, validator.key
+// or a runner-NNNN.key: a new genesis would orphan the chain that the old
+// one started (its data directory no longer opens, docs/genesis.md).
 func (d *Devnet) Write(dir string, s uint64) error {
+	for _, name := range d.fileNames(dir) {
+		if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
+			return fmt.Errorf("%w: %s (a new genesis orphans the chain it started; remove the files or overwrite deliberately)",
+				ErrGenesisExists, filepath.Join(dir, name))
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	return d.Overwrite(dir, s)
+}
+
+// fileNames are the genesis and key files in dir: the ones d writes and
+// every runner-NNNN.key already there.
+func (d *Devnet) fileNames(dir string) []string {
+	names := []string{"genesis.json", "validator.key"}
+	for i := range d.RunnerKeys {
+		names = append(names, runnerKeyName(i))
+	}
+	old, _ := filepath.Glob(filepath.Join(dir, "runner-[0-9][0-9][0-9][0-9].key"))
+	for _, p := range old {
+		names = append(names, filepath.Base(p))
+	}
+	return names
+}
+
+func runnerKeyName(i int) string { return fmt.Sprintf("runner-%04d.key", i) }
+
+// Overwrite is Write without the check: it replaces the genesis and key
+// files in dir and removes runner-NNNN.key files beyond this devnet's
+// runners (stale keys of the replaced genesis).
+func (d *Devnet) Overwrite(dir string, s uint64) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
+	}
+	old, _ := filepath.Glob(filepath.Join(dir, "runner-[0-9][0-9][0-9][0-9].key"))
+	for _, p := range old {
+		var i int
+		if _, err := fmt.Sscanf(filepath.Base(p), "runner-%04d.key", &i); err == nil && i >= len(d.RunnerKeys) {
+			if err := os.Remove(p); err != nil {
+				return err
+			}
+		}
 	}
 	b, err := d.Genesis.Encode()
 	if err != nil {
@@ -359,7 +500,7 @@ func (d *Devnet) Write(dir string, s uint64) error {
 	}
 	for i, k := range d.RunnerKeys {
 		f := runnerKeyFile{Address: k.Address(), Secret: RunnerSecret(s, i)}
-		if err := writeJSON(filepath.Join(dir, fmt.Sprintf("runner-%04d.key", i)), f, 0o600); err != nil {
+		if err := writeJSON(filepath.Join(dir, runnerKeyName(i)), f, 0o600); err != nil {
 			return err
 		}
 	}

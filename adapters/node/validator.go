@@ -142,6 +142,7 @@ type Validator struct {
 
 	// storage: opened by open, closed by Close after both goroutines ended
 	x       *blockexec.Executor
+	pstore  *pebble.Store // x's store: its background errors stop the validator
 	blog    *blockLog
 	jrnl    *journal
 	archive *jobArchive
@@ -278,8 +279,12 @@ func (v *Validator) open() (created []string, err error) {
 	statePath, blocksPath, jobsPath, archPath := mk(filepath.Join(v.dir, "state")), mk(filepath.Join(v.dir, "blocks.jsonl")),
 		mk(filepath.Join(v.dir, "jobs.jsonl")), mk(filepath.Join(v.dir, "jobs"))
 	x, err := blockexec.New(v.hdr, blockexec.Options{SnapshotCache: 8, OpenStore: func(h chainlog.Header) (store.Store, error) {
-		return pebble.Open(statePath, pebble.Options{Sync: mode, ReputationConfig: &state.ReputationConfig{
+		ps, err := pebble.Open(statePath, pebble.Options{Sync: mode, Logger: v.log, ReputationConfig: &state.ReputationConfig{
 			Normalizer: uint64(h.Reputation.Normalizer), WMinFloorX1e6: uint64(h.Reputation.WMinFloorX1e6)}})
+		if err == nil {
+			v.pstore = ps
+		}
+		return ps, err
 	}})
 	if err != nil {
 		return created, err
@@ -534,8 +539,9 @@ func (v *Validator) Err() error {
 	return nil
 }
 
-// Run produces a block every BlockTime until ctx ends (nil) or the core
-// fails (its error).
+// Run produces a block every BlockTime until ctx ends (nil), the core
+// fails or the store reports a background failure (a full disk: its
+// error, wrapping ErrFailed).
 func (v *Validator) Run(ctx context.Context) error {
 	t := time.NewTicker(v.cfg.BlockTime)
 	defer t.Stop()
@@ -543,6 +549,11 @@ func (v *Validator) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-v.pstore.Failed():
+			err := fmt.Errorf("%w: state store: %w", ErrFailed, v.pstore.Err())
+			v.failed.CompareAndSwap(nil, &err)
+			v.log.Error("the state store failed; the validator stops", "err", err)
+			return err
 		case <-t.C:
 			if err := v.ProduceBlock(); err != nil {
 				if errors.Is(err, ErrClosed) {
@@ -587,6 +598,9 @@ func (v *Validator) ProduceBlock() error {
 
 // produce runs on the loop.
 func (v *Validator) produce(c *chain.Core) error {
+	if err := v.Err(); err != nil {
+		return err
+	}
 	start := v.now()
 	h := c.Height() + 1
 	cs, err := v.prod.Next(h, c.Last())

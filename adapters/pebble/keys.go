@@ -19,6 +19,7 @@ import (
 const (
 	keyFormat = "cip11:store:v1:format" // → format_version_be4
 	keyHeight = "cip11:store:v1:height" // → height_be8 ‖ floor_be8 ‖ crc32c_be4
+	keyChain  = "cip11:store:v1:chain"  // → the caller's chain identity (SetChainIdentity)
 
 	pfxActive = "cip11:registry:v1:active:"  // ‖ index_be8 → address_20 ‖ appended_at_be8
 	pfxRunner = "cip11:registry:v1:runner:"  // ‖ address_20 ‖ ^height_be8 → runner record

@@ -28,7 +28,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
+	"log/slog"
 	"runtime"
 	"slices"
 	"sort"
@@ -89,6 +89,12 @@ type Options struct {
 	// Every block builds a registry snapshot from a full pass over the
 	// runner keys (§9.1), so the cache should hold the live registry.
 	CacheSize int64
+	// Logger receives the store's storage trouble, each kind once: the
+	// first pebble background error (ErrStorageFailed), the first write
+	// stall, the first slow disk operation (nil: slog.Default()).
+	Logger *slog.Logger
+
+	fs vfs.FS // tests: an injected file system (nil: vfs.Default)
 }
 
 // DefaultCacheSize is the block cache of Options.CacheSize 0: enough for
@@ -162,6 +168,8 @@ type Store struct {
 	// just before (stage 0) and just after (stage 1) the pebble commit.
 	commitHook func(stage int)
 
+	health *health // pebble's background errors (health.go)
+
 	snapMu sync.Mutex
 	snaps  map[*pdb.Snapshot]struct{}
 	cur    weak.Pointer[snapRef]
@@ -188,8 +196,12 @@ func Open(dir string, o Options) (*Store, error) {
 	if dir == "" {
 		return nil, fmt.Errorf("%w: empty directory name", ErrNotAStore)
 	}
+	fsys := o.fs
+	if fsys == nil {
+		fsys = vfs.Default
+	}
 	fresh := false
-	entries, err := os.ReadDir(dir)
+	entries, err := fsys.List(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		fresh = true
@@ -199,7 +211,7 @@ func Open(dir string, o Options) (*Store, error) {
 		fresh = true
 	}
 	if !fresh {
-		desc, err := pdb.Peek(dir, vfs.Default)
+		desc, err := pdb.Peek(dir, fsys)
 		switch {
 		case err != nil && pdb.IsCorruptionError(err):
 			return nil, wrapCorrupt(err)
@@ -216,7 +228,21 @@ func Open(dir string, o Options) (*Store, error) {
 	// A 64 MiB memtable (CockroachDB's setting) holds a few hundred
 	// 1,000-job blocks, so most reads of recent state stay in memory and
 	// L0 gets few files.
-	po := &pdb.Options{Logger: quietLogger{}, ErrorIfNotExists: !fresh, CacheSize: cache, MemTableSize: 64 << 20}
+	h := newHealth(dir, o.Logger)
+	if err := fsys.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("pebble store: open %s: %w", dir, err)
+	}
+	// The directory lock first, so that a store in use says so.
+	lock, err := pdb.LockDirectory(dir, fsys)
+	if err != nil {
+		if lockInUse(err) {
+			return nil, &dirInUseError{dir: dir, cause: err}
+		}
+		return nil, fmt.Errorf("pebble store: open %s: lock: %w", dir, err)
+	}
+	defer lock.Close() // the database holds its own reference while open
+	po := &pdb.Options{Logger: h, EventListener: h.listener(), FS: fsys, Lock: lock,
+		ErrorIfNotExists: !fresh, CacheSize: cache, MemTableSize: 64 << 20}
 	for i := range po.Levels {
 		// Bloom filters on every level: most point reads of a block are
 		// misses (the duplicate check of each new job, absent MRU keys).
@@ -240,6 +266,7 @@ func Open(dir string, o Options) (*Store, error) {
 		pendOv:  make(map[[32]byte]pendOv),
 		mruOv:   make(map[[mru.KeyLen]byte]mru.Record),
 		snaps:   make(map[*pdb.Snapshot]struct{}),
+		health:  h,
 	}
 	if s.keep == 0 {
 		s.keep = DefaultRetention
@@ -435,6 +462,9 @@ func (s *Store) Begin(h uint64) error {
 		return err
 	}
 	defer s.mu.Unlock()
+	if err := s.health.Err(); err != nil {
+		return err
+	}
 	switch {
 	case s.open:
 		return fmt.Errorf("%w: block %d", store.ErrBatchOpen, s.batchH)
@@ -453,6 +483,10 @@ func (s *Store) Commit() error {
 		return err
 	}
 	defer s.mu.Unlock()
+	if err := s.health.Err(); err != nil {
+		s.discard()
+		return err
+	}
 	floor, err := s.prune()
 	var b *pdb.Batch
 	if err == nil {
@@ -470,6 +504,9 @@ func (s *Store) Commit() error {
 		err = b.Commit(wo)
 		if s.commitHook != nil {
 			s.commitHook(1)
+		}
+		if err != nil && !pdb.IsCorruptionError(err) {
+			err = s.health.fail(err)
 		}
 	}
 	if err != nil {

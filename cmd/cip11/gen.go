@@ -3,7 +3,6 @@ package main
 import (
 	"compress/gzip"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -13,19 +12,21 @@ import (
 )
 
 func runGen(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("gen", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	s := fs.Uint64("seed", 1, "PRNG seed; the same seed gives the same chain byte for byte")
-	n := fs.Int("runners", 5000, "runners registered over the first blocks (≥ 1)")
-	blocks := fs.Int("blocks", 2000, "number of blocks (≥ 1)")
-	out := fs.String("o", "chain.jsonl.gz", "output file; .gz compresses; - writes plain JSON Lines to stdout")
-	multi := fs.Bool("multi-validator", false, "a 4-validator chain (M > 1 draws take the full_set branch)")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	c := newCommand("gen", "[-seed N] [-runners N] [-blocks N] [-multi-validator] [-o FILE]", `
+Write a deterministic synthetic chain log (docs/chainlog.md): -runners runners
+registered over the first blocks, then -blocks blocks of jobs, heartbeats,
+selections and results, with every block's outputs and state digest. The same
+flags give the same file byte for byte. No positional arguments.`)
+	s := c.uint64Var("seed", 1, 0, "PRNG seed `N`; the same seed gives the same chain byte for byte")
+	n := c.intVar("runners", 5000, 1, 10_000, "`N` runners registered over the first blocks (1 to 10000)")
+	blocks := c.intVar("blocks", 2000, 1, 1_000_000, "`N` blocks (1 to 1000000)")
+	out := c.strVar("o", "chain.jsonl.gz", nil, "output `FILE`; .gz compresses; - writes plain JSON Lines to stdout")
+	multi := c.fs.Bool("multi-validator", false, "a 4-validator chain (M > 1 draws take the full_set branch)")
+	if code, ok := c.parse(args, stdout, stderr); !ok {
+		return code
 	}
-	if *n < 1 || *blocks < 1 || fs.NArg() != 0 {
-		fmt.Fprintln(stderr, "gen: -runners and -blocks must be ≥ 1; no positional arguments")
-		return 2
+	if code, ok := c.nargs(stderr, 0, 0); !ok {
+		return code
 	}
 	cfg := synth.GenConfig{Seed: *s, Runners: *n, Blocks: *blocks, MultiValidator: *multi}
 	if err := genToPath(cfg, *out, stdout); err != nil {

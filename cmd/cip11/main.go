@@ -2,7 +2,8 @@
 //
 //	cip11 devnet [-runners N] [-duration D] [-chaos] [-http ADDR] [-json]
 //	                                    one-process devnet: validator, runners over QUIC, jobs, report
-//	cip11 genesis [-o DIR] [-runners N] write a devnet genesis and key files
+//	cip11 genesis [-o DIR] [-runners N] [-runner ADDRESS[:STAKE]]... [-runners-file FILE] [-force]
+//	                                    write a devnet genesis and key files
 //	cip11 validator [-genesis F] [-key F] [-data DIR]
 //	                                    a single-validator chain node
 //	cip11 runner [-genesis F] [-key F] [-api URL]
@@ -13,6 +14,10 @@
 //	                                    write a deterministic synthetic chain log
 //	cip11 vectors check FILE...         evaluate conformance vector files
 //	cip11 vectors gen [-dir DIR]        rewrite the vector files from their generators
+//
+// cip11 COMMAND -h describes a command, its arguments and every flag. A
+// flag value outside its range is a usage error (exit 2) naming the flag
+// and the range.
 //
 // replay without FILE replays the sample chain embedded in the binary. A
 // chain log is the JSON Lines format of package chainlog, documented in
@@ -32,7 +37,7 @@ func main() {
 const usage = `usage:
   cip11 devnet [-runners N] [-duration D] [-chaos] [-http ADDR] [-json]
                                         a validator, N runners over QUIC and a job generator, then a report
-  cip11 genesis [-o DIR] [-runners N] [-seed N]
+  cip11 genesis [-o DIR] [-runners N] [-seed N] [-runner ADDRESS[:STAKE]]... [-runners-file FILE] [-force]
                                         write a devnet genesis.json and key files (docs/genesis.md)
   cip11 validator [-genesis FILE] [-key FILE] [-data DIR] [-block-time D]
                                         run a single-validator chain node (QUIC, HTTP API, metrics)
@@ -45,6 +50,8 @@ const usage = `usage:
   cip11 vectors check FILE...           check conformance vector files
   cip11 vectors gen [-dir DIR]          rewrite the vector files (default DIR:
                                         conformance/testdata/vectors; run from the module root)
+
+cip11 COMMAND -h describes COMMAND, its arguments and every flag.
 `
 
 // run executes the command line args (without the program name) and returns

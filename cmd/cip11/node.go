@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -14,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/adapters/node"
 	"github.com/cip11/cip11/adapters/node/httpapi"
 	"github.com/prometheus/client_golang/prometheus"
@@ -32,58 +32,125 @@ func signalContext() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 }
 
+// runnerList is the repeatable -runner ADDRESS[:STAKE] flag of genesis;
+// an address given twice is an error.
+type runnerList struct {
+	rs   []node.GenesisRunner
+	seen map[cip11.Address]bool
+}
+
+func (l *runnerList) String() string { return "" }
+
+func (l *runnerList) Set(s string) error {
+	r, err := node.ParseGenesisRunner(s)
+	if err != nil {
+		return err
+	}
+	if l.seen == nil {
+		l.seen = make(map[cip11.Address]bool)
+	}
+	if l.seen[r.Address] {
+		return fmt.Errorf("%s given twice", r.Address)
+	}
+	l.seen[r.Address] = true
+	l.rs = append(l.rs, r)
+	return nil
+}
+
 // cip11 genesis: write a devnet genesis and its key files.
 func runGenesis(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("genesis", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	dir := fs.String("o", "devnet", "write genesis.json, validator.key and runner-NNNN.key into `DIR`")
-	runners := fs.Int("runners", 4, "genesis runners (each gets a key file)")
-	seed := fs.Uint64("seed", 1, "key derivation seed (DEVNET ONLY: the keys are a function of it)")
-	chainID := fs.Uint64("chain-id", 7011, "chain_id")
-	quicAddr := fs.String("quic", "127.0.0.1:7011", "the validator's QUIC UDP address")
-	httpAddr := fs.String("http", "127.0.0.1:8011", "the validator's HTTP API address")
-	pollDisabled := fs.Bool("poll-disabled", false, "set CIP11_POLL_DISABLED (the poll endpoint answers 410 Gone)")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	c := newCommand("genesis", "[-o DIR] [-runners N] [-seed N] [-runner ADDRESS[:STAKE]]... [-runners-file FILE] [-force] [flags]", `
+Write a single-validator devnet genesis (DIR/genesis.json), the validator's
+key file (DIR/validator.key) and one key file per derived runner
+(DIR/runner-NNNN.key), as described in docs/genesis.md. Every key is derived
+from -seed: DEVNET ONLY. Runners whose keys are elsewhere are registered with
+-runner and -runners-file (no key file is written for them).
+
+An existing genesis or key file in DIR is never replaced without -force: a new
+genesis orphans the chain the old one started. No positional arguments.`)
+	dir := c.strVar("o", "devnet", nil, "write genesis.json, validator.key and runner-NNNN.key into `DIR`")
+	runners := c.intVar("runners", 4, 0, 100_000, "`N` derived genesis runners, each with a key file (0 to 100000)")
+	seed := c.uint64Var("seed", 1, 0, "key derivation seed `N` (DEVNET ONLY: the keys are a function of it)")
+	chainID := c.uint64Var("chain-id", 7011, 1, "chain_id `N` (≥ 1)")
+	quicAddr := c.strVar("quic", "127.0.0.1:7011", hostPort, "the validator's QUIC UDP address `HOST:PORT`")
+	httpAddr := c.strVar("http", "127.0.0.1:8011", hostPort, "the validator's HTTP API address `HOST:PORT`")
+	pollDisabled := c.fs.Bool("poll-disabled", false, "set CIP11_POLL_DISABLED (the poll endpoint answers 410 Gone)")
+	force := c.fs.Bool("force", false, "overwrite an existing genesis and its key files (orphans the chain's data directory)")
+	var extra runnerList
+	c.fs.Var(&extra, "runner", "register a runner whose key this genesis does not hold: `ADDRESS[:STAKE]` is 40 hex digits and a stake in wei (default 10^15, not 0); repeatable")
+	runnersFile := c.strVar("runners-file", "", func(string) error { return nil }, "register the runners listed in `FILE`: one \"ADDRESS [STAKE]\" per line, # comments")
+	if code, ok := c.parse(args, stdout, stderr); !ok {
+		return code
 	}
-	if fs.NArg() != 0 || *runners < 0 {
-		fmt.Fprintln(stderr, "cip11 genesis: unexpected arguments")
-		return 2
+	if code, ok := c.nargs(stderr, 0, 0); !ok {
+		return code
+	}
+	if *runnersFile != "" {
+		f, err := os.Open(*runnersFile)
+		if err != nil {
+			return c.usageError(stderr, "-runners-file: %v", err)
+		}
+		rs, err := node.ReadGenesisRunners(f)
+		f.Close()
+		if err != nil {
+			return c.usageError(stderr, "-runners-file %s: %v", *runnersFile, err)
+		}
+		for _, r := range rs {
+			if extra.seen[r.Address] {
+				return c.usageError(stderr, "-runners-file %s: %s is also given by -runner", *runnersFile, r.Address)
+			}
+			extra.rs = append(extra.rs, r)
+		}
 	}
 	p := node.DevnetParams()
 	p.PollDisabled = *pollDisabled
-	d, err := node.NewDevnet(node.GenesisOptions{ChainID: *chainID, Seed: *seed, Runners: *runners, QUIC: *quicAddr, HTTP: *httpAddr, Params: &p})
+	d, err := node.NewDevnet(node.GenesisOptions{ChainID: *chainID, Seed: *seed, Runners: *runners, QUIC: *quicAddr, HTTP: *httpAddr, Params: &p, Extra: extra.rs})
 	if err == nil {
-		err = d.Write(*dir, *seed)
+		if *force {
+			err = d.Overwrite(*dir, *seed)
+		} else {
+			err = d.Write(*dir, *seed)
+		}
+	}
+	if errors.Is(err, node.ErrGenesisExists) {
+		fmt.Fprintf(stderr, "cip11 genesis: %v\n(-force overwrites them; a validator data directory of the old chain no longer opens)\n", err)
+		return 1
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "cip11 genesis: %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "wrote %s/genesis.json, %s/validator.key and %d runner key files\n", *dir, *dir, *runners)
+	fmt.Fprintf(stdout, "wrote %s/genesis.json, %s/validator.key and %d runner key files", *dir, *dir, *runners)
+	if len(extra.rs) > 0 {
+		fmt.Fprintf(stdout, "; %d more runners registered without key files", len(extra.rs))
+	}
+	fmt.Fprintln(stdout)
 	return 0
 }
 
 // cip11 validator: a single-validator chain node.
 func runValidator(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("validator", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	gpath := fs.String("genesis", "devnet/genesis.json", "genesis `FILE`")
-	kpath := fs.String("key", "devnet/validator.key", "validator key `FILE`")
-	data := fs.String("data", "", "data `DIR` (Pebble state, block log); empty: a fresh temporary directory")
-	blockTime := fs.Duration("block-time", time.Second, "block interval")
-	skip := fs.Uint("skip-per-mille", 0, "nullified views per thousand (§9.2 seed rules)")
-	listen := fs.String("listen", "", "QUIC UDP address (default: the genesis validator.quic)")
-	httpAddr := fs.String("http", "", "HTTP API address (default: the genesis validator.http; \"off\" disables)")
-	noSync := fs.Bool("no-fsync", false, "do not fsync blocks")
-	pushWindow := fs.Int("push-window", 0, "unanswered assignments in flight per block push; 0: 256 when the UDP receive buffer is under 2 MiB (an unprivileged host), else all at once; -1: all at once")
-	level := fs.String("log", "info", "log level (debug, info, warn, error)")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	c := newCommand("validator", "[-genesis FILE] [-key FILE] [-data DIR] [-block-time D] [flags]", `
+Run a single-validator chain node: it produces a block every -block-time,
+pushes assignments to connected runners over QUIC, serves the HTTP API
+(docs/http-api.md) with metrics, and keeps its state in -data (Pebble). It
+runs until SIGINT or SIGTERM. No positional arguments.`)
+	gpath := c.strVar("genesis", "devnet/genesis.json", nil, "genesis `FILE`")
+	kpath := c.strVar("key", "devnet/validator.key", nil, "validator key `FILE`")
+	data := c.fs.String("data", "", "data `DIR` (Pebble state, block log); empty: a fresh temporary directory")
+	blockTime := c.durVar("block-time", time.Second, time.Millisecond, maxBlock, "block interval `D` (1ms to 1h)")
+	skip := c.intVar("skip-per-mille", 0, 0, 1000, "`N` nullified views per thousand, 0 to 1000 (§9.2 seed rules)")
+	listen := c.strVar("listen", "", optHostPort, "QUIC UDP address `HOST:PORT` (default: the genesis validator.quic)")
+	httpAddr := c.strVar("http", "", hostPortOrOff, "HTTP API address `HOST:PORT` (default: the genesis validator.http; \"off\" disables)")
+	noSync := c.fs.Bool("no-fsync", false, "do not fsync blocks")
+	pushWindow := c.intVarText("push-window", 0, -1, 1<<20, "-1 (all at once), 0 (automatic) or a count from 1 to 1048576",
+		"`N` unanswered assignments in flight per block push; 0: 256 when the UDP receive buffer is under 2 MiB (an unprivileged host), else all at once; -1: all at once")
+	level := c.strVar("log", "info", logLevel, "log `LEVEL` (debug, info, warn, error)")
+	if code, ok := c.parse(args, stdout, stderr); !ok {
+		return code
 	}
-	if fs.NArg() != 0 || *skip > 1000 {
-		fmt.Fprintln(stderr, "cip11 validator: bad arguments")
-		return 2
+	if code, ok := c.nargs(stderr, 0, 0); !ok {
+		return code
 	}
 	log, err := logger(stderr, *level)
 	if err != nil {
@@ -149,21 +216,23 @@ func runValidator(args []string, stdout, stderr io.Writer) int {
 
 // cip11 runner: a runner process.
 func runRunner(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("runner", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	gpath := fs.String("genesis", "devnet/genesis.json", "genesis `FILE`")
-	kpath := fs.String("key", "devnet/runner-0000.key", "runner key `FILE`")
-	api := fs.String("api", "", "validator HTTP API base URL (default: http:// + the genesis validator.http)")
-	vaddr := fs.String("validator", "", "validator QUIC address (default: the genesis validator.quic)")
-	work := fs.Duration("work", 50*time.Millisecond, "demo executor work time (when the job spec has none)")
-	failRate := fs.Uint("fail-per-mille", 0, "demo executions per thousand that fail")
-	level := fs.String("log", "info", "log level")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	c := newCommand("runner", "[-genesis FILE] [-key FILE] [-api URL] [flags]", `
+Run a runner process: it connects to the validator over QUIC (§6), sends
+on-chain heartbeats, executes pushed jobs with a demo executor and submits
+their results; without a connection it polls the HTTP API (§14). It runs
+until SIGINT or SIGTERM. No positional arguments.`)
+	gpath := c.strVar("genesis", "devnet/genesis.json", nil, "genesis `FILE`")
+	kpath := c.strVar("key", "devnet/runner-0000.key", nil, "runner key `FILE`")
+	api := c.strVar("api", "", httpURL, "validator HTTP API base `URL` (default: http:// + the genesis validator.http)")
+	vaddr := c.strVar("validator", "", optHostPort, "validator QUIC address `HOST:PORT` (default: the genesis validator.quic)")
+	work := c.durVar("work", 50*time.Millisecond, time.Millisecond, maxBlock, "demo executor work time `D` when the job spec has none (1ms to 1h)")
+	failRate := c.intVar("fail-per-mille", 0, 0, 1000, "`N` demo executions per thousand that fail (0 to 1000)")
+	level := c.strVar("log", "info", logLevel, "log `LEVEL` (debug, info, warn, error)")
+	if code, ok := c.parse(args, stdout, stderr); !ok {
+		return code
 	}
-	if fs.NArg() != 0 || *failRate > 1000 {
-		fmt.Fprintln(stderr, "cip11 runner: bad arguments")
-		return 2
+	if code, ok := c.nargs(stderr, 0, 0); !ok {
+		return code
 	}
 	log, err := logger(stderr, *level)
 	if err != nil {
@@ -206,27 +275,30 @@ func runRunner(args []string, stdout, stderr io.Writer) int {
 
 // cip11 devnet: validator, runners and a job generator in one process.
 func runDevnet(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("devnet", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	runners := fs.Int("runners", 50, "runners")
-	duration := fs.Duration("duration", 20*time.Second, "how long jobs are generated (then the last jobs drain)")
-	blockTime := fs.Duration("block-time", 250*time.Millisecond, "block interval")
-	jobs := fs.Int("jobs-per-block", 2, "jobs submitted per block")
-	multi := fs.Int("multi-per-mille", 400, "jobs per thousand with M > 1 (negative: none)")
-	chaos := fs.Bool("chaos", false, "inject faults: runners killed mid-job, connections dropped, validator restarts")
-	httpAddr := fs.String("http", "", "serve the HTTP API and the dashboard on `ADDR` (e.g. 127.0.0.1:8011)")
-	asJSON := fs.Bool("json", false, "print the report as JSON")
-	data := fs.String("data", "", "validator data `DIR` (default: a temporary directory)")
-	seed := fs.Uint64("seed", 1, "seed")
-	failRate := fs.Uint("fail-per-mille", 0, "demo executions per thousand that fail")
-	quiet := fs.Bool("quiet", false, "no progress lines")
-	level := fs.String("log", "warn", "log level")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	c := newCommand("devnet", "[-runners N] [-duration D] [-chaos] [-http ADDR] [-json] [flags]", `
+Run a whole devnet in one process: a validator, -runners runners connected
+over QUIC on loopback and a job generator submitting -jobs-per-block jobs a
+block for -duration; then wait for the last jobs to end and print a report
+(jobs, pushes, latencies, first-draw hit rate). Exit 1 if a job was lost.
+No positional arguments.`)
+	runners := c.intVar("runners", 50, 1, 5000, "`N` runners (1 to 5000)")
+	duration := c.durVar("duration", 20*time.Second, time.Millisecond, maxDuration, "`D`: how long jobs are generated, then the last jobs drain (1ms to 24h)")
+	blockTime := c.durVar("block-time", 250*time.Millisecond, time.Millisecond, maxBlock, "block interval `D` (1ms to 1h)")
+	jobs := c.intVar("jobs-per-block", 2, 1, 100_000, "`N` jobs submitted per block (1 to 100000)")
+	multi := c.intVar("multi-per-mille", 400, 0, 1000, "`N` jobs per thousand with M > 1, 0 to 1000 (0: none)")
+	chaos := c.fs.Bool("chaos", false, "inject faults: runners killed mid-job, connections dropped, validator restarts")
+	httpAddr := c.strVar("http", "", optHostPort, "serve the HTTP API and the dashboard on `ADDR` (HOST:PORT, e.g. 127.0.0.1:8011)")
+	asJSON := c.fs.Bool("json", false, "print the report as JSON")
+	data := c.fs.String("data", "", "validator data `DIR` (default: a temporary directory)")
+	seed := c.uint64Var("seed", 1, 0, "key and job generator seed `N`")
+	failRate := c.intVar("fail-per-mille", 0, 0, 1000, "`N` demo executions per thousand that fail (0 to 1000)")
+	quiet := c.fs.Bool("quiet", false, "no progress lines")
+	level := c.strVar("log", "warn", logLevel, "log `LEVEL` (debug, info, warn, error)")
+	if code, ok := c.parse(args, stdout, stderr); !ok {
+		return code
 	}
-	if fs.NArg() != 0 || *runners < 1 || *runners > 5000 || *failRate > 1000 || *multi > 1000 {
-		fmt.Fprintln(stderr, "cip11 devnet: bad arguments")
-		return 2
+	if code, ok := c.nargs(stderr, 0, 0); !ok {
+		return code
 	}
 	log, err := logger(stderr, *level)
 	if err != nil {

@@ -2,14 +2,16 @@ package main
 
 import (
 	"encoding/json"
-	"flag"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/adapters/pebble"
 	"github.com/cip11/cip11/chainlog"
 	"github.com/cip11/cip11/replay"
@@ -46,21 +48,24 @@ func (o *optString) String() string     { return o.v }
 func (o *optString) Set(v string) error { o.set, o.v = true, v; return nil }
 
 func runReplay(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	c := newCommand("replay", "[-blocks N] [-json] [-no-cache] [-quiet] [-store DIR [-fsync=false]] [FILE]", `
+Re-execute a chain log (docs/chainlog.md) block by block and compare every
+block's outputs and state digest with the log; exit 1 at the first
+divergence. FILE is a chain log (.gz: gzip-compressed); without FILE the
+sample chain embedded in the binary is replayed.`)
+	fs := c.fs
 	var dir optString
 	fs.Var(&dir, "store", "replay over the pebble store in `DIR` (\"\": a fresh temporary directory); a store holding blocks resumes after them")
 	fsync := fs.Bool("fsync", true, "with -store: fsync every block commit (the store's production setting)")
-	limit := fs.Int("blocks", 0, "stop after N blocks (0 = all)")
+	limit := c.intVar("blocks", 0, 0, math.MaxInt32, "stop after `N` blocks (0 = all; 0 to 2147483647)")
 	asJSON := fs.Bool("json", false, "print the summary as one JSON object")
 	noCache := fs.Bool("no-cache", false, "re-derive every block-S snapshot (no §9.2 candidate cache)")
 	quiet := fs.Bool("quiet", false, "no progress bar even on a terminal")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, ok := c.parse(args, stdout, stderr); !ok {
+		return code
 	}
-	if *limit < 0 || fs.NArg() > 1 {
-		fmt.Fprintln(stderr, "usage: cip11 replay [-blocks N ≥ 0] [-json] [-no-cache] [-quiet] [-store DIR [-fsync=false]] [FILE]")
-		return 2
+	if code, ok := c.nargs(stderr, 0, 1); !ok {
+		return code
 	}
 	in, name := synth.Sample(), "embedded sample (synth/testdata/sample.jsonl.gz)"
 	if fs.NArg() == 1 {
@@ -98,7 +103,14 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		}
 		cfg.OpenStore = func(h chainlog.Header) (store.Store, error) {
 			rc := state.ReputationConfig{Normalizer: uint64(h.Reputation.Normalizer), WMinFloorX1e6: uint64(h.Reputation.WMinFloorX1e6)}
-			return pebble.Open(dir.v, pebble.Options{Sync: sync, ReputationConfig: &rc})
+			st, err := pebble.Open(dir.v, pebble.Options{Sync: sync, ReputationConfig: &rc})
+			if err != nil {
+				return nil, err
+			}
+			if err := checkChain(st, dir.v, h); err != nil {
+				return nil, errors.Join(err, st.Close())
+			}
+			return st, nil
 		}
 	}
 	start := time.Now()
@@ -167,4 +179,40 @@ func dirSize(dir string) int64 {
 		return nil
 	})
 	return n
+}
+
+// chainIdentity names the chain of a log header: its chain id and the
+// keccak256 of its header line without the informative generator field.
+func chainIdentity(h chainlog.Header) (string, error) {
+	h.Generator = ""
+	b, err := chainlog.EncodeHeader(h)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("chain %q (header keccak256 %s)", h.ChainID, cip11.Keccak256(b)), nil
+}
+
+// checkChain refuses a store that holds another chain than the log's
+// (issue 18 #15): a fresh store records the log's identity; a store that
+// recorded one must match it. A store with blocks but no identity (written
+// before identities were recorded) is left to the digest checks.
+func checkChain(st *pebble.Store, dir string, h chainlog.Header) error {
+	want, err := chainIdentity(h)
+	if err != nil {
+		return err
+	}
+	got, ok, err := st.ChainIdentity()
+	if err != nil {
+		return err
+	}
+	if ok {
+		if string(got) != want {
+			return fmt.Errorf("the store in %s holds %s, but this log is %s: use another -store directory", dir, got, want)
+		}
+		return nil
+	}
+	if _, committed, err := st.LastCommitted(); err != nil || committed {
+		return err
+	}
+	return st.SetChainIdentity([]byte(want))
 }

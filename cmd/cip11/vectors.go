@@ -1,25 +1,33 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
+	"math"
 
 	"github.com/cip11/cip11/conformance"
 )
 
+const vectorsDoc = `
+Conformance vectors (docs/vectors.md): "check" evaluates vector files with
+this implementation, "gen" rewrites them from their generators.`
+
 // runVectors dispatches the vectors sub-commands.
 func runVectors(args []string, stdout, stderr io.Writer) int {
+	c := newCommand("vectors", "check FILE... | gen [-dir DIR]", vectorsDoc)
 	if len(args) > 0 {
 		switch args[0] {
 		case "check":
 			return runVectorsCheck(args[1:], stdout, stderr)
 		case "gen":
 			return runVectorsGen(args[1:], stdout, stderr)
+		case "-h", "-help", "--help", "help":
+			c.help(stdout)
+			return 0
 		}
+		return c.usageError(stderr, "unknown subcommand %q", args[0])
 	}
-	fmt.Fprint(stderr, usage)
-	return 2
+	return c.usageError(stderr, "missing subcommand (check or gen)")
 }
 
 // runVectorsCheck evaluates every vector of every file with this
@@ -27,11 +35,19 @@ func runVectors(args []string, stdout, stderr io.Writer) int {
 // stdout, file-level errors (unreadable, malformed, unknown function, no
 // vectors) on stderr. It returns 1 if any vector disagrees or any file is
 // in error.
-func runVectorsCheck(files []string, stdout, stderr io.Writer) int {
-	if len(files) == 0 {
-		fmt.Fprint(stderr, usage)
-		return 2
+func runVectorsCheck(args []string, stdout, stderr io.Writer) int {
+	c := newCommand("vectors check", "FILE...", `
+Evaluate every vector of every FILE (a conformance vector file,
+docs/vectors.md) with this implementation: one agree/disagree line per vector
+and a summary on stdout, file errors on stderr. Exit 1 if any vector
+disagrees or any file is in error.`)
+	if code, ok := c.parse(args, stdout, stderr); !ok {
+		return code
 	}
+	if code, ok := c.nargs(stderr, 1, math.MaxInt); !ok {
+		return code
+	}
+	files := c.fs.Args()
 	var agree, disagree, broken int
 	for _, path := range files {
 		fn, results, err := conformance.CheckFile(path)
@@ -63,15 +79,16 @@ func runVectorsCheck(files []string, stdout, stderr io.Writer) int {
 // change unless the change is a new vector. DIR must exist, so a run from
 // outside the module root fails instead of creating a stray tree.
 func runVectorsGen(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("vectors gen", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	dir := fs.String("dir", "conformance/testdata/vectors", "output directory (must exist)")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	c := newCommand("vectors gen", "[-dir DIR]", `
+Rewrite every conformance vector file from the generators in package
+conformance. Regenerate only on purpose: a changed file is a consensus
+change unless the change is a new vector. No positional arguments.`)
+	dir := c.strVar("dir", "conformance/testdata/vectors", nil, "output `DIR` (must exist; the default is relative to the module root)")
+	if code, ok := c.parse(args, stdout, stderr); !ok {
+		return code
 	}
-	if fs.NArg() != 0 {
-		fmt.Fprint(stderr, "vectors gen: no positional arguments\n"+usage)
-		return 2
+	if code, ok := c.nargs(stderr, 0, 0); !ok {
+		return code
 	}
 	if err := conformance.WriteAll(*dir); err != nil {
 		fmt.Fprintf(stderr, "vectors gen: %v\n", err)

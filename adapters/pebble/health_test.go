@@ -1,0 +1,213 @@
+package pebble
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
+
+	"github.com/cip11/cip11/state"
+)
+
+// countingHandler counts the log records per level and keeps their text.
+type countingHandler struct {
+	mu    sync.Mutex
+	n     map[slog.Level]int
+	lines []string
+}
+
+func (h *countingHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h *countingHandler) Handle(_ context.Context, r slog.Record) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.n == nil {
+		h.n = map[slog.Level]int{}
+	}
+	h.n[r.Level]++
+	var b strings.Builder
+	b.WriteString(r.Message)
+	r.Attrs(func(a slog.Attr) bool { fmt.Fprintf(&b, " %s=%v", a.Key, a.Value); return true })
+	h.lines = append(h.lines, b.String())
+	return nil
+}
+func (h *countingHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *countingHandler) WithGroup(string) slog.Handler      { return h }
+func (h *countingHandler) count(l slog.Level) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.n[l]
+}
+
+// enospc fails every write to an sstable with ENOSPC while on: flushes and
+// compactions fail (pebble's background errors), the WAL still works.
+type enospc struct {
+	on    atomic.Bool
+	count atomic.Int64
+}
+
+func (e *enospc) inject(op errorfs.Op) error {
+	if !e.on.Load() || op.Kind.ReadOrWrite() != errorfs.OpIsWrite || !strings.HasSuffix(op.Path, ".sst") {
+		return nil
+	}
+	e.count.Add(1)
+	return fmt.Errorf("injected: %w", syscall.ENOSPC)
+}
+
+// TestBackgroundErrorFailsFast (issue 18 #19): a flush that cannot write
+// (a full disk) is recorded as the store's failure: Err and Failed report
+// it (wrapping ErrStorageFailed and ENOSPC), every later Begin and Commit
+// fails at once with it, it is logged once however often pebble retries,
+// and Close still returns. Before, the background errors went to pebble's
+// default logger, one line per retry, and nothing reached the caller.
+func TestBackgroundErrorFailsFast(t *testing.T) {
+	dir := t.TempDir()
+	inj := &enospc{}
+	logs := &countingHandler{}
+	s, err := OpenFS(dir, Options{Sync: SyncNever, Logger: slog.New(logs)}, errorfs.Wrap(vfs.Default, errorfs.InjectorFunc(inj.inject)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := false
+	defer func() {
+		if !closed {
+			_ = s.Close()
+		}
+	}()
+	must(t, s.Register(1, addr(1)))
+	if err := s.Err(); err != nil {
+		t.Fatalf("Err before any fault: %v", err)
+	}
+	must(t, s.Begin(2))
+	must(t, s.Registrar().Register(state.Runner{Address: addr(2)}))
+	must(t, s.Commit())
+
+	inj.on.Store(true)
+	if err := AsyncFlush(s); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-s.Failed():
+	case <-time.After(20 * time.Second):
+		t.Fatal("no failure recorded 20 s after a flush that cannot write")
+	}
+	err = s.Err()
+	if !errors.Is(err, ErrStorageFailed) || !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("Err = %v, want ErrStorageFailed wrapping ENOSPC", err)
+	}
+	// pebble retries the flush; let it fail many times.
+	deadline := time.Now().Add(10 * time.Second)
+	for inj.count.Load() < 50 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := s.Begin(3); !errors.Is(err, ErrStorageFailed) || !errors.Is(err, syscall.ENOSPC) {
+		t.Errorf("Begin after the failure: %v", err)
+	}
+	if err := s.Commit(); err == nil {
+		t.Error("Commit after the failure succeeded")
+	}
+	t.Logf("%d failed sstable writes", inj.count.Load())
+	if n := logs.count(slog.LevelError); n != 1 {
+		t.Errorf("%d error log lines after %d failed writes, want 1: %q", n, inj.count.Load(), logs.lines)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.Close() }()
+	select {
+	case <-done:
+		closed = true
+	case <-time.After(20 * time.Second):
+		t.Fatal("Close did not return on a failing disk")
+	}
+}
+
+// TestOpenTwiceDirInUse (issue 18 #15): a second Open of a directory in
+// use says so with ErrDirInUse, not "resource temporarily unavailable";
+// after Close the directory opens again.
+func TestOpenTwiceDirInUse(t *testing.T) {
+	dir := t.TempDir()
+	s := mustOpen(t, dir, Options{Sync: SyncNever})
+	_, err := Open(dir, Options{Sync: SyncNever})
+	if !errors.Is(err, ErrDirInUse) || !strings.Contains(err.Error(), "data directory "+dir+" is in use by another process") {
+		t.Fatalf("second Open: %v, want ErrDirInUse naming %s", err, dir)
+	}
+	must(t, s.Close())
+	s = mustOpen(t, dir, Options{Sync: SyncNever})
+	must(t, s.Close())
+}
+
+// TestOpenLockedByOtherProcess: a directory another process holds (a
+// child test binary with the store open) is ErrDirInUse.
+func TestOpenLockedByOtherProcess(t *testing.T) {
+	if dir := os.Getenv("CIP11_LOCK_HOLD"); dir != "" {
+		s, err := Open(dir, Options{Sync: SyncNever})
+		if err != nil {
+			fmt.Println("error", err)
+			os.Exit(3)
+		}
+		fmt.Println("open")
+		_, _ = bufio.NewReader(os.Stdin).ReadString('\n') // until the parent closes stdin
+		_ = s.Close()
+		os.Exit(0)
+	}
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestOpenLockedByOtherProcess$")
+	cmd.Env = append(os.Environ(), "CIP11_LOCK_HOLD="+dir)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout = pw
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pw.Close()
+	defer func() { stdin.Close(); _ = cmd.Wait() }()
+	line, _ := bufio.NewReader(pr).ReadString('\n')
+	out.WriteString(line)
+	if strings.TrimSpace(line) != "open" {
+		t.Fatalf("child: %q", out.String())
+	}
+	_, err = Open(dir, Options{Sync: SyncNever})
+	if !errors.Is(err, ErrDirInUse) || errors.Is(err, ErrNotAStore) {
+		t.Fatalf("Open of a directory another process holds: %v, want ErrDirInUse", err)
+	}
+}
+
+// TestChainIdentity: the identity survives a reopen; empty or oversized
+// values are refused.
+func TestChainIdentity(t *testing.T) {
+	dir := t.TempDir()
+	s := mustOpen(t, dir, Options{Sync: SyncNever})
+	if _, ok, err := s.ChainIdentity(); ok || err != nil {
+		t.Fatalf("fresh store has an identity: %v %v", ok, err)
+	}
+	for _, bad := range [][]byte{nil, make([]byte, MaxChainIdentity+1)} {
+		if err := s.SetChainIdentity(bad); !errors.Is(err, ErrChainIdentity) {
+			t.Errorf("%d bytes: %v", len(bad), err)
+		}
+	}
+	must(t, s.SetChainIdentity([]byte("chain X")))
+	must(t, s.Close())
+	s = mustOpen(t, dir, Options{Sync: SyncNever})
+	defer s.Close()
+	if id, ok, err := s.ChainIdentity(); string(id) != "chain X" || !ok || err != nil {
+		t.Fatalf("after reopen: %q %v %v", id, ok, err)
+	}
+}

@@ -1,0 +1,165 @@
+package main
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestBadFlagValues (issue 18 #14): every out-of-range or malformed flag
+// value of every subcommand is a usage error: exit 2, nothing on stdout,
+// and stderr naming the flag. Before, most of these ran with a default
+// (-duration -5s, -block-time 0, -jobs-per-block -3, -push-window -7) or
+// said only "bad arguments".
+func TestBadFlagValues(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		flag string // the flag stderr must name
+	}{
+		{[]string{"devnet", "-runners", "0"}, "-runners"},
+		{[]string{"devnet", "-runners", "-2"}, "-runners"},
+		{[]string{"devnet", "-runners", "5001"}, "-runners"},
+		{[]string{"devnet", "-duration", "-5s"}, "-duration"},
+		{[]string{"devnet", "-duration", "0"}, "-duration"},
+		{[]string{"devnet", "-duration", "5"}, "-duration"},
+		{[]string{"devnet", "-block-time", "0"}, "-block-time"},
+		{[]string{"devnet", "-block-time", "-1s"}, "-block-time"},
+		{[]string{"devnet", "-jobs-per-block", "-3"}, "-jobs-per-block"},
+		{[]string{"devnet", "-jobs-per-block", "0"}, "-jobs-per-block"},
+		{[]string{"devnet", "-multi-per-mille", "-1"}, "-multi-per-mille"},
+		{[]string{"devnet", "-multi-per-mille", "1001"}, "-multi-per-mille"},
+		{[]string{"devnet", "-fail-per-mille", "-1"}, "-fail-per-mille"},
+		{[]string{"devnet", "-fail-per-mille", "1001"}, "-fail-per-mille"},
+		{[]string{"devnet", "-seed", "-1"}, "-seed"},
+		{[]string{"devnet", "-http", "nonsense"}, "-http"},
+		{[]string{"devnet", "-http", "127.0.0.1:70000"}, "-http"},
+		{[]string{"devnet", "-log", "loud"}, "-log"},
+		{[]string{"devnet", "-chaos=maybe"}, "-chaos"},
+		{[]string{"devnet", "extra"}, "extra"},
+		{[]string{"genesis", "-runners", "-1"}, "-runners"},
+		{[]string{"genesis", "-runners", "100001"}, "-runners"},
+		{[]string{"genesis", "-seed", "x"}, "-seed"},
+		{[]string{"genesis", "-chain-id", "0"}, "-chain-id"},
+		{[]string{"genesis", "-chain-id", "-7"}, "-chain-id"},
+		{[]string{"genesis", "-quic", "7011"}, "-quic"},
+		{[]string{"genesis", "-http", ""}, "-http"},
+		{[]string{"genesis", "-o", ""}, "-o"},
+		{[]string{"genesis", "-runner", "xyz"}, "-runner"},
+		{[]string{"genesis", "extra"}, "extra"},
+		{[]string{"validator", "-block-time", "0"}, "-block-time"},
+		{[]string{"validator", "-block-time", "-1s"}, "-block-time"},
+		{[]string{"validator", "-skip-per-mille", "1001"}, "-skip-per-mille"},
+		{[]string{"validator", "-skip-per-mille", "-1"}, "-skip-per-mille"},
+		{[]string{"validator", "-push-window", "-7"}, "-push-window"},
+		{[]string{"validator", "-push-window", "-2"}, "-push-window"},
+		{[]string{"validator", "-listen", "nowhere"}, "-listen"},
+		{[]string{"validator", "-http", "on"}, "-http"},
+		{[]string{"validator", "-genesis", ""}, "-genesis"},
+		{[]string{"validator", "-key", ""}, "-key"},
+		{[]string{"validator", "-log", "verbose"}, "-log"},
+		{[]string{"validator", "-no-fsync=2"}, "-no-fsync"},
+		{[]string{"validator", "extra"}, "extra"},
+		{[]string{"runner", "-work", "0"}, "-work"},
+		{[]string{"runner", "-work", "-50ms"}, "-work"},
+		{[]string{"runner", "-fail-per-mille", "1001"}, "-fail-per-mille"},
+		{[]string{"runner", "-fail-per-mille", "-1"}, "-fail-per-mille"},
+		{[]string{"runner", "-api", "127.0.0.1:8011"}, "-api"},
+		{[]string{"runner", "-api", "ftp://x"}, "-api"},
+		{[]string{"runner", "-validator", "x"}, "-validator"},
+		{[]string{"runner", "-genesis", ""}, "-genesis"},
+		{[]string{"runner", "-key", ""}, "-key"},
+		{[]string{"runner", "-log", "x"}, "-log"},
+		{[]string{"runner", "extra"}, "extra"},
+		{[]string{"replay", "-blocks", "-1"}, "-blocks"},
+		{[]string{"replay", "-blocks", "x"}, "-blocks"},
+		{[]string{"replay", "-fsync=x"}, "-fsync"},
+		{[]string{"replay", "a", "b"}, "at most 1"},
+		{[]string{"gen", "-runners", "0"}, "-runners"},
+		{[]string{"gen", "-runners", "-3"}, "-runners"},
+		{[]string{"gen", "-runners", "10001"}, "-runners"},
+		{[]string{"gen", "-blocks", "0"}, "-blocks"},
+		{[]string{"gen", "-blocks", "-1"}, "-blocks"},
+		{[]string{"gen", "-seed", "-1"}, "-seed"},
+		{[]string{"gen", "-o", ""}, "-o"},
+		{[]string{"gen", "extra"}, "extra"},
+		{[]string{"vectors", "gen", "-dir", ""}, "-dir"},
+		{[]string{"vectors", "gen", "extra"}, "extra"},
+		{[]string{"vectors", "check"}, "missing"},
+		{[]string{"vectors", "check", "-x"}, "-x"},
+	} {
+		code, out, errOut := cli(tc.args...)
+		if code != 2 || out != "" || !strings.Contains(errOut, tc.flag) {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2, empty stdout, stderr naming %s", tc.args, code, out, errOut, tc.flag)
+		}
+	}
+}
+
+// TestBadFlagValueSaysRange: the complaint names the allowed range.
+func TestBadFlagValueSaysRange(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"devnet", "-duration", "-5s"}, "from 1ms to 24h"},
+		{[]string{"devnet", "-runners", "0"}, "from 1 to 5000"},
+		{[]string{"validator", "-push-window", "-7"}, "-1 (all at once), 0 (automatic) or a count from 1"},
+		{[]string{"validator", "-skip-per-mille", "1001"}, "from 0 to 1000"},
+		{[]string{"replay", "-blocks", "-1"}, "from 0 to"},
+	} {
+		if _, _, errOut := cli(tc.args...); !strings.Contains(errOut, tc.want) {
+			t.Errorf("%q: stderr %q lacks %q", tc.args, errOut, tc.want)
+		}
+	}
+}
+
+// TestGoodEdgeValuesAccepted: the ends of the ranges parse (the commands
+// then fail later, on a missing genesis file, with exit 1 — not 2).
+func TestGoodEdgeValuesAccepted(t *testing.T) {
+	missing := t.TempDir() + "/none.json"
+	for _, args := range [][]string{
+		{"validator", "-genesis", missing, "-push-window", "-1"},
+		{"validator", "-genesis", missing, "-push-window", "0", "-skip-per-mille", "1000", "-http", "off", "-block-time", "1ms"},
+		{"runner", "-genesis", missing, "-api", "https://example.org:8011", "-fail-per-mille", "1000", "-work", "1ms"},
+	} {
+		if code, _, errOut := cli(args...); code != 1 || !strings.Contains(errOut, "none.json") {
+			t.Errorf("%q: exit %d, stderr %q; want exit 1 on the missing genesis", args, code, errOut)
+		}
+	}
+}
+
+// TestHelpEveryCommand: cip11 COMMAND -h exits 0 and prints, on stdout,
+// what the command does and every flag it takes.
+func TestHelpEveryCommand(t *testing.T) {
+	flagLine := regexp.MustCompile(`(?m)^  -([a-z0-9-]+)`)
+	for _, tc := range []struct {
+		cmd   []string
+		flags []string
+		says  string
+	}{
+		{[]string{"devnet"}, []string{"block-time", "chaos", "data", "duration", "fail-per-mille", "http", "jobs-per-block", "json", "log", "multi-per-mille", "quiet", "runners", "seed"}, "one process"},
+		{[]string{"genesis"}, []string{"chain-id", "force", "http", "o", "poll-disabled", "quic", "runner", "runners", "runners-file", "seed"}, "genesis"},
+		{[]string{"validator"}, []string{"block-time", "data", "genesis", "http", "key", "listen", "log", "no-fsync", "push-window", "skip-per-mille"}, "chain node"},
+		{[]string{"runner"}, []string{"api", "fail-per-mille", "genesis", "key", "log", "validator", "work"}, "runner process"},
+		{[]string{"replay"}, []string{"blocks", "fsync", "json", "no-cache", "quiet", "store"}, "FILE"},
+		{[]string{"gen"}, []string{"blocks", "multi-validator", "o", "runners", "seed"}, "synthetic chain log"},
+		{[]string{"vectors", "gen"}, []string{"dir"}, "generators"},
+		{[]string{"vectors", "check"}, nil, "FILE"},
+		{[]string{"vectors"}, nil, "check"},
+	} {
+		for _, h := range []string{"-h", "-help"} {
+			code, out, errOut := cli(append(slices.Clone(tc.cmd), h)...)
+			if code != 0 || errOut != "" || !strings.Contains(out, "usage: cip11 "+strings.Join(tc.cmd, " ")) || !strings.Contains(out, tc.says) {
+				t.Errorf("%q %s: exit %d, stderr %q, stdout:\n%s", tc.cmd, h, code, errOut, out)
+				continue
+			}
+			var got []string
+			for _, m := range flagLine.FindAllStringSubmatch(out, -1) {
+				got = append(got, m[1])
+			}
+			if !slices.Equal(got, tc.flags) {
+				t.Errorf("%q %s lists flags %q, want %q", tc.cmd, h, got, tc.flags)
+			}
+		}
+	}
+}
