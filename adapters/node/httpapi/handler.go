@@ -356,15 +356,6 @@ func jsonKind(tok json.Token) string {
 	return "something else"
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 // jsonError rewords an encoding/json error for a client.
 func jsonError(err error) error {
 	var syn *json.SyntaxError
