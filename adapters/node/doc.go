@@ -21,7 +21,10 @@
 //     does not read cannot stall block production.
 //
 // No lock is held across I/O; the mailboxes' locks guard a slice append.
-// Every goroutine stops on Close, which waits for them.
+// Lock order: there is none to follow, because no lock is ever taken while
+// another is held (the mailboxes', the dashboard record's and the runner's
+// are leaves; the chain core has no lock, its loop owns it). Every
+// goroutine stops on Close, which waits for them.
 //
 // # One job, end to end
 //
