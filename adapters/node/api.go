@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/cip11/cip11/adapters/node/chain"
 	"io"
 	"net/http"
 	"strings"
@@ -31,7 +32,7 @@ func mapErr(err error) error {
 		return fmt.Errorf("%w: %w", httpapi.ErrBadRequest, err)
 	case errors.Is(err, ErrDuplicate):
 		return fmt.Errorf("%w: %w", httpapi.ErrConflict, err)
-	case errors.Is(err, ErrClosed):
+	case errors.Is(err, ErrClosed), errors.Is(err, chain.ErrMempoolFull), errors.Is(err, chain.ErrFailed):
 		return fmt.Errorf("%w: %w", httpapi.ErrUnavailable, err)
 	}
 	return err

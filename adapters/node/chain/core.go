@@ -48,12 +48,23 @@ type Config struct {
 	// RetainBlocks is how long a terminal job stays in memory after it
 	// ended, in blocks (default 256).
 	RetainBlocks uint64
+	// MaxMempool bounds what waits for a block: job submits,
+	// registrations and heartbeats together (default 10,000); past it a
+	// submission is refused with ErrMempoolFull.
+	MaxMempool int
+	// MaxBlockSubmits bounds the job submits one proposal includes
+	// (default 1,000); the rest wait for the next block, in order.
+	MaxBlockSubmits int
 	// Logger (default: discard).
 	Logger *slog.Logger
 }
 
-// DefaultRetainBlocks is [Config.RetainBlocks]'s default.
-const DefaultRetainBlocks = 256
+// Defaults of [Config].
+const (
+	DefaultRetainBlocks    = 256
+	DefaultMaxMempool      = 10_000
+	DefaultMaxBlockSubmits = 1_000
+)
 
 // Validate reports the first missing dependency, wrapping ErrNilConfig.
 func (c *Config) Validate() error {
@@ -66,6 +77,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("%w: Journal", ErrNilConfig)
 	case c.Key == nil:
 		return fmt.Errorf("%w: Key", ErrNilConfig)
+	case c.MaxMempool < 0 || c.MaxBlockSubmits < 0:
+		return fmt.Errorf("%w: negative MaxMempool %d or MaxBlockSubmits %d", ErrBadRequest, c.MaxMempool, c.MaxBlockSubmits)
 	}
 	return nil
 }
@@ -76,6 +89,12 @@ func (c *Config) defaults() {
 	}
 	if c.RetainBlocks == 0 {
 		c.RetainBlocks = DefaultRetainBlocks
+	}
+	if c.MaxMempool == 0 {
+		c.MaxMempool = DefaultMaxMempool
+	}
+	if c.MaxBlockSubmits == 0 {
+		c.MaxBlockSubmits = DefaultMaxBlockSubmits
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

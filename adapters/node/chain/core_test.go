@@ -33,6 +33,11 @@ type world struct {
 
 func newWorld(t *testing.T, runners int, retain uint64) *world {
 	t.Helper()
+	return newWorldWith(t, runners, func(c *chain.Config) { c.RetainBlocks = retain })
+}
+
+func newWorldWith(t *testing.T, runners int, tune func(*chain.Config)) *world {
+	t.Helper()
 	d, err := node.NewDevnet(node.GenesisOptions{Seed: 3, Runners: runners, QUIC: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)
@@ -48,8 +53,10 @@ func newWorld(t *testing.T, runners int, retain uint64) *world {
 		gr = append(gr, chain.GenesisRunner{Address: r.Address, Stake: r.Stake, ReputationX1e9: r.ReputationX1e9})
 		w.keys[r.Address] = d.RunnerKeys[i]
 	}
-	w.c, err = chain.New(chain.Config{Params: d.Genesis.P(), ChainID: uint64(d.Genesis.ChainID), Runners: gr, Key: d.Validator.Peer,
-		Exec: x, Log: w.log, Journal: w.jrnl, Archive: w.archive, RetainBlocks: retain})
+	cfg := chain.Config{Params: d.Genesis.P(), ChainID: uint64(d.Genesis.ChainID), Runners: gr, Key: d.Validator.Peer,
+		Exec: x, Log: w.log, Journal: w.jrnl, Archive: w.archive}
+	tune(&cfg)
+	w.c, err = chain.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -419,5 +426,31 @@ func TestCoreRefusesMoreRunnersThanRegistered(t *testing.T) {
 	}
 	if _, err := w.c.SubmitJob(&chain.JobSpec{Submitter: cip11.Address{1}, Kind: 1, Runners: 3, TimeoutBlocks: 5}, w.now); err != nil {
 		t.Fatalf("a committee of every registered runner: %v", err)
+	}
+}
+
+// TestCoreMempoolBounds (issue 18 item 11): the mempool refuses past
+// MaxMempool with ErrMempoolFull, and one proposal carries at most
+// MaxBlockSubmits submits, the rest following in arrival order.
+func TestCoreMempoolBounds(t *testing.T) {
+	w := newWorldWith(t, 3, func(c *chain.Config) { c.MaxMempool = 5; c.MaxBlockSubmits = 2 })
+	w.block()
+	for i := range 5 {
+		w.submit(1, 5, uint64(i))
+	}
+	_, err := w.c.SubmitJob(&chain.JobSpec{Submitter: cip11.Address{0xaa}, Kind: 1, Runners: 1, TimeoutBlocks: 5, Nonce: 99}, w.now)
+	if !errors.Is(err, chain.ErrMempoolFull) {
+		t.Fatalf("a sixth submit: %v, want ErrMempoolFull", err)
+	}
+	for _, want := range []int{2, 2, 1, 0} {
+		n := 0
+		for _, tx := range w.block().Block.Txs {
+			if tx.Submit != nil {
+				n++
+			}
+		}
+		if n != want {
+			t.Fatalf("block %d carries %d submits, want %d", w.c.Height(), n, want)
+		}
 	}
 }

@@ -50,7 +50,13 @@ func (m *mempool) committed(h uint64, b *chainlog.Block, c *Core) {
 	// so hostile signers cannot grow the mempool.
 	m.regs = nil
 	clear(m.beats)
+	if len(m.known) > dedupeMax { // a flood of distinct transactions rotates early
+		m.old, m.known = m.known, map[cip11.Hash]bool{}
+	}
 }
+
+// dedupeMax bounds one dedupe generation.
+const dedupeMax = 1 << 20
 
 // SubmitJob accepts a job: the spec is checked, journaled (durable before
 // this returns) and queued for the next proposal. A journal failure leaves
@@ -71,6 +77,9 @@ func (c *Core) SubmitJob(spec *JobSpec, now time.Time) (cip11.Hash, error) {
 	}
 	if c.jobs[id] != nil {
 		return id, fmt.Errorf("%w: job %s", ErrDuplicate, id)
+	}
+	if n := c.mem.Len(); n >= c.cfg.MaxMempool {
+		return id, fmt.Errorf("%w: %d entries wait for a block (max %d)", ErrMempoolFull, n, c.cfg.MaxMempool)
 	}
 	if v, ok, _ := c.cfg.Archive.Get(id); ok && v.ID == id {
 		return id, fmt.Errorf("%w: job %s (ended)", ErrDuplicate, id)
@@ -148,6 +157,9 @@ func (c *Core) SubmitTx(raw []byte, now time.Time) (*Tx, error) {
 		return tx, fmt.Errorf("%w: %w: heartbeat signed at height %d, the chain is at %d (window %d)", ErrBadRequest, ErrStaleTx,
 			tx.Nonce, h, HeartbeatWindow)
 	}
+	if (tx.Kind == TxHeartbeat || tx.Kind == TxRegister) && c.mem.Len() >= c.cfg.MaxMempool {
+		return tx, fmt.Errorf("%w: %d entries wait for a block (max %d)", ErrMempoolFull, c.mem.Len(), c.cfg.MaxMempool)
+	}
 	switch tx.Kind {
 	case TxHeartbeat:
 		c.mem.beats[tx.From] = true
@@ -221,7 +233,7 @@ func (c *Core) verifyResult(tx *Tx, now time.Time) error {
 // added. It changes nothing: a proposal that is not decided leaves the
 // tracker as it was.
 func (c *Core) txs(h uint64, b *chainlog.Block) bool {
-	for _, id := range c.mem.submits {
+	for _, id := range c.mem.submits[:min(len(c.mem.submits), c.cfg.MaxBlockSubmits)] {
 		t := c.jobs[id]
 		b.Txs = append(b.Txs, chainlog.Tx{Submit: &chainlog.Submit{JobID: id, Submitter: t.submitter, JobKind: t.kind,
 			CommitteeSize: t.runners, TimeoutBlocks: chainlog.U64(t.timeout)}})

@@ -30,6 +30,9 @@ var (
 	ErrFailed = errors.New("node: chain core failed")
 	// ErrInvalidBlock: a block does not execute (Check, Apply).
 	ErrInvalidBlock = errors.New("node: invalid block")
+	// ErrMempoolFull: the mempool holds Config.MaxMempool entries; the
+	// submission may be retried after the next blocks (503).
+	ErrMempoolFull = errors.New("node: mempool full")
 	// ErrOutOfOrder: a step was called out of its order (a block that is
 	// not Height()+1, Commit without Apply).
 	ErrOutOfOrder = errors.New("node: step out of order")
