@@ -167,6 +167,9 @@ func TestCoreJobLifecycle(t *testing.T) {
 	if err := w.reveal(id, runner, 1); !errors.Is(err, chain.ErrDuplicate) {
 		t.Fatalf("the same reveal twice: %v, want ErrDuplicate", err)
 	}
+	if err := w.reveal(id, runner, 2); !errors.Is(err, chain.ErrDuplicate) {
+		t.Fatalf("a second, different reveal from the member: %v, want ErrDuplicate (one result per member)", err)
+	}
 	w.block()
 	jv, _ := w.c.Job(id)
 	if jv.State != httpapi.StateCompleted {
