@@ -188,7 +188,7 @@ func NewRunner(ctx context.Context, cfg RunnerConfig) (*Runner, error) {
 	cl, err := cquic.NewClient(ctx, cquic.ClientConfig{
 		Key: cfg.Key, ChainID: uint64(g.ChainID), Params: p, Validators: cquic.NewStaticValidatorSets(ep),
 		Directory: dir, Executor: cquic.ExecutorFunc(r.execute), Specs: SpecCodec{}, Submitter: submitter{r},
-		MaxConcurrent: cfg.MaxConcurrent, Listen: cfg.Listen,
+		MaxConcurrent: cfg.MaxConcurrent, Listen: cfg.Listen, Assigned: cfg.Chain.Assigned, // §10.1 still assigned
 	}, h)
 	if err != nil {
 		cancel()

@@ -2,11 +2,13 @@ package node
 
 import (
 	"context"
+	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/adapters/node/httpapi"
 	"github.com/cip11/cip11/wire"
 )
 
@@ -148,5 +150,80 @@ func TestHeartbeatLostInMempoolIsResubmitted(t *testing.T) {
 	}
 	if len(seen) <= losses {
 		t.Fatalf("heartbeats sent at %v: not resubmitted after each loss", ch.beats)
+	}
+}
+
+// The runner's chain view over a real validator's HTTP API (HTTPChain, the
+// `cip11 runner` path) agrees with the in-process one (LocalChain): the
+// on-chain last_heartbeat (§7.1, GET /runner/{addr}) and whether a runner
+// is still assigned to a job at an assignment_height (§10.1, the job view's
+// committee and assignment_height).
+func TestChainViewOverHTTP(t *testing.T) {
+	d := testDevnet(t, 2, nil)
+	v := newTestValidator(t, d, "")
+	defer v.Close()
+	h, err := httpapi.NewHandler(Backend{v}, httpapi.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	ctx := context.Background()
+	views := map[string]Chain{"http": HTTPChain{Base: srv.URL}, "local": LocalChain{v}}
+	a0, a1 := d.RunnerKeys[0].Address(), d.RunnerKeys[1].Address()
+	for name, c := range views {
+		if _, ok, err := c.LastHeartbeat(ctx, a0); ok || err != nil {
+			t.Fatalf("%s: a record before block 1: %v %v", name, ok, err)
+		}
+	}
+	if err := v.ProduceBlock(); err != nil { // block 1 registers the runners
+		t.Fatal(err)
+	}
+	hb, _ := SignTx(d.RunnerKeys[0], uint64(d.Genesis.ChainID), TxHeartbeat, 1, cip11.Hash{}, nil)
+	if _, err := v.SubmitTx(hb.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	id, err := v.SubmitJob(&JobSpec{Submitter: cip11.Address{2}, Runners: 1, TimeoutBlocks: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if err := v.ProduceBlock(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	jv, _ := v.Job(id)
+	if jv.State != httpapi.StateAssigned || len(jv.Committee) != 1 || jv.AssignmentHeight < 2 {
+		t.Fatalf("job %+v", jv)
+	}
+	in, out := jv.Committee[0], a0
+	if in == a0 {
+		out = a1
+	}
+	for name, c := range views {
+		if last, ok, err := c.LastHeartbeat(ctx, a0); !ok || err != nil || last != 2 { // included in block 2
+			t.Fatalf("%s: runner 0 last_heartbeat %d %v %v, want 2", name, last, ok, err)
+		}
+		if last, ok, err := c.LastHeartbeat(ctx, a1); !ok || err != nil || last != 1 { // registered at 1
+			t.Fatalf("%s: runner 1 last_heartbeat %d %v %v, want 1", name, last, ok, err)
+		}
+		if _, ok, err := c.LastHeartbeat(ctx, cip11.Address{9}); ok || err != nil {
+			t.Fatalf("%s: an unregistered runner: %v %v", name, ok, err)
+		}
+		for _, q := range []struct {
+			job    cip11.Hash
+			runner cip11.Address
+			height uint64
+			want   bool
+		}{
+			{id, in, jv.AssignmentHeight, true},
+			{id, out, jv.AssignmentHeight, false},           // not in the committee
+			{id, in, jv.AssignmentHeight - 1, false},        // not the current assignment
+			{cip11.Hash{7}, in, jv.AssignmentHeight, false}, // no such job
+		} {
+			if got, err := c.Assigned(ctx, q.job, q.runner, q.height); err != nil || got != q.want {
+				t.Fatalf("%s: Assigned(%x, %x, %d) = %v %v, want %v", name, q.job[:4], q.runner[:4], q.height, got, err, q.want)
+			}
+		}
 	}
 }
