@@ -167,10 +167,7 @@ func NewRunner(ctx context.Context, cfg RunnerConfig) (*Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	addr := cfg.Validator
-	if addr == "" {
-		addr = g.Validator.QUIC
-	}
+	addr := cfg.ValidatorAddr()
 	ua, err := net.ResolveUDPAddr("udp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("validator address %q: %w", addr, err)

@@ -17,6 +17,16 @@ import (
 // from, §7.1) and whether it is still assigned to a job at the
 // assignment_height a push names (§10.1).
 
+// ValidatorAddr is the validator QUIC address the runner dials: the
+// Validator override, else the genesis validator.quic (the `cip11 runner`
+// banner prints it). A nil Genesis gives the override alone.
+func (c *RunnerConfig) ValidatorAddr() string {
+	if c.Validator != "" || c.Genesis == nil {
+		return c.Validator
+	}
+	return c.Genesis.Validator.QUIC
+}
+
 // healthName is the registry HealthStatus as GET /runner/{addr} spells it.
 func healthName(h state.Health) string {
 	switch h {
