@@ -249,9 +249,17 @@ func (r *Runner) loop(ctx context.Context, h uint64) {
 // every new block until the chain shows one included. Once h −
 // last_heartbeat reaches HEARTBEAT_TIMEOUT_BLOCKS − safety_margin_blocks
 // the refresh is forced whatever the phase (§6.6 emergency refresh,
-// HeartbeatSchedule.NextDue). When the chain cannot be read the last
-// value learned is used.
+// HeartbeatSchedule.NextDue). The chain is asked only when the last value
+// learned says a heartbeat is due (one request a cadence, plus one a block
+// while a heartbeat is outstanding); when it cannot be read that value is
+// used.
 func (r *Runner) heartbeat(ctx context.Context, h uint64) {
+	r.mu.Lock()
+	cached := r.chainHB
+	r.mu.Unlock()
+	if cached > 0 && r.hb.NextDue(h, cached) > h {
+		return // not due even by the last value learned; the chain's can only be later
+	}
 	last, registered, err := r.cfg.Chain.LastHeartbeat(ctx, r.Address())
 	r.mu.Lock()
 	if err == nil && registered {
