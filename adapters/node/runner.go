@@ -32,6 +32,13 @@ type Chain interface {
 	// job is terminal.
 	Settled(ctx context.Context, job cip11.Hash, runner cip11.Address) (bool, error)
 	Poll(ctx context.Context, runner cip11.Address) ([]*wire.JobAssignment, error)
+	// LastHeartbeat is runner's on-chain last_heartbeat, the height of the
+	// block that included its last heartbeat (§7.1); ok is false when it is
+	// not registered. The §6.6 schedule runs from it (runnerview.go).
+	LastHeartbeat(ctx context.Context, runner cip11.Address) (last uint64, ok bool, err error)
+	// Assigned reports whether runner is still assigned to job at height,
+	// the assignment_height of a push (§10.1).
+	Assigned(ctx context.Context, job cip11.Hash, runner cip11.Address, height uint64) (bool, error)
 }
 
 // LocalChain is a Chain over an in-process Validator.
@@ -97,6 +104,7 @@ type Runner struct {
 
 	mu       sync.Mutex
 	lastHB   uint64              // height of the last heartbeat sent
+	chainHB  uint64              // the on-chain last_heartbeat last learned (§7.1)
 	polled   map[cip11.Hash]bool // jobs of the last poll answer already started
 	settled  map[cip11.Hash]bool // the submit worker's answers for jobs with retained results
 	executed atomic.Int64
@@ -159,10 +167,7 @@ func NewRunner(ctx context.Context, cfg RunnerConfig) (*Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	addr := cfg.Validator
-	if addr == "" {
-		addr = g.Validator.QUIC
-	}
+	addr := cfg.ValidatorAddr()
 	ua, err := net.ResolveUDPAddr("udp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("validator address %q: %w", addr, err)
@@ -180,7 +185,7 @@ func NewRunner(ctx context.Context, cfg RunnerConfig) (*Runner, error) {
 	cl, err := cquic.NewClient(ctx, cquic.ClientConfig{
 		Key: cfg.Key, ChainID: uint64(g.ChainID), Params: p, Validators: cquic.NewStaticValidatorSets(ep),
 		Directory: dir, Executor: cquic.ExecutorFunc(r.execute), Specs: SpecCodec{}, Submitter: submitter{r},
-		MaxConcurrent: cfg.MaxConcurrent, Listen: cfg.Listen,
+		MaxConcurrent: cfg.MaxConcurrent, Listen: cfg.Listen, Assigned: cfg.Chain.Assigned, // §10.1 still assigned
 	}, h)
 	if err != nil {
 		cancel()
@@ -235,25 +240,56 @@ func (r *Runner) loop(ctx context.Context, h uint64) {
 	}
 }
 
-// heartbeat sends the on-chain heartbeat when the §6.6 schedule says so.
+// heartbeat keeps the runner above the §7.1 floor. The §6.6 schedule runs
+// from the on-chain last_heartbeat (the block that included the runner's
+// last heartbeat), never from the height a heartbeat was sent at: a
+// heartbeat lost before inclusion (a validator restart empties its
+// mempool) leaves last_heartbeat where it was, so the runner stays due and
+// sends a new heartbeat, signed at the current height (its nonce), on
+// every new block until the chain shows one included. Once h −
+// last_heartbeat reaches HEARTBEAT_TIMEOUT_BLOCKS − safety_margin_blocks
+// the refresh is forced whatever the phase (§6.6 emergency refresh,
+// HeartbeatSchedule.NextDue). The chain is asked only when the last value
+// learned says a heartbeat is due (one request a cadence, plus one a block
+// while a heartbeat is outstanding); when it cannot be read that value is
+// used.
 func (r *Runner) heartbeat(ctx context.Context, h uint64) {
 	r.mu.Lock()
-	due := r.lastHB == 0 || r.hb.NextDue(h, r.lastHB) <= h
+	cached := r.chainHB
 	r.mu.Unlock()
+	if cached > 0 && r.hb.NextDue(h, cached) > h {
+		return // not due even by the last value learned; the chain's can only be later
+	}
+	last, registered, err := r.cfg.Chain.LastHeartbeat(ctx, r.Address())
+	r.mu.Lock()
+	if err == nil && registered {
+		r.chainHB = max(r.chainHB, last)
+	}
+	last = r.chainHB
+	known := r.chainHB > 0
+	due := r.hb.NextDue(h, last) <= h && r.lastHB != h // one attempt per block
+	r.mu.Unlock()
+	if err == nil && !registered {
+		r.log.Debug("no heartbeat: runner not registered", "height", h)
+		return
+	}
 	if !due {
 		return
+	}
+	if known && h >= last+r.hb.Emergency {
+		r.log.Warn("emergency heartbeat refresh (§6.6)", "height", h, "last_heartbeat", last,
+			"timeout_blocks", r.cfg.Genesis.P().HeartbeatTimeoutBlocks)
 	}
 	tx, err := SignTx(r.cfg.Key, uint64(r.cfg.Genesis.ChainID), TxHeartbeat, h, cip11.Hash{}, nil)
 	if err != nil {
 		return
 	}
-	if err := r.cfg.Chain.Submit(ctx, tx.Bytes()); err != nil {
-		r.log.Debug("heartbeat not admitted", "err", err)
-		return
-	}
 	r.mu.Lock()
 	r.lastHB = h
 	r.mu.Unlock()
+	if err := r.cfg.Chain.Submit(ctx, tx.Bytes()); err != nil {
+		r.log.Debug("heartbeat not admitted", "height", h, "err", err)
+	}
 }
 
 // poll is the §14 fallback: jobs assigned to this runner that no push

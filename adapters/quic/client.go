@@ -41,6 +41,14 @@ type ClientConfig struct {
 	// Reject(AtCapacity) and a BackpressureSignal{accepting_new: false} goes
 	// to every validator (§6.4).
 	MaxConcurrent int
+	// Assigned, if set, is the runner's chain view of its assignments: it
+	// reports whether runner is still assigned to job at height, the
+	// assignment_height of a push (§10.1). A push it denies, or cannot
+	// answer (an error), is acked Reject(UnverifiableAssignment) and not
+	// executed. It is called once per first valid push of a job_id, from
+	// the push's stream goroutine, with a context that ends on Close or
+	// after HandshakeTimeout. Nil skips the check.
+	Assigned func(ctx context.Context, job cip11.Hash, runner cip11.Address, height uint64) (bool, error)
 	// Rand is the §11.3 jitter source (a ChaCha8 seeded from crypto/rand).
 	Rand local.RandSource
 

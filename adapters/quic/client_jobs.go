@@ -2,6 +2,7 @@ package quic
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	qgo "github.com/quic-go/quic-go"
@@ -69,7 +70,10 @@ func (c *Client) serveJob(st *qgo.Stream, sess *wire.Session, snap *validators.S
 		return
 	}
 	c.awaitHeight(a.AssignmentHeight, time.Now().Add(assignmentWait))
-	status, reason, j := c.admitJob(sess, snap, fs, a)
+	status, reason, j := c.checkAssigned(sess, snap, a)
+	if reason == nil {
+		status, reason, j = c.admitJob(sess, snap, fs, a)
+	}
 	ack := &wire.JobAck{JobID: a.JobID, AssignmentHash: a.AssignmentHash, Status: status, Reason: reason}
 	if err := ack.Sign(sess, c.cfg.Key); err != nil || fs.write(ack) != nil {
 		fs.abort(streamDone)
@@ -101,6 +105,47 @@ func (c *Client) serveJob(st *qgo.Stream, sess *wire.Session, snap *validators.S
 			c.onCancel(j, jc)
 		}
 	}
+}
+
+// checkAssigned is the §10.1 still-assigned check: a first valid push of a
+// job_id is asked of the runner's chain view (ClientConfig.Assigned), and
+// Reject(UnverifiableAssignment) with a reason when the runner is not
+// assigned to the job at assignment_height or the view cannot tell. A nil
+// reason lets admitJob decide: no hook, a job_id already accepted
+// (Duplicate or a conflicting push) or a push the other §10.1 checks
+// refuse with their own reason. The hook is called without the client
+// lock (it may do I/O).
+func (c *Client) checkAssigned(sess *wire.Session, snap *validators.Snapshot, a *wire.JobAssignment) (wire.AckStatus, *string, *job) {
+	if c.cfg.Assigned == nil {
+		return wire.AckStatus{}, nil, nil
+	}
+	c.mu.Lock()
+	_, known := c.jobs[a.JobID]
+	fin := c.height
+	c.mu.Unlock()
+	if known {
+		return wire.AckStatus{}, nil, nil
+	}
+	st, err := wire.CheckAssignment(&wire.AssignmentContext{
+		Session: sess, Finalized: fin, Specs: c.cfg.Specs,
+		InSnapshot: func(raw [32]byte) bool { return snap.Contains(validators.PeerKey(raw)) },
+	}, a)
+	if err != nil || st.Kind != wire.AckAccepted {
+		return wire.AckStatus{}, nil, nil
+	}
+	ctx, cancel := context.WithTimeout(c.ctx, c.cfg.HandshakeTimeout)
+	defer cancel()
+	ok, err := c.cfg.Assigned(ctx, a.JobID, c.cfg.Key.Address(), a.AssignmentHeight)
+	if err == nil && ok {
+		return wire.AckStatus{}, nil, nil
+	}
+	if err == nil {
+		err = fmt.Errorf("%w: job %s, height %d", ErrNotAssigned, a.JobID, a.AssignmentHeight)
+	} else {
+		err = fmt.Errorf("chain view cannot confirm the assignment at height %d: %w", a.AssignmentHeight, err)
+	}
+	r := shortText(err.Error())
+	return wire.Reject(wire.RejectUnverifiableAssignment), &r, nil
 }
 
 // admitJob runs wire.CheckAssignment against the job already accepted for

@@ -54,6 +54,11 @@ var (
 	// ErrTooManyHeld: an early multi-runner reveal beyond
 	// ServerConfig.MaxHeldReveals for its runner (§10.3); not held.
 	ErrTooManyHeld = errors.New("quic: too many early reveals held for the runner")
+	// ErrNotAssigned: the runner's chain view (ClientConfig.Assigned) says
+	// it is no longer assigned to the job at the push's assignment_height
+	// (§10.1: deregistered, or re-selected away); acked
+	// Reject(UnverifiableAssignment).
+	ErrNotAssigned = errors.New("quic: runner no longer assigned at assignment_height")
 	// ErrNotPresent: a push names a runner this validator does not route to
 	// (§7.4 (a), §10.1).
 	ErrNotPresent = errors.New("quic: runner not in local presence")

@@ -254,13 +254,14 @@ until SIGINT or SIGTERM. No positional arguments.`)
 	}
 	ctx, cancel := signalContext()
 	defer cancel()
-	r, err := node.NewRunner(ctx, node.RunnerConfig{Genesis: g, Key: k, Chain: node.HTTPChain{Base: base}, WorkTime: *work,
-		FailPerMille: uint32(*failRate), Validator: *vaddr, Logger: log, Tick: 50 * time.Millisecond})
+	rc := node.RunnerConfig{Genesis: g, Key: k, Chain: node.HTTPChain{Base: base}, WorkTime: *work,
+		FailPerMille: uint32(*failRate), Validator: *vaddr, Logger: log, Tick: 50 * time.Millisecond}
+	r, err := node.NewRunner(ctx, rc)
 	if err != nil {
 		return fail(err)
 	}
 	defer r.Close()
-	fmt.Fprintf(stdout, "cip11 runner %s → %s (api %s)\n", k.Address(), g.Validator.QUIC, base)
+	fmt.Fprintf(stdout, "cip11 runner %s → %s (api %s)\n", k.Address(), rc.ValidatorAddr(), base) // the address it dials
 	t := time.NewTicker(5 * time.Second)
 	defer t.Stop()
 	for {

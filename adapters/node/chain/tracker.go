@@ -241,7 +241,7 @@ func (c *Core) retire(h uint64) {
 
 func (t *job) view() httpapi.JobView {
 	return httpapi.JobView{ID: t.id, State: t.state, Submitter: t.submitter, JobKind: t.kind, Runners: t.runners, SubmittedAt: t.submitted,
-		DeadlineBlock: t.deadline, Committee: slices.Clone(t.committee), Events: slices.Clone(t.events)}
+		DeadlineBlock: t.deadline, AssignmentHeight: t.assigned, Committee: slices.Clone(t.committee), Events: slices.Clone(t.events)}
 }
 
 // Job returns a job's view: from memory, or from the archive for a job

@@ -46,6 +46,10 @@ type Backend interface {
 	// /runner/{addr}/jobs, the §14 poll fallback). It is not called when
 	// Options.PollDisabled is set (CIP11_POLL_DISABLED: 410 Gone).
 	RunnerJobs(runner cip11.Address) ([]*wire.JobAssignment, error)
+	// Runner returns runner's Runner Registry record as of the node's
+	// committed height (GET /runner/{addr}: the runner's on-chain
+	// last_heartbeat, §7.1); false answers 404 (not registered).
+	Runner(runner cip11.Address) (RunnerView, bool, error)
 	// SubmitTx admits raw tx_bytes (the node's Transaction::write encoding)
 	// through the normal transaction-admission path (POST /submit, §10.3).
 	// Errors wrapping ErrBadRequest (undecodable or invalid transaction)
@@ -161,6 +165,10 @@ type JobView struct {
 	SubmittedAt uint64 `json:"submitted_at,string"`
 	// DeadlineBlock is the current deadline_block (§10.1, 0 until assigned).
 	DeadlineBlock uint64 `json:"deadline_block,string"`
+	// AssignmentHeight is the assignment_height of the current committee
+	// (§10.1: the block of the last (re)selection; 0 until assigned). A
+	// runner checks it is still assigned at the height a push names.
+	AssignmentHeight uint64 `json:"assignment_height,string"`
 	// Committee is the currently selected runners (always a JSON array).
 	Committee []cip11.Address `json:"committee"`
 	// Events is the job's history, oldest first (always a JSON array).
@@ -179,6 +187,22 @@ type Event struct {
 	Detail string `json:"detail,omitempty"`
 	// Time is the wall-clock time the node recorded the event.
 	Time time.Time `json:"time"`
+}
+
+// RunnerView is a runner's Runner Registry record (GET /runner/{addr}) as
+// of the committed block Height.
+type RunnerView struct {
+	// Address is the runner.
+	Address cip11.Address `json:"address"`
+	// Health is the registry HealthStatus: "healthy", "unhealthy", "paused"
+	// or "deregistered".
+	Health string `json:"health"`
+	// LastHeartbeat is the height of the runner's last included on-chain
+	// heartbeat (§7.1 floor: eligible while Height − LastHeartbeat ≤
+	// HEARTBEAT_TIMEOUT_BLOCKS).
+	LastHeartbeat uint64 `json:"last_heartbeat,string"`
+	// Height is the committed block the record is read at.
+	Height uint64 `json:"height,string"`
 }
 
 // Submit statuses (SubmitResult.Status).

@@ -28,8 +28,9 @@ func (rejectBackend) RunnerJobs(cip11.Address) ([]*wire.JobAssignment, error) {
 func (rejectBackend) SubmitTx(context.Context, []byte) (SubmitResult, error) {
 	return SubmitResult{}, fmt.Errorf("undecodable transaction: %w", ErrBadRequest)
 }
-func (rejectBackend) Status() Status       { return Status{} }
-func (rejectBackend) Dashboard() Dashboard { return Dashboard{} }
+func (rejectBackend) Runner(cip11.Address) (RunnerView, bool, error) { return RunnerView{}, false, nil }
+func (rejectBackend) Status() Status                                 { return Status{} }
+func (rejectBackend) Dashboard() Dashboard                           { return Dashboard{} }
 
 // fuzzContentTypes are the Content-Type headers target selects among (besides
 // the fuzzed one).

@@ -62,6 +62,7 @@ func NewHandler(b Backend, o Options) (http.Handler, error) {
 	h.mux.HandleFunc("POST /jobs", h.submitJob)
 	h.mux.HandleFunc("GET /jobs/{id}", h.job)
 	h.mux.HandleFunc("GET /runner/{addr}/jobs", h.runnerJobs)
+	h.mux.HandleFunc("GET /runner/{addr}", h.runner)
 	h.mux.HandleFunc("POST /submit", h.submitTx)
 	h.mux.HandleFunc("GET /status", h.status)
 	h.mux.HandleFunc("GET /metrics", h.serveMetrics)
@@ -541,6 +542,25 @@ func (h *handler) runnerJobs(w http.ResponseWriter, r *http.Request) {
 	}
 	h.m.PollServed()
 	h.reply(w, r, http.StatusOK, out)
+}
+
+// GET /runner/{addr}
+func (h *handler) runner(w http.ResponseWriter, r *http.Request) {
+	var addr cip11.Address
+	if err := addr.UnmarshalText([]byte(r.PathValue("addr"))); err != nil {
+		h.fail(w, r, http.StatusBadRequest, "runner address must be 40 lowercase hex digits", nil)
+		return
+	}
+	v, ok, err := h.b.Runner(addr)
+	if err != nil {
+		h.failBackend(w, r, err)
+		return
+	}
+	if !ok {
+		h.fail(w, r, http.StatusNotFound, "runner not registered", nil)
+		return
+	}
+	h.reply(w, r, http.StatusOK, v)
 }
 
 // submitConflict is the 409 body of POST /submit.

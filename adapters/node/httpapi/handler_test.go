@@ -478,3 +478,28 @@ func TestErrorMessagesNameTheField(t *testing.T) {
 		t.Errorf("ParseSubmission: %x, %v", tx, err)
 	}
 }
+
+// GET /runner/{addr}: the registry record the runner schedules its §6.6
+// heartbeats from (§7.1 last_heartbeat); it is served with the poll
+// fallback disabled too (it is not a poll).
+func TestRunnerRecord(t *testing.T) {
+	a := addr(0x42)
+	b := &fakeBackend{runners: map[cip11.Address]RunnerView{a: {Address: a, Health: "healthy", LastHeartbeat: 77, Height: 90}}}
+	h, _ := newTestHandler(t, b, Options{PollDisabled: true})
+	rec := do(h, http.MethodGet, "/runner/"+hexOf(a[:]), "", nil)
+	wantStatus(t, rec, http.StatusOK)
+	if body := rec.Body.String(); !strings.Contains(body, `"last_heartbeat":"77"`) || !strings.Contains(body, `"height":"90"`) ||
+		!strings.Contains(body, `"health":"healthy"`) {
+		t.Fatalf("body %s", body)
+	}
+	if v := decode[RunnerView](t, rec); v.Address != a || v.LastHeartbeat != 77 {
+		t.Fatalf("view %+v", v)
+	}
+	other := addrHex(0xab)
+	wantError(t, do(h, http.MethodGet, "/runner/"+other, "", nil), http.StatusNotFound)
+	for _, s := range []string{strings.ToUpper(other), other[:38], "0x" + other[2:]} {
+		wantError(t, do(h, http.MethodGet, "/runner/"+s, "", nil), http.StatusBadRequest)
+	}
+	b.runnerErr = fmt.Errorf("store closed: %w", ErrUnavailable)
+	wantError(t, do(h, http.MethodGet, "/runner/"+hexOf(a[:]), "", nil), http.StatusServiceUnavailable)
+}

@@ -33,10 +33,12 @@ type fakeBackend struct {
 	dash     Dashboard
 	panicked bool // Status panics
 
-	jobs     map[cip11.Hash]JobView
-	gotJobs  []JobRequest
-	gotTxs   [][]byte
-	gotPolls []cip11.Address
+	jobs      map[cip11.Hash]JobView
+	runners   map[cip11.Address]RunnerView
+	runnerErr error
+	gotJobs   []JobRequest
+	gotTxs    [][]byte
+	gotPolls  []cip11.Address
 }
 
 func (f *fakeBackend) SubmitJob(_ context.Context, req JobRequest) (JobView, error) {
@@ -78,6 +80,13 @@ func (f *fakeBackend) SubmitTx(_ context.Context, raw []byte) (SubmitResult, err
 		return f.txRes, f.txErr
 	}
 	return SubmitResult{TxHash: cip11.Keccak256(raw), Status: SubmitAccepted}, nil
+}
+
+func (f *fakeBackend) Runner(addr cip11.Address) (RunnerView, bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	v, ok := f.runners[addr]
+	return v, ok, f.runnerErr
 }
 
 func (f *fakeBackend) Status() Status {

@@ -1,0 +1,153 @@
+package node
+
+import (
+	"context"
+	"encoding/hex"
+	"net/http"
+	"slices"
+
+	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/adapters/node/chain"
+	"github.com/cip11/cip11/adapters/node/httpapi"
+	"github.com/cip11/cip11/state"
+)
+
+// This file is the runner's chain view beyond height and admission: its
+// own registry record (the on-chain last_heartbeat its §6.6 schedule runs
+// from, §7.1) and whether it is still assigned to a job at the
+// assignment_height a push names (§10.1).
+
+// ValidatorAddr is the validator QUIC address the runner dials: the
+// Validator override, else the genesis validator.quic (the `cip11 runner`
+// banner prints it). A nil Genesis gives the override alone.
+func (c *RunnerConfig) ValidatorAddr() string {
+	if c.Validator != "" || c.Genesis == nil {
+		return c.Validator
+	}
+	return c.Genesis.Validator.QUIC
+}
+
+// healthName is the registry HealthStatus as GET /runner/{addr} spells it.
+func healthName(h state.Health) string {
+	switch h {
+	case state.Healthy:
+		return "healthy"
+	case state.Unhealthy:
+		return "unhealthy"
+	case state.Paused:
+		return "paused"
+	case state.Deregistered:
+		return "deregistered"
+	}
+	return "unknown"
+}
+
+// Runner returns runner's Runner Registry record as of the last committed
+// block (GET /runner/{addr}); ok is false when it is not registered (or no
+// block is committed yet).
+func (v *Validator) Runner(runner cip11.Address) (rv httpapi.RunnerView, ok bool, err error) {
+	derr := v.do(func(c *chain.Core) {
+		h := c.Height()
+		if h == 0 {
+			return
+		}
+		view, e := v.x.Store().Registry().At(h)
+		if e != nil {
+			err = e
+			return
+		}
+		var r state.Runner
+		if r, ok = view.Runner(runner); ok {
+			rv = httpapi.RunnerView{Address: runner, Health: healthName(r.Health), LastHeartbeat: r.LastHeartbeat, Height: h}
+		}
+	})
+	if derr != nil {
+		return httpapi.RunnerView{}, false, derr
+	}
+	return rv, ok, err
+}
+
+// LastHeartbeat is runner's on-chain last_heartbeat as of the last
+// committed block (§7.1); ok is false when it is not registered.
+func (v *Validator) LastHeartbeat(runner cip11.Address) (uint64, bool, error) {
+	rv, ok, err := v.Runner(runner)
+	return rv.LastHeartbeat, ok, err
+}
+
+// Assigned reports whether runner is in job's current committee, selected
+// at height (§10.1: a runner re-selected away, or pushed an assignment the
+// chain has since replaced, is no longer assigned at that height).
+func (v *Validator) Assigned(job cip11.Hash, runner cip11.Address, height uint64) (bool, error) {
+	var jv httpapi.JobView
+	var ok bool
+	if err := v.do(func(c *chain.Core) { jv, ok = c.Job(job) }); err != nil {
+		return false, err
+	}
+	return ok && assignedIn(jv, runner, height), nil
+}
+
+// assignedIn is the §10.1 still-assigned check over a job view: the job
+// is assigned, its current assignment is the one made at height, and
+// runner is in that committee.
+func assignedIn(jv httpapi.JobView, runner cip11.Address, height uint64) bool {
+	return jv.State == httpapi.StateAssigned && jv.AssignmentHeight == height && slices.Contains(jv.Committee, runner)
+}
+
+// Runner implements httpapi.Backend (GET /runner/{addr}).
+func (b Backend) Runner(r cip11.Address) (httpapi.RunnerView, bool, error) {
+	rv, ok, err := b.V.Runner(r)
+	return rv, ok, mapErr(err)
+}
+
+// LastHeartbeat implements Chain.
+func (c LocalChain) LastHeartbeat(_ context.Context, runner cip11.Address) (uint64, bool, error) {
+	return c.V.LastHeartbeat(runner)
+}
+
+// Assigned implements Chain.
+func (c LocalChain) Assigned(_ context.Context, job cip11.Hash, runner cip11.Address, height uint64) (bool, error) {
+	return c.V.Assigned(job, runner, height)
+}
+
+// LastHeartbeat implements Chain (GET /runner/{addr}; 404 is not
+// registered).
+func (c HTTPChain) LastHeartbeat(ctx context.Context, runner cip11.Address) (uint64, bool, error) {
+	var rv httpapi.RunnerView
+	code, err := c.get(ctx, "/runner/"+hex.EncodeToString(runner[:]), &rv)
+	if code == http.StatusNotFound {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	return rv.LastHeartbeat, true, nil
+}
+
+// Assigned implements Chain (GET /jobs/{id}; 404 is not assigned).
+func (c HTTPChain) Assigned(ctx context.Context, job cip11.Hash, runner cip11.Address, height uint64) (bool, error) {
+	var jv httpapi.JobView
+	code, err := c.get(ctx, "/jobs/"+hex.EncodeToString(job[:]), &jv)
+	if code == http.StatusNotFound {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return assignedIn(jv, runner, height), nil
+}
+
+func (c *swapChain) LastHeartbeat(ctx context.Context, r cip11.Address) (uint64, bool, error) {
+	v, err := c.cur()
+	if err != nil {
+		return 0, false, err
+	}
+	return LocalChain{v}.LastHeartbeat(ctx, r)
+}
+
+func (c *swapChain) Assigned(ctx context.Context, j cip11.Hash, r cip11.Address, h uint64) (bool, error) {
+	v, err := c.cur()
+	if err != nil {
+		return false, err
+	}
+	return LocalChain{v}.Assigned(ctx, j, r, h)
+}
