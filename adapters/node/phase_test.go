@@ -53,7 +53,7 @@ func TestPhaseOf(t *testing.T) {
 	// §14 poll by phase: primary in off and 1 (a connected runner polls),
 	// fallback in 2, never in 3.
 	for _, tc := range []struct {
-		ph                   Phase
+		ph                    Phase
 		connected, connected2 bool
 	}{{PhaseOff, true, true}, {Phase1, true, true}, {Phase2, false, true}, {Phase3, false, false}} {
 		if tc.ph.Polls(true) != tc.connected || tc.ph.Polls(false) != tc.connected2 {
