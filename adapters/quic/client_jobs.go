@@ -189,6 +189,11 @@ func (c *Client) Deliver(ctx context.Context, a *wire.JobAssignment) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	// The session below takes the validator from the assignment itself, so
+	// its scheme is checked here, before the snapshot lookup (§10.1).
+	if err := a.ValidatorPubKey.CheckRole(wire.RoleValidator); err != nil {
+		return fmt.Errorf("job %s: validator_pubkey: %w", a.JobID, err)
+	}
 	c.mu.Lock()
 	h, closed := c.height, c.closed
 	c.mu.Unlock()

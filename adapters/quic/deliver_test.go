@@ -9,6 +9,7 @@ import (
 
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/presence/local"
+	"github.com/cip11/cip11/presence/validators"
 	"github.com/cip11/cip11/wire"
 )
 
@@ -150,6 +151,16 @@ func TestDeliverChecks(t *testing.T) {
 	if err := c.Deliver(context.Background(), forged); err == nil {
 		t.Error("a forged validator_signed was accepted")
 	}
+	untagged := polled(t, vk, rk, a)
+	untagged.ValidatorPubKey = wire.PubKey{}
+	if err := c.Deliver(context.Background(), untagged); !errors.Is(err, wire.ErrPubKeyRole) {
+		t.Errorf("validator_pubkey without a scheme: %v, want ErrPubKeyRole", err)
+	}
+	asRunner := polled(t, vk, rk, a)
+	asRunner.ValidatorPubKey = rk.PubKey()
+	if err := c.Deliver(context.Background(), asRunner); !errors.Is(err, wire.ErrPubKeyRole) {
+		t.Errorf("a runner key as validator_pubkey: %v, want ErrPubKeyRole", err)
+	}
 	if runs.Load() != 0 {
 		t.Fatalf("%d executions of rejected assignments", runs.Load())
 	}
@@ -212,4 +223,53 @@ func TestDeliverRetainsAndRebroadcasts(t *testing.T) {
 	if st := c.Stats(); st.Dials != 0 || len(c.Connected()) != 0 {
 		t.Fatalf("an offline client dialed: %+v", st)
 	}
+}
+
+// FuzzDeliver: any JobAssignment frame handed to Deliver (a poll answer
+// is untrusted input) is accepted, refused with an error or reported a
+// duplicate; it never panics, and only a valid one runs.
+func FuzzDeliver(f *testing.F) {
+	rk := runnerKey(f, 1)
+	vk := validatorKeys(1, "A")[0]
+	id, spec := testJob("fuzz")
+	a := assignment(id, spec, rk.Address())
+	ja := &wire.JobAssignment{JobID: a.JobID, JobSpec: a.JobSpec, JobSpecHash: wire.JobSpecHash(a.JobSpec),
+		AssignmentHeight: a.AssignmentHeight, DeadlineBlock: a.DeadlineBlock, RunnerPubKey: rk.PubKey()}
+	if err := ja.Sign(testChain, vk); err != nil {
+		f.Fatal(err)
+	}
+	b, err := wire.Encode(ja)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b)
+	f.Add(b[:len(b)-1])
+	f.Fuzz(func(t *testing.T, frame []byte) {
+		e, err := validators.NewEpochs(nil, snapshotOf(t, 0, []*wire.ValidatorKey{vk}, 0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sub := &txSubmitter{height: func() uint64 { return 0 }}
+		cfg := ClientConfig{Key: rk, ChainID: testChain, Params: testParams(), Validators: NewStaticValidatorSets(e),
+			Directory: &StaticDirectory{}, Executor: resultExecutor(rk, false, 0), Offline: true, Submitter: sub}
+		c, err := NewClient(context.Background(), cfg, startHeight+1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		fr, err := wire.Decode(frame, cip11.DefaultParams().MaxFrameBytes)
+		if err != nil {
+			return
+		}
+		got, ok := fr.(*wire.JobAssignment)
+		if !ok {
+			return
+		}
+		for range 2 {
+			err := c.Deliver(context.Background(), got)
+			if err == nil && got.ValidatorPubKey != vk.PubKey() {
+				t.Fatalf("accepted an assignment not signed by the snapshot's validator")
+			}
+		}
+	})
 }
