@@ -3,11 +3,14 @@ package node
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/adapters/node/httpapi"
+	"github.com/cip11/cip11/replay"
 	"github.com/cip11/cip11/wire"
 )
 
@@ -79,11 +82,20 @@ func TestDevnetPhases(t *testing.T) {
 	}
 	for _, ph := range []Phase{PhaseOff, Phase1, Phase2, Phase3} {
 		t.Run("phase "+ph.String(), func(t *testing.T) {
+			dir := t.TempDir()
 			rep, err := RunDevnet(context.Background(), DevnetConfig{Runners: 4, Duration: 1500 * time.Millisecond,
 				BlockTime: 100 * time.Millisecond, JobsPerBlock: 1, TimeoutBlocks: 20, WorkTime: 20 * time.Millisecond,
-				NoSync: true, Seed: 11, Phase: &ph})
+				DataDir: dir, NoSync: true, Seed: 11, Phase: &ph})
 			if err != nil {
 				t.Fatal(err)
+			}
+			f, err := os.Open(filepath.Join(dir, "blocks.jsonl"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			if s, err := replay.Run(f, replay.Config{}); err != nil || uint64(s.Blocks) != rep.Blocks {
+				t.Fatalf("replay of the phase %v block log: %v", ph, err)
 			}
 			t.Logf("%+v", *rep)
 			if rep.Phase != ph.String() {
