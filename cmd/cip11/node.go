@@ -147,7 +147,8 @@ genesis orphans the chain the old one started. No positional arguments.`)
 func runValidator(args []string, stdout, stderr io.Writer) int {
 	c := newCommand("validator", "[-genesis FILE] [-key FILE] [-data DIR] [-block-time D] [flags]", `
 Run a single-validator chain node: it produces a block every -block-time,
-pushes assignments to connected runners over QUIC, serves the HTTP API
+pushes assignments to connected runners over QUIC (no QUIC in §14 phase 0,
+set by the genesis flags: runners poll), serves the HTTP API
 (docs/http-api.md) with metrics, and keeps its state in -data (Pebble). It
 runs until SIGINT or SIGTERM. No positional arguments.`)
 	gpath := c.strVar("genesis", "devnet/genesis.json", nil, "genesis `FILE`")
@@ -237,7 +238,9 @@ func runRunner(args []string, stdout, stderr io.Writer) int {
 	c := newCommand("runner", "[-genesis FILE] [-key FILE] [-api URL] [flags]", `
 Run a runner process: it connects to the validator over QUIC (§6), sends
 on-chain heartbeats, executes pushed jobs with a demo executor and submits
-their results; without a connection it polls the HTTP API (§14). It runs
+their results. It polls the HTTP API as the genesis §14 phase says: every
+block in phases 0 (no QUIC at all) and 1, only without a connection in
+phase 2, never in phase 3; a job that arrives both ways runs once. It runs
 until SIGINT or SIGTERM. No positional arguments.`)
 	gpath := c.strVar("genesis", "devnet/genesis.json", nil, "genesis `FILE`")
 	kpath := c.strVar("key", "devnet/runner-0000.key", nil, "runner key `FILE`")
