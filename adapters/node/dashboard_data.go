@@ -9,6 +9,7 @@ import (
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/adapters/node/chain"
 	"github.com/cip11/cip11/adapters/node/httpapi"
+	cquic "github.com/cip11/cip11/adapters/quic"
 	"github.com/cip11/cip11/wire"
 )
 
@@ -102,11 +103,13 @@ func (f *newestFailures) add(x httpapi.Failure) {
 // lock; no lock is held across another.
 func (v *Validator) dashboard() httpapi.Dashboard {
 	st := v.Status()
-	srv := v.srv
-	present := srv.Present()
+	srv := v.srv // nil in PhaseOff (§14: no transport)
+	present, conn := []cip11.Address{}, []cip11.Address{}
+	var sst cquic.ServerStats
+	if srv != nil {
+		present, conn, sst = srv.Present(), srv.ConnectedRunners(), srv.Stats()
+	}
 	slices.SortFunc(present, func(a, b cip11.Address) int { return bytes.Compare(a[:], b[:]) })
-	conn := srv.ConnectedRunners()
-	sst := srv.Stats()
 
 	var (
 		now      time.Time
@@ -183,7 +186,10 @@ func (v *Validator) dashboard() httpapi.Dashboard {
 	for _, a := range addrs {
 		_, c := slices.BinarySearchFunc(sortedConn, a, func(x, y cip11.Address) int { return bytes.Compare(x[:], y[:]) })
 		_, p := slices.BinarySearchFunc(present, a, func(x, y cip11.Address) int { return bytes.Compare(x[:], y[:]) })
-		ping, _ := srv.LastPing(a)
+		var ping uint64
+		if srv != nil {
+			ping, _ = srv.LastPing(a)
+		}
 		o := last[a]
 		rows = append(rows, httpapi.RunnerRow{Address: a, Connected: c, Present: p, LastPingHeight: ping, InFlight: inFlight[a],
 			LastOutcome: o.Kind, LastOutcomeHeight: o.Height})

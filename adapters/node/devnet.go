@@ -54,6 +54,9 @@ type DevnetConfig struct {
 	// jobs end (default 4 × (TimeoutBlocks + 1) + 20: every job ends by
 	// rule within that many blocks, D26's three re-selections included).
 	DrainBlocks uint64
+	// Phase is the §14 phase the genesis flags select (WithPhase); nil:
+	// Phase2, DevnetParams' flags.
+	Phase *Phase
 }
 
 // DevnetProgress is a progress snapshot.
@@ -66,14 +69,19 @@ type DevnetProgress struct {
 	Draining             bool
 }
 
-// Report is the devnet's summary (cip11 devnet, -json).
+// Report is the devnet's summary (cip11 devnet, -json). Phase is the §14
+// phase that ran ("off", "1", "2", "3"); Polled counts the assignments the
+// runners running at the end accepted from a poll answer
+// (quic.ClientStats.Delivered).
 type Report struct {
+	Phase           string  `json:"phase"`
 	Runners         int     `json:"runners"`
 	Blocks          uint64  `json:"blocks"`
 	Submitted       int64   `json:"jobs_submitted"`
 	Assigned        int64   `json:"jobs_assigned"`
 	Pushed          int64   `json:"pushes"`
 	Acked           int64   `json:"acks"`
+	Polled          int64   `json:"poll_deliveries"`
 	Completed       int64   `json:"jobs_completed"`
 	Expired         int64   `json:"jobs_expired"`
 	Lost            int     `json:"jobs_lost"`
@@ -176,6 +184,8 @@ func (c *DevnetConfig) Validate() error {
 		return bad("work time %v is negative", c.WorkTime)
 	case c.FailPerMille > 1000:
 		return bad("fail per mille %d (0 … 1000)", c.FailPerMille)
+	case c.Phase != nil && *c.Phase > Phase3:
+		return bad("phase %d (0 … 3)", *c.Phase)
 	}
 	return nil
 }
@@ -221,7 +231,14 @@ func RunDevnet(ctx context.Context, cfg DevnetConfig) (*Report, error) {
 		return nil, err
 	}
 	cfg.defaults()
-	d, err := NewDevnet(GenesisOptions{Seed: cfg.Seed, Runners: cfg.Runners, QUIC: "127.0.0.1:0", HTTP: cfg.HTTP})
+	p := DevnetParams()
+	if cfg.Phase != nil {
+		var err error
+		if p, err = WithPhase(p, *cfg.Phase); err != nil {
+			return nil, err
+		}
+	}
+	d, err := NewDevnet(GenesisOptions{Seed: cfg.Seed, Runners: cfg.Runners, QUIC: "127.0.0.1:0", HTTP: cfg.HTTP, Params: &p})
 	if err != nil {
 		return nil, err
 	}
@@ -244,7 +261,11 @@ func RunDevnet(ctx context.Context, cfg DevnetConfig) (*Report, error) {
 		v.tmp = false
 		defer os.RemoveAll(v.Dir())
 	}
-	n.vcfg.DataDir, n.vcfg.Listen = v.Dir(), v.Addr().String()
+	n.vcfg.DataDir = v.Dir()
+	if a := v.Addr(); a != nil { // restarts reuse the port
+		n.vcfg.Listen = a.String()
+	}
+	n.rep.Phase = v.Phase().String()
 	n.chain.v = v
 	n.rep.ValidatorStarts = 1
 	n.rep.Runners = cfg.Runners
@@ -357,8 +378,8 @@ func (n *devnet) run(ctx context.Context) (*Report, error) {
 		if err != nil {
 			return nil, err
 		}
-		if !started {
-			started = len(v.srv.Present()) >= (cfg.Runners+1)/2 || now.Sub(start) > 3*time.Second
+		if !started { // PhaseOff: no presence; the runners' heartbeats are in after two blocks
+			started = presentCount(v) >= (cfg.Runners+1)/2 || now.Sub(start) > 3*time.Second || (v.srv == nil && v.Height() >= 2)
 		}
 		if !draining && started {
 			for range cfg.JobsPerBlock {
@@ -387,7 +408,7 @@ func (n *devnet) run(ctx context.Context) (*Report, error) {
 			lastProgress = now
 			v, _ := n.chain.cur()
 			s := v.Stats()
-			cfg.Progress(DevnetProgress{Elapsed: now.Sub(start), Height: v.Height(), Present: len(v.srv.Present()),
+			cfg.Progress(DevnetProgress{Elapsed: now.Sub(start), Height: v.Height(), Present: presentCount(v),
 				Submitted: s.Submitted, Completed: s.Completed, Expired: s.Expired, Draining: draining})
 		}
 		if draining {
@@ -399,6 +420,14 @@ func (n *devnet) run(ctx context.Context) (*Report, error) {
 			}
 		}
 	}
+}
+
+// presentCount is the validator's local presence size (0 in PhaseOff).
+func presentCount(v *Validator) int {
+	if v.srv == nil {
+		return 0
+	}
+	return len(v.srv.Present())
 }
 
 func devnetSubmitter(i int) cip11.Address {
@@ -430,8 +459,10 @@ func (n *devnet) chaos(rng *rand.Rand) error {
 	case 2: // drop a connection: the validator says Goodbye, the runner reconnects
 		v, _ := n.chain.cur()
 		i := rng.IntN(len(n.runners))
-		_ = v.srv.Goodbye(n.runners[i].Address(), wire.GoodbyeShutdown, "chaos", nil)
-		n.rep.ConnDrops++
+		if v.srv != nil { // PhaseOff: no connections
+			_ = v.srv.Goodbye(n.runners[i].Address(), wire.GoodbyeShutdown, "chaos", nil)
+			n.rep.ConnDrops++
+		}
 	case 0: // restart the validator on its directory
 		v, _ := n.chain.cur()
 		n.keep(v)
@@ -492,6 +523,11 @@ func (n *devnet) report(v *Validator, open int, elapsed time.Duration) *Report {
 		r.JobBlocksP50, r.JobBlocksP99 = s.JobLatencyBlocks.Quantile(500), s.JobLatencyBlocks.Quantile(990)
 	}
 	r.Lost = open
+	for _, rn := range n.runners {
+		if rn != nil {
+			r.Polled += rn.Client().Stats().Delivered
+		}
+	}
 	if r.DataDir != "" {
 		r.BlockLog = filepath.Join(r.DataDir, "blocks.jsonl")
 	}

@@ -141,6 +141,9 @@ func (g *Genesis) Validate() error {
 	if err := cip11.Params(g.Params).Validate(); err != nil {
 		return fmt.Errorf("%w: %v", ErrGenesis, err)
 	}
+	if _, err := PhaseOf(g.P()); err != nil {
+		return fmt.Errorf("%w: %w", ErrGenesis, err)
+	}
 	if err := seed.VerifySeed(g.Validator.ThresholdPubKey[:], g.Namespace, g.beaconRound(), g.GenesisBeacon.Signature[:]); err != nil {
 		return fmt.Errorf("%w: genesis_beacon: %v", ErrGenesis, err)
 	}

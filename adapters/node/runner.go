@@ -89,9 +89,15 @@ type RunnerConfig struct {
 
 // Runner is a runner process: a QUIC client to Sub(R) (adapters/quic),
 // the on-chain heartbeat on its §6.6 schedule, a demo executor, result
-// rebroadcast (§10.3) and the poll fallback (§14) when it has no link.
+// rebroadcast (§10.3) and polling by the genesis §14 phase (Phase.Polls):
+// every new height in PhaseOff (the client then opens no socket) and
+// Phase1, only without an admitted connection in Phase2, never in Phase3.
+// A polled assignment goes through the client's job path
+// (quic.Client.Deliver): one delivery, deduplicated by job_id with the
+// pushes, checked (§10.1) and retained for rebroadcast (§10.3) like them.
 type Runner struct {
 	cfg    RunnerConfig
+	phase  Phase
 	cl     *cquic.Client
 	hb     local.HeartbeatSchedule
 	nonce  atomic.Uint64
@@ -99,13 +105,12 @@ type Runner struct {
 	rngMu  sync.Mutex
 	log    *slog.Logger
 	cancel context.CancelFunc
-	wg     sync.WaitGroup // loop, submit worker, poll executions
+	wg     sync.WaitGroup // loop, submit worker
 	subq   *mailbox[[]byte]
 
 	mu       sync.Mutex
 	lastHB   uint64              // height of the last heartbeat sent
 	chainHB  uint64              // the on-chain last_heartbeat last learned (§7.1)
-	polled   map[cip11.Hash]bool // jobs of the last poll answer already started
 	settled  map[cip11.Hash]bool // the submit worker's answers for jobs with retained results
 	executed atomic.Int64
 	active   atomic.Int64 // executions in progress
@@ -151,6 +156,10 @@ func NewRunner(ctx context.Context, cfg RunnerConfig) (*Runner, error) {
 	cfg.defaults()
 	g := cfg.Genesis
 	p := g.P()
+	phase, err := PhaseOf(p)
+	if err != nil {
+		return nil, err
+	}
 	margin := uint64(10)
 	if p.HeartbeatTimeoutBlocks <= margin {
 		margin = p.HeartbeatTimeoutBlocks / 2
@@ -174,7 +183,7 @@ func NewRunner(ctx context.Context, cfg RunnerConfig) (*Runner, error) {
 	}
 	dir := &cquic.StaticDirectory{}
 	dir.Put(validators.PeerKey(g.Validator.PeerPubKey), ua)
-	r := &Runner{cfg: cfg, hb: hb, log: cfg.Logger, rng: mrand.New(mrand.NewPCG(cfg.Seed, 0xfa11)), polled: map[cip11.Hash]bool{},
+	r := &Runner{cfg: cfg, phase: phase, hb: hb, log: cfg.Logger, rng: mrand.New(mrand.NewPCG(cfg.Seed, 0xfa11)),
 		settled: map[cip11.Hash]bool{}, subq: newMailbox[[]byte](maxSubmitQueue)}
 	var seedNonce [8]byte
 	_, _ = rand.Read(seedNonce[:])
@@ -185,7 +194,8 @@ func NewRunner(ctx context.Context, cfg RunnerConfig) (*Runner, error) {
 	cl, err := cquic.NewClient(ctx, cquic.ClientConfig{
 		Key: cfg.Key, ChainID: uint64(g.ChainID), Params: p, Validators: cquic.NewStaticValidatorSets(ep),
 		Directory: dir, Executor: cquic.ExecutorFunc(r.execute), Specs: SpecCodec{}, Submitter: submitter{r},
-		MaxConcurrent: cfg.MaxConcurrent, Listen: cfg.Listen, Assigned: cfg.Chain.Assigned, // §10.1 still assigned
+		MaxConcurrent: cfg.MaxConcurrent, Listen: cfg.Listen, Offline: !phase.Transport(),
+		Assigned: cfg.Chain.Assigned, // §10.1 still assigned
 	}, h)
 	if err != nil {
 		cancel()
@@ -206,6 +216,9 @@ func (r *Runner) Client() *cquic.Client { return r.cl }
 
 // Executed counts executions that produced a result.
 func (r *Runner) Executed() int64 { return r.executed.Load() }
+
+// Phase is the §14 phase the runner runs (PhaseOf its genesis flags).
+func (r *Runner) Phase() Phase { return r.phase }
 
 // Close stops the runner.
 func (r *Runner) Close() error {
@@ -234,7 +247,7 @@ func (r *Runner) loop(ctx context.Context, h uint64) {
 		last = h
 		r.cl.Tick(h)
 		r.heartbeat(ctx, h)
-		if len(r.cl.Connected()) == 0 {
+		if r.phase.Polls(len(r.cl.Connected()) > 0) {
 			r.poll(ctx)
 		}
 	}
@@ -257,7 +270,7 @@ func (r *Runner) heartbeat(ctx context.Context, h uint64) {
 	r.mu.Lock()
 	cached := r.chainHB
 	r.mu.Unlock()
-	if cached > 0 && r.hb.NextDue(h, cached) > h {
+	if cached > 0 && r.hb.NextDue(h, cached) > h && r.lastHB != 0 {
 		return // not due even by the last value learned; the chain's can only be later
 	}
 	last, registered, err := r.cfg.Chain.LastHeartbeat(ctx, r.Address())
@@ -267,7 +280,10 @@ func (r *Runner) heartbeat(ctx context.Context, h uint64) {
 	}
 	last = r.chainHB
 	known := r.chainHB > 0
-	due := r.hb.NextDue(h, last) <= h && r.lastHB != h // one attempt per block
+	// one attempt per block; and one heartbeat when this process starts,
+	// which also tells the validator the key its poll answers are signed
+	// for (§14: the validator learns a runner's key from its transactions)
+	due := (r.hb.NextDue(h, last) <= h || r.lastHB == 0) && r.lastHB != h
 	r.mu.Unlock()
 	if err == nil && !registered {
 		r.log.Debug("no heartbeat: runner not registered", "height", h)
@@ -292,37 +308,22 @@ func (r *Runner) heartbeat(ctx context.Context, h uint64) {
 	}
 }
 
-// poll is the §14 fallback: jobs assigned to this runner that no push
-// delivered are executed, and their results self-submitted.
+// poll asks the chain for this runner's assignments (§14) and hands each
+// to the client's job path (Deliver): a job already accepted, pushed or
+// polled, is not run again (§10.1), every §10.1 check applies, and the
+// results are self-submitted and rebroadcast until settled (§10.3). An
+// assignment not yet final in the runner's view is delivered again by a
+// later poll.
 func (r *Runner) poll(ctx context.Context) {
 	as, err := r.cfg.Chain.Poll(ctx, r.Address())
 	if err != nil {
+		r.log.Debug("poll", "err", err)
 		return
 	}
-	now := make(map[cip11.Hash]bool, len(as))
-	var start []*wire.JobAssignment
-	r.mu.Lock()
 	for _, a := range as {
-		now[a.JobID] = true
-		if !r.polled[a.JobID] && a.Verify(uint64(r.cfg.Genesis.ChainID)) == nil {
-			start = append(start, a)
+		if err := r.cl.Deliver(ctx, a); err != nil && !errors.Is(err, cquic.ErrDuplicateJob) {
+			r.log.Debug("polled assignment not accepted", "job", a.JobID, "err", err)
 		}
-	}
-	r.polled = now // only the jobs of the latest answer: bounded by what is assigned
-	r.mu.Unlock()
-	for _, a := range start {
-		r.wg.Add(1)
-		go func() {
-			defer r.wg.Done()
-			res, err := r.execute(ctx, &cquic.Job{Assignment: a, Progress: func(uint8, string) {}})
-			if err != nil {
-				return
-			}
-			if res.Commit != nil {
-				_ = r.cfg.Chain.Submit(ctx, res.Commit)
-			}
-			_ = r.cfg.Chain.Submit(ctx, res.Reveal)
-		}()
 	}
 }
 

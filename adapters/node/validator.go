@@ -138,7 +138,9 @@ type Validator struct {
 	prod Producer
 	snap *validators.Snapshot
 	sets *cquic.StaticValidatorSets
-	srv  *cquic.Server
+	// srv is the QUIC server; nil in PhaseOff (§14: no listener).
+	srv   *cquic.Server
+	phase Phase
 
 	// storage: opened by open, closed by Close after both goroutines ended
 	x       *blockexec.Executor
@@ -309,6 +311,14 @@ func (v *Validator) open() (created []string, err error) {
 		return created, err
 	}
 	v.snap, v.sets = snap, cquic.NewStaticValidatorSets(ep)
+	if v.phase, err = PhaseOf(v.p); err != nil {
+		return created, err
+	}
+	if !v.phase.Transport() { // §14: transport off, no listener; poll only
+		v.log.Info("CIP11_TRANSPORT_ENABLED is off: no QUIC listener, runners poll", "phase", v.phase)
+		v.cfg.Metrics.SetHeight(v.core.Height())
+		return created, nil
+	}
 	srv, err := cquic.NewServer(context.Background(), cquic.ServerConfig{
 		Key: v.cfg.Keys.Peer, ChainID: uint64(v.g.ChainID), Params: v.p,
 		Registry: committedRegistry{v.x.Store().Registry(), &v.height}, Validators: v.sets,
@@ -487,6 +497,9 @@ func (v *Validator) sender() {
 }
 
 func (v *Validator) send(it sendItem) {
+	if v.srv == nil { // PhaseOff: assignments are delivered by poll only (§14)
+		return
+	}
 	as := make([]cquic.Assignment, len(it.pushes))
 	for i, a := range it.pushes {
 		as[i] = cquic.Assignment{JobID: a.JobID, JobSpec: a.JobSpec, AssignmentHeight: a.AssignmentHeight,
@@ -510,15 +523,32 @@ func (v *Validator) send(it sendItem) {
 // Height is the last committed block height.
 func (v *Validator) Height() uint64 { return v.height.Load() }
 
-// Addr is the QUIC UDP address runners dial.
-func (v *Validator) Addr() net.Addr { return v.srv.Addr() }
+// Addr is the QUIC UDP address runners dial; nil in PhaseOff (no
+// listener).
+func (v *Validator) Addr() net.Addr {
+	if v.srv == nil {
+		return nil
+	}
+	return v.srv.Addr()
+}
+
+// Phase is the §14 phase the validator runs (PhaseOf its genesis flags).
+func (v *Validator) Phase() Phase { return v.phase }
 
 // PeerKey is the validator's Ed25519 peer_pubkey (§5.4).
-func (v *Validator) PeerKey() validators.PeerKey { return v.srv.PeerKey() }
+func (v *Validator) PeerKey() validators.PeerKey {
+	return validators.PeerKey(v.g.Validator.PeerPubKey) // the key's (Validate)
+}
 
 // PushWindow is the push pacing in effect (quic.Server.PushWindow):
-// unanswered assignments in flight per block push, or -1 for all at once.
-func (v *Validator) PushWindow() int { return v.srv.PushWindow() }
+// unanswered assignments in flight per block push, or -1 for all at once;
+// 0 in PhaseOff (no pushes).
+func (v *Validator) PushWindow() int {
+	if v.srv == nil {
+		return 0
+	}
+	return v.srv.PushWindow()
+}
 
 // ValidatorSetHash is the active snapshot's validator_set_hash (§5.3).
 func (v *Validator) ValidatorSetHash() cip11.Hash { return v.snap.Hash() }
@@ -526,7 +556,7 @@ func (v *Validator) ValidatorSetHash() cip11.Hash { return v.snap.Hash() }
 // Dir is the data directory.
 func (v *Validator) Dir() string { return v.dir }
 
-// Server is the QUIC server (for tests and metrics).
+// Server is the QUIC server (for tests and metrics); nil in PhaseOff.
 func (v *Validator) Server() *cquic.Server { return v.srv }
 
 // Err is the validator's failure, if its core failed (a block-log append,
@@ -574,7 +604,9 @@ func (v *Validator) Close() error {
 		if v.collector != nil {
 			v.cfg.Registerer.Unregister(v.collector)
 		}
-		err = v.srv.Close() // unblocks a sender inside a push
+		if v.srv != nil {
+			err = v.srv.Close() // unblocks a sender inside a push
+		}
 		v.wg.Wait()
 		v.closeStorage()
 		if v.tmp {
@@ -607,8 +639,8 @@ func (v *Validator) produce(c *chain.Core) error {
 	if err != nil {
 		return err
 	}
-	var pres []byte
-	if h > 1 {
+	var pres []byte // nil (PhaseOff): no runner known present (§7.2)
+	if h > 1 && v.srv != nil {
 		if pres, err = v.srv.ProposerInput(h - 1); err != nil {
 			return fmt.Errorf("presence input: %w", err)
 		}
@@ -695,7 +727,7 @@ func (v *Validator) SubmitTx(raw []byte) (*Tx, error) {
 	if err == nil && tx != nil && (tx.Kind == TxCommit || tx.Kind == TxReveal) {
 		v.cfg.Metrics.ResultForwarded()
 	}
-	if err == nil && tx != nil && tx.Kind == TxCommit {
+	if err == nil && tx != nil && tx.Kind == TxCommit && v.srv != nil {
 		// §10.3: the commitment is admitted, so a reveal the server holds
 		// for this runner's push may go (issue 18 item 7). Never on the
 		// loop: releasing submits the reveal, which runs on the loop.
@@ -748,8 +780,12 @@ func (v *Validator) Settled(id cip11.Hash, runner cip11.Address) (settled bool, 
 
 // RunnerJobs is the poll fallback (§14): the signed assignments of every
 // job whose current committee holds runner and whose result it has not
-// delivered.
+// delivered. In Phase3 (CIP11_POLL_DISABLED) it is ErrPollDisabled, the
+// HTTP API's 410 Gone.
 func (v *Validator) RunnerJobs(runner cip11.Address) (out []*wire.JobAssignment, err error) {
+	if v.p.PollDisabled {
+		return nil, ErrPollDisabled
+	}
 	if derr := v.do(func(c *chain.Core) { out, err = c.RunnerJobs(runner) }); derr != nil {
 		return nil, derr
 	}
@@ -759,7 +795,11 @@ func (v *Validator) RunnerJobs(runner cip11.Address) (out []*wire.JobAssignment,
 // Status is the node's identity and counts (GET /status).
 func (v *Validator) Status() httpapi.Status {
 	var h uint64
-	var mp, n int
+	var mp, n, connected, present int
+	quicAddr := "off"
+	if v.srv != nil {
+		quicAddr, connected, present = v.srv.Addr().String(), len(v.srv.ConnectedRunners()), len(v.srv.Present())
+	}
 	_ = v.do(func(c *chain.Core) {
 		h, mp = c.Height(), c.MempoolLen()
 		if view, err := v.x.Store().Registry().At(h); err == nil {
@@ -768,8 +808,8 @@ func (v *Validator) Status() httpapi.Status {
 	})
 	return httpapi.Status{
 		ChainID: uint64(v.g.ChainID), Height: h, BlockTimeMillis: v.cfg.BlockTime.Milliseconds(),
-		QUICAddr: v.srv.Addr().String(), PeerKey: fmt.Sprintf("%x", v.srv.PeerKey()), ValidatorSetHash: v.snap.Hash(),
-		SubsetEpoch: v.snap.Epoch(), Runners: n, Connected: len(v.srv.ConnectedRunners()), Present: len(v.srv.Present()),
+		QUICAddr: quicAddr, PeerKey: fmt.Sprintf("%x", v.PeerKey()), ValidatorSetHash: v.snap.Hash(),
+		SubsetEpoch: v.snap.Epoch(), Runners: n, Connected: connected, Present: present,
 		Mempool: mp, PollDisabled: v.p.PollDisabled, Version: "cip11 r1.3.1",
 	}
 }

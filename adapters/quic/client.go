@@ -52,6 +52,13 @@ type ClientConfig struct {
 	// Rand is the §11.3 jitter source (a ChaCha8 seeded from crypto/rand).
 	Rand local.RandSource
 
+	// Offline makes a client with no socket and no connections: §14 with
+	// CIP11_TRANSPORT_ENABLED off. It only runs assignments given to
+	// [Client.Deliver] (the poll answer), with the same checks,
+	// deduplication and §10.3 retention; Tick drives its reveals and
+	// rebroadcasts.
+	Offline bool
+
 	Listen     string         // UDP address ("127.0.0.1:0")
 	PacketConn net.PacketConn // used instead of Listen if set; not closed by the Client
 
@@ -73,9 +80,10 @@ type ClientConfig struct {
 	Logger *slog.Logger
 }
 
-// ClientStats are cumulative counters.
+// ClientStats are cumulative counters. Delivered counts the assignments
+// [Client.Deliver] accepted (Executions counts pushed and delivered ones).
 type ClientStats struct {
-	Dials, Admissions, PingsSent, PongsOK, PongsRejected, Executions, Acks int64
+	Dials, Admissions, PingsSent, PongsOK, PongsRejected, Executions, Acks, Delivered int64
 }
 
 // Client is a runner's CIP-11 endpoint: one UDP socket and one connection
@@ -97,7 +105,9 @@ type Client struct {
 	// done is closed once Close has finished.
 	stopAfter func() bool
 	done      chan struct{}
-	stats     struct{ dials, admissions, pings, pongsOK, pongsRejected, executions, acks atomic.Int64 }
+	stats     struct {
+		dials, admissions, pings, pongsOK, pongsRejected, executions, acks, delivered atomic.Int64
+	}
 
 	mu      sync.Mutex
 	rng     local.RandSource
@@ -178,21 +188,26 @@ func NewClient(ctx context.Context, cfg ClientConfig, h uint64) (*Client, error)
 		links: map[validators.PeerKey]*link{}, jobs: map[cip11.Hash]*job{}, done: make(chan struct{}),
 		bpWake: make(chan struct{}, 1), log: loggerOr(cfg.Logger), logLim: newLogLimiter(refusalLogInterval, time.Now),
 	}
-	c.udp = cfg.PacketConn
-	if c.udp == nil {
-		var err error
-		if c.udp, err = net.ListenPacket("udp", cfg.Listen); err != nil {
-			return nil, err
+	if !cfg.Offline {
+		c.udp = cfg.PacketConn
+		if c.udp == nil {
+			var err error
+			if c.udp, err = net.ListenPacket("udp", cfg.Listen); err != nil {
+				return nil, err
+			}
+			c.ownUDP = true
 		}
-		c.ownUDP = true
+		c.tr = &qgo.Transport{Conn: c.udp}
 	}
-	c.tr = &qgo.Transport{Conn: c.udp}
 	c.ctx, c.cancel = context.WithCancel(ctx)
 	c.wg.Add(1)
 	go c.backpressureLoop()
-	c.mu.Lock()
-	err := c.reconcile(h)
-	c.mu.Unlock()
+	var err error
+	if !cfg.Offline {
+		c.mu.Lock()
+		err = c.reconcile(h)
+		c.mu.Unlock()
+	}
 	if err != nil {
 		_ = c.Close()
 		return nil, err
@@ -206,7 +221,7 @@ func (c *Client) Stats() ClientStats {
 	return ClientStats{
 		Dials: c.stats.dials.Load(), Admissions: c.stats.admissions.Load(), PingsSent: c.stats.pings.Load(),
 		PongsOK: c.stats.pongsOK.Load(), PongsRejected: c.stats.pongsRejected.Load(),
-		Executions: c.stats.executions.Load(), Acks: c.stats.acks.Load(),
+		Executions: c.stats.executions.Load(), Acks: c.stats.acks.Load(), Delivered: c.stats.delivered.Load(),
 	}
 }
 
@@ -278,7 +293,7 @@ func (c *Client) Tick(h uint64) {
 	c.height = h
 	close(c.tick)
 	c.tick = make(chan struct{})
-	if ep, err := c.cfg.Validators.EpochsAt(h); err == nil && !samePairs(ep.Pairs(h, c.cfg.Params), c.pairsOf) {
+	if ep, err := c.cfg.Validators.EpochsAt(h); err == nil && !c.cfg.Offline && !samePairs(ep.Pairs(h, c.cfg.Params), c.pairsOf) {
 		_ = c.reconcile(h)
 	}
 	links := make([]*link, 0, len(c.links))
@@ -381,7 +396,10 @@ func (c *Client) Close() error {
 	}
 	wg.Wait()
 	c.cancel()
-	err := c.tr.Close()
+	var err error
+	if c.tr != nil {
+		err = c.tr.Close()
+	}
 	c.wg.Wait()
 	if c.ownUDP {
 		_ = c.udp.Close()

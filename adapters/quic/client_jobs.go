@@ -2,6 +2,7 @@ package quic
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -13,11 +14,12 @@ import (
 	"github.com/cip11/cip11/wire"
 )
 
-// job is an accepted assignment (§10.1: at most one per job_id).
+// job is an accepted assignment (§10.1: at most one per job_id), pushed or
+// delivered (polled, [Client.Deliver]).
 type job struct {
 	a      *wire.JobAssignment
 	sess   *wire.Session
-	fs     *frameStream // the Accepted stream: the only one results go on (§10.3)
+	fs     *frameStream // the Accepted stream: the only one results go on (§10.3); nil for a delivered job
 	ctx    context.Context
 	cancel context.CancelFunc
 	// guarded by Client.mu
@@ -72,7 +74,7 @@ func (c *Client) serveJob(st *qgo.Stream, sess *wire.Session, snap *validators.S
 	c.awaitHeight(a.AssignmentHeight, time.Now().Add(assignmentWait))
 	status, reason, j := c.checkAssigned(sess, snap, a)
 	if reason == nil {
-		status, reason, j = c.admitJob(sess, snap, fs, a)
+		status, reason, j = c.admitJob(sess, func(raw [32]byte) bool { return snap.Contains(validators.PeerKey(raw)) }, fs, a)
 	}
 	ack := &wire.JobAck{JobID: a.JobID, AssignmentHash: a.AssignmentHash, Status: status, Reason: reason}
 	if err := ack.Sign(sess, c.cfg.Key); err != nil || fs.write(ack) != nil {
@@ -150,9 +152,20 @@ func (c *Client) checkAssigned(sess *wire.Session, snap *validators.Snapshot, a 
 
 // admitJob runs wire.CheckAssignment against the job already accepted for
 // this job_id, if any, under the client lock, so two validators' pushes of
-// one job can never both be Accepted (§10.1). It returns the job only when
-// this push is the accepted one.
-func (c *Client) admitJob(sess *wire.Session, snap *validators.Snapshot, fs *frameStream, a *wire.JobAssignment) (wire.AckStatus, *string, *job) {
+// one job — or a push and a poll answer (Deliver) — can never both be
+// Accepted (§10.1). It returns the job only when this assignment is the
+// accepted one.
+func (c *Client) admitJob(sess *wire.Session, inSnapshot func([32]byte) bool, fs *frameStream, a *wire.JobAssignment) (wire.AckStatus, *string, *job) {
+	st, j, err := c.admit(sess, inSnapshot, fs, a)
+	if err != nil {
+		r := shortText(err.Error())
+		return st, &r, nil
+	}
+	return st, nil, j
+}
+
+// admit is admitJob with the check's error (ErrAtCapacity at capacity).
+func (c *Client) admit(sess *wire.Session, inSnapshot func([32]byte) bool, fs *frameStream, a *wire.JobAssignment) (wire.AckStatus, *job, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var prev *wire.JobAssignment
@@ -160,19 +173,16 @@ func (c *Client) admitJob(sess *wire.Session, snap *validators.Snapshot, fs *fra
 		prev = j.a
 	}
 	st, err := wire.CheckAssignment(&wire.AssignmentContext{
-		Session: sess, Finalized: c.height, Specs: c.cfg.Specs, Accepted: prev,
-		InSnapshot: func(raw [32]byte) bool { return snap.Contains(validators.PeerKey(raw)) },
+		Session: sess, Finalized: c.height, Specs: c.cfg.Specs, Accepted: prev, InSnapshot: inSnapshot,
 	}, a)
 	if err != nil {
-		r := shortText(err.Error())
-		return st, &r, nil
+		return st, nil, err
 	}
 	if st.Kind != wire.AckAccepted {
 		return st, nil, nil
 	}
 	if c.active >= c.cfg.MaxConcurrent {
-		r := "at capacity"
-		return wire.Reject(wire.RejectAtCapacity), &r, nil
+		return wire.Reject(wire.RejectAtCapacity), nil, ErrAtCapacity
 	}
 	ctx, cancel := context.WithCancel(c.ctx)
 	j := &job{a: a, sess: sess, fs: fs, ctx: ctx, cancel: cancel, running: true}
@@ -182,7 +192,92 @@ func (c *Client) admitJob(sess *wire.Session, snap *validators.Snapshot, fs *fra
 		c.full = true
 		c.wakeBackpressure()
 	}
-	return st, nil, j
+	return st, j, nil
+}
+
+// Errors of [Client.Deliver] besides the wire sentinels of
+// wire.CheckAssignment (§10.1).
+var (
+	// ErrDuplicateJob: the job_id is already accepted, pushed or delivered,
+	// with the same assignment (§10.1 "accept at most one"); it is not
+	// executed again. Not a failure.
+	ErrDuplicateJob = errors.New("quic: job already accepted")
+	// ErrAtCapacity: MaxConcurrent jobs are running (§6.4); a later poll
+	// may deliver it again.
+	ErrAtCapacity = errors.New("quic: at capacity")
+)
+
+// Deliver runs an assignment the runner obtained without a push — the
+// §14 poll answer (GET /runner/{addr}/jobs) — through the same path as a
+// pushed one, minus the stream: the §10.1 checks (job_spec_hash and
+// job_spec decoding, assignment_hash and validator_signed, the validator
+// in the active snapshot at the runner's height, runner_pubkey its own,
+// assignment_height finalized in its own view), deduplication by job_id
+// across pushes and deliveries (a job accepted either way is accepted
+// once and executed once), the capacity limit, and the §10.3 retention:
+// the result transactions are self-submitted through the Submitter at
+// once and rebroadcast on its schedule like a pushed job's. It returns
+// nil when the job was accepted (its execution runs on the client,
+// bounded by Close), ErrDuplicateJob when it already was, ErrAtCapacity,
+// or the check's error (wrapping the wire sentinel, e.g.
+// wire.ErrAssignmentNotFinal: the caller delivers it again after a later
+// Tick). It never waits for a height (a caller that Ticks the client
+// would wait on itself). ctx only stops a Deliver that has not started.
+func (c *Client) Deliver(ctx context.Context, a *wire.JobAssignment) error {
+	switch {
+	case a == nil:
+		return fmt.Errorf("%w: nil assignment", ErrNilDependency)
+	case c.cfg.Submitter == nil:
+		return fmt.Errorf("%w: Submitter (a delivered job's results are self-submitted, §10.3)", ErrNilDependency)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	// The session below takes the validator from the assignment itself, so
+	// its scheme is checked here, before the snapshot lookup (§10.1).
+	if err := a.ValidatorPubKey.CheckRole(wire.RoleValidator); err != nil {
+		return fmt.Errorf("job %s: validator_pubkey: %w", a.JobID, err)
+	}
+	c.mu.Lock()
+	h, closed := c.height, c.closed
+	c.mu.Unlock()
+	if closed {
+		return ErrClosed
+	}
+	ep, err := c.cfg.Validators.EpochsAt(h)
+	if err != nil {
+		return err
+	}
+	inSnapshot := func(raw [32]byte) bool {
+		for _, s := range []*validators.Snapshot{ep.Current, ep.Previous} {
+			if s != nil && s.Contains(validators.PeerKey(raw)) {
+				return true
+			}
+		}
+		return false
+	}
+	// No connection: the assignment's own validator_pubkey is the peer,
+	// so the snapshot check is what authenticates it.
+	sess := &wire.Session{Conn: wire.Conn{ChainID: c.cfg.ChainID, RunnerPubKey: c.self, ValidatorPubKey: a.ValidatorPubKey}}
+	st, j, err := c.admit(sess, inSnapshot, nil, a)
+	switch {
+	case err != nil:
+		return fmt.Errorf("job %s: %w", a.JobID, err)
+	case st.Kind == wire.AckDuplicate:
+		return fmt.Errorf("job %s: %w", a.JobID, ErrDuplicateJob)
+	case j == nil:
+		return fmt.Errorf("job %s: %w: %v", a.JobID, wire.ErrAssignmentConflict, st)
+	}
+	if !c.track() {
+		c.release(j)
+		return ErrClosed
+	}
+	c.stats.delivered.Add(1)
+	go func() {
+		defer c.wg.Done()
+		c.execute(j)
+	}()
+	return nil
 }
 
 // release returns j's execution slot; lifting backpressure if it was on.
@@ -256,7 +351,7 @@ func (c *Client) execute(j *job) {
 		c.mu.Lock()
 		stop := j.cancelled
 		c.mu.Unlock()
-		if !stop {
+		if !stop && j.fs != nil {
 			_ = j.fs.write(p)
 		}
 	}
@@ -271,14 +366,34 @@ func (c *Client) execute(j *job) {
 	c.mu.Unlock()
 	c.release(j)
 	if drop {
-		j.fs.finish() // §10.5: no result frames after a cancel without commitment
+		j.finish() // §10.5: no result frames after a cancel without commitment
 		return
 	}
 	if res.Commit != nil {
-		_ = j.fs.write(&wire.JobResultCommit{JobID: j.a.JobID, TxBytes: res.Commit})
+		c.sendResult(j, &wire.JobResultCommit{JobID: j.a.JobID, TxBytes: res.Commit}, res.Commit)
 		c.retain(j, res.Commit, h, 0)
 	}
 	c.maybeReveal(j, h)
+}
+
+// sendResult sends a result frame on the accepted stream (§10.3); a
+// delivered job has none, so its transaction is self-submitted at once
+// (the poll path's admission, §10.3 "self-submit").
+func (c *Client) sendResult(j *job, f wire.Frame, tx []byte) {
+	if j.fs != nil {
+		_ = j.fs.write(f)
+		return
+	}
+	if c.cfg.Submitter != nil {
+		_ = c.cfg.Submitter.Submit(tx)
+	}
+}
+
+// finish ends the accepted stream, if the job has one.
+func (j *job) finish() {
+	if j.fs != nil {
+		j.fs.finish()
+	}
 }
 
 // maybeReveal sends the reveal once its window is open (§10.3). After a
@@ -292,9 +407,9 @@ func (c *Client) maybeReveal(j *job, h uint64) {
 	j.revealSent = true
 	tx, opens := j.reveal, j.revealOpens
 	c.mu.Unlock()
-	_ = j.fs.write(&wire.JobResult{JobID: j.a.JobID, TxBytes: tx})
+	c.sendResult(j, &wire.JobResult{JobID: j.a.JobID, TxBytes: tx}, tx)
 	c.retain(j, tx, h, opens)
-	j.fs.finish()
+	j.finish()
 }
 
 func (c *Client) retain(j *job, tx []byte, sent, opens uint64) {
@@ -317,7 +432,7 @@ func (c *Client) onCancel(j *job, jc *wire.JobCancel) {
 	c.mu.Unlock()
 	j.cancel()
 	if finish {
-		j.fs.finish()
+		j.finish()
 	}
 }
 

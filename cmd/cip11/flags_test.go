@@ -37,6 +37,12 @@ func TestBadFlagValues(t *testing.T) {
 		{[]string{"devnet", "-log", "loud"}, "-log"},
 		{[]string{"devnet", "-chaos=maybe"}, "-chaos"},
 		{[]string{"devnet", "extra"}, "extra"},
+		{[]string{"devnet", "-phase", "4"}, "-phase"},
+		{[]string{"devnet", "-phase", "-1"}, "-phase"},
+		{[]string{"devnet", "-phase", "two"}, "-phase"},
+		{[]string{"genesis", "-phase", "4"}, "-phase"},
+		{[]string{"genesis", "-phase", "-1"}, "-phase"},
+		{[]string{"genesis", "-phase", "1", "-poll-disabled"}, "-poll-disabled"},
 		{[]string{"genesis", "-runners", "-1"}, "-runners"},
 		{[]string{"genesis", "-runners", "100001"}, "-runners"},
 		{[]string{"genesis", "-seed", "x"}, "-seed"},
@@ -106,6 +112,8 @@ func TestBadFlagValueSaysRange(t *testing.T) {
 		{[]string{"validator", "-push-window", "-7"}, "-1 (all at once), 0 (automatic) or a count from 1"},
 		{[]string{"validator", "-skip-per-mille", "1001"}, "from 0 to 1000"},
 		{[]string{"replay", "-blocks", "-1"}, "from 0 to"},
+		{[]string{"devnet", "-phase", "4"}, "from 0 to 3"},
+		{[]string{"genesis", "-phase", "9"}, "from 0 to 3"},
 	} {
 		if _, _, errOut := cli(tc.args...); !strings.Contains(errOut, tc.want) {
 			t.Errorf("%q: stderr %q lacks %q", tc.args, errOut, tc.want)
@@ -137,8 +145,8 @@ func TestHelpEveryCommand(t *testing.T) {
 		flags []string
 		says  string
 	}{
-		{[]string{"devnet"}, []string{"block-time", "chaos", "data", "duration", "fail-per-mille", "http", "jobs-per-block", "json", "log", "multi-per-mille", "quiet", "runners", "seed"}, "one process"},
-		{[]string{"genesis"}, []string{"chain-id", "force", "http", "o", "poll-disabled", "quic", "runner", "runners", "runners-file", "seed"}, "genesis"},
+		{[]string{"devnet"}, []string{"block-time", "chaos", "data", "duration", "fail-per-mille", "http", "jobs-per-block", "json", "log", "multi-per-mille", "phase", "quiet", "runners", "seed"}, "one process"},
+		{[]string{"genesis"}, []string{"chain-id", "force", "http", "o", "phase", "poll-disabled", "quic", "runner", "runners", "runners-file", "seed"}, "genesis"},
 		{[]string{"validator"}, []string{"block-time", "data", "genesis", "http", "key", "listen", "log", "no-fsync", "push-window", "skip-per-mille"}, "chain node"},
 		{[]string{"runner"}, []string{"api", "fail-per-mille", "genesis", "key", "log", "validator", "work"}, "runner process"},
 		{[]string{"replay"}, []string{"blocks", "fsync", "json", "no-cache", "quiet", "store"}, "FILE"},

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,6 +36,40 @@ func TestGenesisRefusesOverwrite(t *testing.T) {
 	}
 	if after, _ := os.ReadFile(key); bytes.Equal(after, before) {
 		t.Fatal("-force kept the old validator.key")
+	}
+}
+
+// TestGenesisPhase (issue 18 A1, §14, SPEC-NOTES N10): -phase writes the
+// phase's delivery flags into the genesis (default 2), -poll-disabled is
+// phase 3, and the genesis reads back as that phase.
+func TestGenesisPhase(t *testing.T) {
+	for _, tc := range []struct {
+		args                          []string
+		want                          node.Phase
+		transport, presentFirst, poll bool
+	}{
+		{nil, node.Phase2, true, true, false},
+		{[]string{"-phase", "0"}, node.PhaseOff, false, false, false},
+		{[]string{"-phase", "1"}, node.Phase1, true, false, false},
+		{[]string{"-phase", "3"}, node.Phase3, true, true, true},
+		{[]string{"-poll-disabled"}, node.Phase3, true, true, true},
+		{[]string{"-poll-disabled", "-phase", "3"}, node.Phase3, true, true, true},
+	} {
+		dir := filepath.Join(t.TempDir(), "net")
+		code, out, errOut := cli(append([]string{"genesis", "-o", dir, "-runners", "1"}, tc.args...)...)
+		if code != 0 || !strings.Contains(out, "(phase "+tc.want.String()+")") {
+			t.Fatalf("%q: exit %d, stdout %q, stderr %q", tc.args, code, out, errOut)
+		}
+		g, err := node.LoadGenesis(filepath.Join(dir, "genesis.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := g.P()
+		ph, err := node.PhaseOf(p)
+		if err != nil || ph != tc.want || p.TransportEnabled != tc.transport || p.PresentFirstEnabled != tc.presentFirst || p.PollDisabled != tc.poll {
+			t.Fatalf("%q: phase %v %v, flags transport %v present-first %v poll-disabled %v", tc.args, ph, err,
+				p.TransportEnabled, p.PresentFirstEnabled, p.PollDisabled)
+		}
 	}
 }
 
@@ -120,5 +155,28 @@ func TestReplayStoreOtherChain(t *testing.T) {
 	// The store is untouched: its own chain still resumes.
 	if code, out, errOut := cli("replay", "-fsync=false", "-store", dir, a); code != 0 || !strings.Contains(out, "resumed after:      6 blocks") {
 		t.Fatalf("own chain: exit %d: %s%s", code, out, errOut)
+	}
+}
+
+// TestDevnetPhaseReport (issue 18 A1): cip11 devnet -phase runs that §14
+// phase and the report says which one ran; with the transport off no job
+// is pushed and every job still completes (by poll).
+func TestDevnetPhaseReport(t *testing.T) {
+	if testing.Short() {
+		t.Skip("devnet run")
+	}
+	code, out, errOut := cli("devnet", "-phase", "0", "-runners", "3", "-duration", "600ms", "-block-time", "50ms", "-json", "-quiet")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var rep node.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("report %q: %v", out, err)
+	}
+	if rep.Phase != "off" || rep.Pushed != 0 || rep.Submitted == 0 || rep.Completed != rep.Submitted || rep.Polled == 0 {
+		t.Fatalf("report %+v", rep)
+	}
+	if !strings.Contains(out, `"phase":"off"`) {
+		t.Fatalf("JSON report without the phase: %s", out)
 	}
 }

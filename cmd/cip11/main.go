@@ -1,8 +1,8 @@
 // Command cip11 is the operator tool of the CIP-11 Go implementation.
 //
-//	cip11 devnet [-runners N] [-duration D] [-chaos] [-http ADDR] [-json]
+//	cip11 devnet [-runners N] [-duration D] [-phase N] [-chaos] [-http ADDR] [-json]
 //	                                    one-process devnet: validator, runners over QUIC, jobs, report
-//	cip11 genesis [-o DIR] [-runners N] [-runner ADDRESS[:STAKE]]... [-runners-file FILE] [-force]
+//	cip11 genesis [-o DIR] [-runners N] [-phase N] [-runner ADDRESS[:STAKE]]... [-runners-file FILE] [-force]
 //	                                    write a devnet genesis and key files
 //	cip11 validator [-genesis F] [-key F] [-data DIR]
 //	                                    a single-validator chain node
@@ -14,6 +14,10 @@
 //	                                    write a deterministic synthetic chain log
 //	cip11 vectors check FILE...         evaluate conformance vector files
 //	cip11 vectors gen [-dir DIR]        rewrite the vector files from their generators
+//
+// -phase N (0 to 3, default 2) selects the §14 migration phase through the
+// genesis delivery flags: 0 no QUIC (poll only), 1 push alongside poll, 2
+// push primary with poll as fallback, 3 push only (poll answers 410).
 //
 // cip11 COMMAND -h describes a command, its arguments and every flag. A
 // flag value outside its range is a usage error (exit 2) naming the flag
@@ -35,9 +39,9 @@ func main() {
 }
 
 const usage = `usage:
-  cip11 devnet [-runners N] [-duration D] [-chaos] [-http ADDR] [-json]
+  cip11 devnet [-runners N] [-duration D] [-phase N] [-chaos] [-http ADDR] [-json]
                                         a validator, N runners over QUIC and a job generator, then a report
-  cip11 genesis [-o DIR] [-runners N] [-seed N] [-runner ADDRESS[:STAKE]]... [-runners-file FILE] [-force]
+  cip11 genesis [-o DIR] [-runners N] [-seed N] [-phase N] [-runner ADDRESS[:STAKE]]... [-runners-file FILE] [-force]
                                         write a devnet genesis.json and key files (docs/genesis.md)
   cip11 validator [-genesis FILE] [-key FILE] [-data DIR] [-block-time D]
                                         run a single-validator chain node (QUIC, HTTP API, metrics)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -59,12 +60,15 @@ func (l *runnerList) Set(s string) error {
 
 // cip11 genesis: write a devnet genesis and its key files.
 func runGenesis(args []string, stdout, stderr io.Writer) int {
-	c := newCommand("genesis", "[-o DIR] [-runners N] [-seed N] [-runner ADDRESS[:STAKE]]... [-runners-file FILE] [-force] [flags]", `
+	c := newCommand("genesis", "[-o DIR] [-runners N] [-seed N] [-phase N] [-runner ADDRESS[:STAKE]]... [-runners-file FILE] [-force] [flags]", `
 Write a single-validator devnet genesis (DIR/genesis.json), the validator's
 key file (DIR/validator.key) and one key file per derived runner
 (DIR/runner-NNNN.key), as described in docs/genesis.md. Every key is derived
 from -seed: DEVNET ONLY. Runners whose keys are elsewhere are registered with
--runner and -runners-file (no key file is written for them).
+-runner and -runners-file (no key file is written for them). -phase sets the
+§14 delivery flags: 0 none (no QUIC, poll only), 1 CIP11_TRANSPORT_ENABLED
+(push alongside poll), 2 also CIP11_PRESENT_FIRST_ENABLED (push primary, poll
+fallback), 3 also CIP11_POLL_DISABLED (push only, poll 410).
 
 An existing genesis or key file in DIR is never replaced without -force: a new
 genesis orphans the chain the old one started. No positional arguments.`)
@@ -74,7 +78,8 @@ genesis orphans the chain the old one started. No positional arguments.`)
 	chainID := c.uint64Var("chain-id", 7011, 1, "chain_id `N` (≥ 1)")
 	quicAddr := c.strVar("quic", "127.0.0.1:7011", hostPort, "the validator's QUIC UDP address `HOST:PORT`")
 	httpAddr := c.strVar("http", "127.0.0.1:8011", hostPort, "the validator's HTTP API address `HOST:PORT`")
-	pollDisabled := c.fs.Bool("poll-disabled", false, "set CIP11_POLL_DISABLED (the poll endpoint answers 410 Gone)")
+	phase := c.intVar("phase", 2, 0, 3, "§14 phase `N` (0 to 3): the delivery flags the genesis sets (0: no QUIC, poll only; 1: push alongside poll; 2: push primary, poll fallback; 3: push only)")
+	pollDisabled := c.fs.Bool("poll-disabled", false, "the same as -phase 3 (CIP11_POLL_DISABLED: the poll endpoint answers 410 Gone)")
 	force := c.fs.Bool("force", false, "overwrite an existing genesis and its key files (orphans the chain's data directory)")
 	var extra runnerList
 	c.fs.Var(&extra, "runner", "register a runner whose key this genesis does not hold: `ADDRESS[:STAKE]` is 40 hex digits and a stake in wei (default 10^15, not 0); repeatable")
@@ -84,6 +89,14 @@ genesis orphans the chain the old one started. No positional arguments.`)
 	}
 	if code, ok := c.nargs(stderr, 0, 0); !ok {
 		return code
+	}
+	if *pollDisabled {
+		phaseSet := false
+		c.fs.Visit(func(f *flag.Flag) { phaseSet = phaseSet || f.Name == "phase" })
+		if phaseSet && *phase != 3 {
+			return c.usageError(stderr, "-poll-disabled is phase 3, but -phase is %d", *phase)
+		}
+		*phase = 3
 	}
 	if *runnersFile != "" {
 		f, err := os.Open(*runnersFile)
@@ -102,8 +115,10 @@ genesis orphans the chain the old one started. No positional arguments.`)
 			extra.rs = append(extra.rs, r)
 		}
 	}
-	p := node.DevnetParams()
-	p.PollDisabled = *pollDisabled
+	p, err := node.WithPhase(node.DevnetParams(), node.Phase(*phase))
+	if err != nil {
+		return c.usageError(stderr, "-phase: %v", err)
+	}
 	d, err := node.NewDevnet(node.GenesisOptions{ChainID: *chainID, Seed: *seed, Runners: *runners, QUIC: *quicAddr, HTTP: *httpAddr, Params: &p, Extra: extra.rs})
 	if err == nil {
 		if *force {
@@ -120,7 +135,7 @@ genesis orphans the chain the old one started. No positional arguments.`)
 		fmt.Fprintf(stderr, "cip11 genesis: %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "wrote %s/genesis.json, %s/validator.key and %d runner key files", *dir, *dir, *runners)
+	fmt.Fprintf(stdout, "wrote %s/genesis.json (phase %s), %s/validator.key and %d runner key files", *dir, node.Phase(*phase), *dir, *runners)
 	if len(extra.rs) > 0 {
 		fmt.Fprintf(stdout, "; %d more runners registered without key files", len(extra.rs))
 	}
@@ -132,7 +147,8 @@ genesis orphans the chain the old one started. No positional arguments.`)
 func runValidator(args []string, stdout, stderr io.Writer) int {
 	c := newCommand("validator", "[-genesis FILE] [-key FILE] [-data DIR] [-block-time D] [flags]", `
 Run a single-validator chain node: it produces a block every -block-time,
-pushes assignments to connected runners over QUIC, serves the HTTP API
+pushes assignments to connected runners over QUIC (no QUIC in §14 phase 0,
+set by the genesis flags: runners poll), serves the HTTP API
 (docs/http-api.md) with metrics, and keeps its state in -data (Pebble). It
 runs until SIGINT or SIGTERM. No positional arguments.`)
 	gpath := c.strVar("genesis", "devnet/genesis.json", nil, "genesis `FILE`")
@@ -204,8 +220,11 @@ runs until SIGINT or SIGTERM. No positional arguments.`)
 	if w := v.PushWindow(); w > 0 {
 		window = fmt.Sprintf("%d in flight", w)
 	}
-	fmt.Fprintf(stdout, "cip11 validator\n  chain_id            %d\n  quic                %s\n  peer_pubkey         %s\n  validator_set_hash  %s\n  subset_epoch        %d\n  http                %s\n  data                %s\n  height              %d\n  push                %s\n",
-		st.ChainID, v.Addr(), st.PeerKey, st.ValidatorSetHash, st.SubsetEpoch, httpURL, v.Dir(), st.Height, window)
+	if v.Addr() == nil {
+		window = "none (poll only)"
+	}
+	fmt.Fprintf(stdout, "cip11 validator\n  chain_id            %d\n  phase               %s\n  quic                %s\n  peer_pubkey         %s\n  validator_set_hash  %s\n  subset_epoch        %d\n  http                %s\n  data                %s\n  height              %d\n  push                %s\n",
+		st.ChainID, v.Phase(), st.QUICAddr, st.PeerKey, st.ValidatorSetHash, st.SubsetEpoch, httpURL, v.Dir(), st.Height, window)
 	ctx, cancel := signalContext()
 	defer cancel()
 	if err := v.Run(ctx); err != nil {
@@ -219,7 +238,9 @@ func runRunner(args []string, stdout, stderr io.Writer) int {
 	c := newCommand("runner", "[-genesis FILE] [-key FILE] [-api URL] [flags]", `
 Run a runner process: it connects to the validator over QUIC (§6), sends
 on-chain heartbeats, executes pushed jobs with a demo executor and submits
-their results; without a connection it polls the HTTP API (§14). It runs
+their results. It polls the HTTP API as the genesis §14 phase says: every
+block in phases 0 (no QUIC at all) and 1, only without a connection in
+phase 2, never in phase 3; a job that arrives both ways runs once. It runs
 until SIGINT or SIGTERM. No positional arguments.`)
 	gpath := c.strVar("genesis", "devnet/genesis.json", nil, "genesis `FILE`")
 	kpath := c.strVar("key", "devnet/runner-0000.key", nil, "runner key `FILE`")
@@ -276,17 +297,20 @@ until SIGINT or SIGTERM. No positional arguments.`)
 
 // cip11 devnet: validator, runners and a job generator in one process.
 func runDevnet(args []string, stdout, stderr io.Writer) int {
-	c := newCommand("devnet", "[-runners N] [-duration D] [-chaos] [-http ADDR] [-json] [flags]", `
+	c := newCommand("devnet", "[-runners N] [-duration D] [-phase N] [-chaos] [-http ADDR] [-json] [flags]", `
 Run a whole devnet in one process: a validator, -runners runners connected
 over QUIC on loopback and a job generator submitting -jobs-per-block jobs a
 block for -duration; then wait for the last jobs to end and print a report
-(jobs, pushes, latencies, first-draw hit rate). Exit 1 if a job was lost.
-No positional arguments.`)
+(the §14 phase, jobs, pushes, poll deliveries, latencies, first-draw hit
+rate). -phase picks the delivery flags as for cip11 genesis (0: no QUIC, poll
+only; 1: push alongside poll; 2: push primary, poll fallback; 3: push only).
+Exit 1 if a job was lost. No positional arguments.`)
 	runners := c.intVar("runners", 50, 1, 5000, "`N` runners (1 to 5000)")
 	duration := c.durVar("duration", 20*time.Second, time.Millisecond, maxDuration, "`D`: how long jobs are generated, then the last jobs drain (1ms to 24h)")
 	blockTime := c.durVar("block-time", 250*time.Millisecond, time.Millisecond, maxBlock, "block interval `D` (1ms to 1h)")
 	jobs := c.intVar("jobs-per-block", 2, 1, 100_000, "`N` jobs submitted per block (1 to 100000)")
 	multi := c.intVar("multi-per-mille", 400, 0, 1000, "`N` jobs per thousand with M > 1, 0 to 1000 (0: none)")
+	phase := c.intVar("phase", 2, 0, 3, "§14 phase `N` (0 to 3; see above)")
 	chaos := c.fs.Bool("chaos", false, "inject faults: runners killed mid-job, connections dropped, validator restarts")
 	httpAddr := c.strVar("http", "", optHostPort, "serve the HTTP API and the dashboard on `ADDR` (HOST:PORT, e.g. 127.0.0.1:8011)")
 	asJSON := c.fs.Bool("json", false, "print the report as JSON")
@@ -310,7 +334,8 @@ No positional arguments.`)
 	if m == 0 {
 		m = -1
 	}
-	cfg := node.DevnetConfig{Runners: *runners, Duration: *duration, BlockTime: *blockTime, JobsPerBlock: *jobs, MultiPerMille: m,
+	ph := node.Phase(*phase)
+	cfg := node.DevnetConfig{Phase: &ph, Runners: *runners, Duration: *duration, BlockTime: *blockTime, JobsPerBlock: *jobs, MultiPerMille: m,
 		Chaos: *chaos, HTTP: *httpAddr, DataDir: *data, Seed: *seed, FailPerMille: uint32(*failRate), Logger: log, NoSync: *data == ""}
 	tty := false
 	if f, ok := stderr.(*os.File); ok {
@@ -348,14 +373,14 @@ No positional arguments.`)
 		b, _ := json.Marshal(rep)
 		fmt.Fprintln(stdout, string(b))
 	} else {
-		fmt.Fprintf(stdout, `cip11 devnet: %d runners, %d blocks in %.1f s (validator starts %d, runner kills %d, connection drops %d)
+		fmt.Fprintf(stdout, `cip11 devnet: phase %s, %d runners, %d blocks in %.1f s (validator starts %d, runner kills %d, connection drops %d)
   jobs        submitted %d, assigned %d, completed %d, expired %d, lost %d
-  pushes      %d sent, %d acked (Accepted); %d timeout re-selections
+  pushes      %d sent, %d acked (Accepted); %d poll deliveries; %d timeout re-selections
   push        latency block applied → JobAck: p50 %.1f ms, p99 %.1f ms
   job         latency submit → included result: p50 %d blocks, p99 %d blocks
   first draw  hit a present runner in %.1f%% of %d first selections
-`, rep.Runners, rep.Blocks, rep.Elapsed, rep.ValidatorStarts, rep.RunnerKills, rep.ConnDrops,
-			rep.Submitted, rep.Assigned, rep.Completed, rep.Expired, rep.Lost, rep.Pushed, rep.Acked, rep.Reselections,
+`, rep.Phase, rep.Runners, rep.Blocks, rep.Elapsed, rep.ValidatorStarts, rep.RunnerKills, rep.ConnDrops,
+			rep.Submitted, rep.Assigned, rep.Completed, rep.Expired, rep.Lost, rep.Pushed, rep.Acked, rep.Polled, rep.Reselections,
 			rep.PushP50Millis, rep.PushP99Millis, rep.JobBlocksP50, rep.JobBlocksP99, rep.FirstDrawHitPct, rep.FirstDraws)
 	}
 	if rep.Lost != 0 {
