@@ -3,6 +3,7 @@ package node
 import (
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,8 +23,10 @@ import (
 func TestJobHistoryTimesSurviveRestart(t *testing.T) {
 	d := testDevnet(t, 3, nil)
 	dir := t.TempDir()
-	clock := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
-	now := func() time.Time { return clock }
+	// The clock is read by the validator's goroutines too.
+	var clock atomic.Int64
+	clock.Store(time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC).UnixNano())
+	now := func() time.Time { return time.Unix(0, clock.Load()).UTC() }
 	open := func() *Validator {
 		t.Helper()
 		v, err := NewValidator(ValidatorConfig{Genesis: d.Genesis, Keys: d.Validator, DataDir: dir, NoSync: true, Now: now})
@@ -40,7 +43,7 @@ func TestJobHistoryTimesSurviveRestart(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		clock = clock.Add(time.Second)
+		clock.Add(int64(time.Second))
 		if err := v.ProduceBlock(); err != nil {
 			t.Fatal(err)
 		}
@@ -58,7 +61,7 @@ func TestJobHistoryTimesSurviveRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	clock = clock.Add(time.Hour) // a restart much later
+	clock.Add(int64(time.Hour)) // a restart much later
 	v = open()
 	after, ok := v.Job(spec.ID())
 	if !ok {
