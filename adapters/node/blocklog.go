@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/cip11/cip11/chainlog"
 )
@@ -17,52 +20,69 @@ import (
 // store, so after a crash the log is at most one block ahead of the store
 // and that block is re-executed from the log (§8.1 crash recovery). A
 // torn last line (a crash mid-append) is cut off at open.
+//
+// Beside it, blockTimes (blocks.times) records when each block was
+// appended, so that job events rebuilt from the log at a restart keep
+// their times (issue 18 #22); it is not consensus data and not fsynced.
 type blockLog struct {
 	f    *os.File
 	sync bool
 	last uint64
 	size int64 // bytes of whole records
+
+	times *blockTimes
 }
 
 // openBlockLog opens or creates path for hdr. Every block it already holds
 // is handed to fn in height order, one at a time (recovery streams the log:
-// memory does not grow with its length).
-func openBlockLog(path string, hdr chainlog.Header, sync bool, fn func(*chainlog.Block) error) (*blockLog, error) {
+// memory does not grow with its length), with the time recorded for it in
+// the blocks.times file beside path (the zero time when none was). now
+// stamps the blocks appended from then on.
+func openBlockLog(path string, hdr chainlog.Header, sync bool, now func() time.Time, fn func(*chainlog.Block, time.Time) error) (*blockLog, error) {
 	want, err := chainlog.EncodeHeader(hdr)
+	if err != nil {
+		return nil, err
+	}
+	times, err := openBlockTimes(strings.TrimSuffix(path, ".jsonl")+".times", now)
 	if err != nil {
 		return nil, err
 	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
+		times.close()
 		return nil, err
 	}
-	l := &blockLog{f: f, sync: sync}
-	last, good, err := readBlockLog(f, want, fn)
+	l := &blockLog{f: f, sync: sync, times: times}
+	last, good, err := readBlockLog(f, want, func(b *chainlog.Block) error { return fn(b, times.at(uint64(b.Height))) })
+	if err == nil {
+		err = times.finish(last)
+	}
 	if err != nil {
 		f.Close()
+		times.close()
 		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	fail := func(err error) (*blockLog, error) {
+		f.Close()
+		times.close()
+		return nil, err
 	}
 	if good == 0 { // new (or only a torn header): write the header
 		if err := f.Truncate(0); err != nil {
-			f.Close()
-			return nil, err
+			return fail(err)
 		}
 		if _, err := f.WriteAt(append(want, '\n'), 0); err != nil {
-			f.Close()
-			return nil, err
+			return fail(err)
 		}
 		good = int64(len(want) + 1)
 	} else if err := f.Truncate(good); err != nil {
-		f.Close()
-		return nil, err
+		return fail(err)
 	}
 	if _, err := f.Seek(good, io.SeekStart); err != nil {
-		f.Close()
-		return nil, err
+		return fail(err)
 	}
 	if err := f.Sync(); err != nil {
-		f.Close()
-		return nil, err
+		return fail(err)
 	}
 	l.last, l.size = last, good
 	return l, nil
@@ -120,6 +140,7 @@ func (l *blockLog) Append(b *chainlog.Block) error {
 		return err
 	}
 	l.last = uint64(b.Height)
+	l.times.append(l.last)
 	return nil
 }
 
@@ -148,4 +169,87 @@ func appendRecord(f recordFile, size *int64, rec []byte, sync bool) error {
 	return nil
 }
 
-func (l *blockLog) close() error { return l.f.Close() }
+func (l *blockLog) close() error { return errors.Join(l.f.Close(), l.times.close()) }
+
+// blockTimes is blocks.times: one line "HEIGHT UNIX_NANOS" per block
+// appended to the block log, written after the block (a crash in between
+// loses that block's time, not the block). Heights ascend; a block
+// without a line (a lost write, a log older than this file) gets the zero
+// time, as every block did before (issue 18 #22). A line that does not
+// parse ends what is read; open cuts the file back to the lines read.
+type blockTimes struct {
+	f    *os.File
+	r    *bufio.Reader
+	now  func() time.Time
+	size int64 // bytes of the lines read (open) or written
+
+	next    uint64 // the height of the line read ahead
+	nextAt  time.Time
+	nextLen int64
+	ahead   bool // next holds a line not yet consumed
+	eof     bool // no more lines to read
+}
+
+func openBlockTimes(path string, now func() time.Time) (*blockTimes, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	return &blockTimes{f: f, r: bufio.NewReaderSize(f, 1<<16), now: now}, nil
+}
+
+// read reads the next line ahead; a torn or unparsable line ends reading.
+func (t *blockTimes) read() {
+	line, err := t.r.ReadString('\n')
+	if err != nil {
+		t.eof = true
+		return
+	}
+	h, ns, ok := strings.Cut(strings.TrimSuffix(line, "\n"), " ")
+	height, err1 := strconv.ParseUint(h, 10, 64)
+	nanos, err2 := strconv.ParseInt(ns, 10, 64)
+	if !ok || err1 != nil || err2 != nil {
+		t.eof = true
+		return
+	}
+	t.next, t.nextAt, t.nextLen, t.ahead = height, time.Unix(0, nanos).UTC(), int64(len(line)), true
+}
+
+// at is the time recorded for block h (heights are asked in ascending
+// order during open), or the zero time.
+func (t *blockTimes) at(h uint64) time.Time {
+	for !t.eof {
+		if !t.ahead {
+			t.read()
+			continue
+		}
+		if t.next > h {
+			return time.Time{}
+		}
+		t.size += t.nextLen
+		t.ahead = false
+		if t.next == h {
+			return t.nextAt
+		}
+	}
+	return time.Time{}
+}
+
+// finish ends the read at the block log's last height: the lines read up
+// to it stay, anything after (a torn line, times of blocks the log lost)
+// is cut off, and appends go after them.
+func (t *blockTimes) finish(last uint64) error {
+	t.at(last)
+	t.r = nil
+	return t.f.Truncate(t.size)
+}
+
+// append records the time block h was appended. A failed write is cut
+// back off and otherwise ignored: the file is not consensus data, and a
+// disk too full for it fails the block log or the store first.
+func (t *blockTimes) append(h uint64) {
+	rec := []byte(strconv.FormatUint(h, 10) + " " + strconv.FormatInt(t.now().UnixNano(), 10) + "\n")
+	_ = appendRecord(t.f, &t.size, rec, false)
+}
+
+func (t *blockTimes) close() error { return t.f.Close() }

@@ -71,8 +71,15 @@ func TestDashboardHistorySurvivesRestart(t *testing.T) {
 		t.Fatalf("block history after the restart: %d blocks, newest %+v", len(after.RecentBlocks), after.RecentBlocks)
 	}
 	for i, b := range after.RecentBlocks {
-		if w := before.RecentBlocks[i]; b.Height != w.Height || b.Txs != w.Txs || b.Assignments != w.Assignments || !b.Time.IsZero() {
+		if w := before.RecentBlocks[i]; b.Height != w.Height || b.Txs != w.Txs || b.Assignments != w.Assignments {
 			t.Fatalf("rebuilt block %d = %+v, before the restart %+v", i, b, w)
+		}
+		// Its time is when it was appended to the block log (blocks.times,
+		// issue 18 #22): after the previous block was applied, not after
+		// this one was.
+		w := before.RecentBlocks[i]
+		if b.Time.IsZero() || b.Time.After(w.Time) || (i+1 < blocks && b.Time.Before(before.RecentBlocks[i+1].Time)) {
+			t.Fatalf("rebuilt block %d at %v; applied at %v before the restart", b.Height, b.Time, w.Time)
 		}
 	}
 	bt, at := before.Totals, after.Totals

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -108,6 +109,15 @@ func writeJournal(path string, specs [][]byte, sync bool) (*journal, error) {
 		os.Remove(tmp)
 		return nil, err
 	}
+	// Append through a handle opened under the journal's own name: the
+	// .tmp handle would name a file that no longer exists in every later
+	// write error ("write …/jobs.jsonl.tmp: no space left on device").
+	f2, err := os.OpenFile(path, os.O_RDWR, 0)
+	f.Close()
+	if err != nil {
+		return nil, err
+	}
+	f = f2
 	if sync {
 		if err := syncDir(filepath.Dir(path)); err != nil {
 			f.Close()
@@ -133,6 +143,10 @@ func (j *journal) Append(spec []byte) error {
 		return err
 	}
 	if err := appendRecord(j.w, &j.size, append(line, '\n'), j.sync); err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) && pe.Path == j.path {
+			return err // "write …/jobs.jsonl: no space left on device"
+		}
 		return fmt.Errorf("%s: %w", j.path, err)
 	}
 	return nil

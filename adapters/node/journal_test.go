@@ -23,7 +23,7 @@ func (d *fullDisk) WriteAt(b []byte, off int64) (int, error) {
 		return d.File.WriteAt(b, off)
 	}
 	n, _ := d.File.WriteAt(b[:len(b)/2], off)
-	return n, syscall.ENOSPC
+	return n, &os.PathError{Op: "write", Path: d.File.Name(), Err: syscall.ENOSPC} // as os.File says it
 }
 
 // TestJournalFullDiskLeavesNoTornLine (issue 18 item 18): an append that
@@ -46,8 +46,14 @@ func TestJournalFullDiskLeavesNoTornLine(t *testing.T) {
 	}
 	before, _ := os.Stat(path)
 	disk.full = true
-	if err := j.Append(spec(2).Encode()); !errors.Is(err, syscall.ENOSPC) {
+	err = j.Append(spec(2).Encode())
+	if !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("append on a full disk: %v", err)
+	}
+	// The error names the journal once, not the .tmp file it was written
+	// as at open (renamed since; the handle kept the old name).
+	if want := "write " + path + ": no space left on device"; err.Error() != want {
+		t.Errorf("append on a full disk: %q, want %q", err, want)
 	}
 	if after, _ := os.Stat(path); after.Size() != before.Size() {
 		t.Fatalf("a failed append left %d bytes behind", after.Size()-before.Size())

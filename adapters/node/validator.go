@@ -32,8 +32,8 @@ import (
 type ValidatorConfig struct {
 	Genesis *Genesis
 	Keys    *ValidatorKeys
-	// DataDir holds the Pebble state (state/), the block log (blocks.jsonl),
-	// the accepted job submissions (jobs.jsonl) and the archive of ended
+	// DataDir holds the Pebble state (state/), the block log (blocks.jsonl)
+	// and its block times (blocks.times), the accepted job submissions (jobs.jsonl) and the archive of ended
 	// jobs (jobs/). Empty: a fresh temporary directory, removed by Close.
 	DataDir string
 	// Listen is the QUIC UDP address (default: the genesis validator.quic).
@@ -364,10 +364,11 @@ func (v *Validator) recover(blocksPath string, specs []*chain.JobSpec, sync bool
 		sh = 0
 	}
 	var tail *chainlog.Block
+	var tailAt time.Time
 	var history []httpapi.BlockSummary // the log's last blocks, for the dashboard
-	restore := func(b *chainlog.Block) error {
+	restore := func(b *chainlog.Block, at time.Time) error {
 		h := uint64(b.Height)
-		history = append(history, httpapi.BlockSummary{Height: h, Txs: len(b.Txs), Assignments: len(b.Out.Assignments)})
+		history = append(history, httpapi.BlockSummary{Height: h, Time: at, Txs: len(b.Txs), Assignments: len(b.Out.Assignments)})
 		if len(history) > 2*dashHistoryBlocks {
 			history = append(history[:0], history[len(history)-dashHistoryBlocks:]...)
 		}
@@ -375,21 +376,21 @@ func (v *Validator) recover(blocksPath string, specs []*chain.JobSpec, sync bool
 		case tail != nil:
 			return fmt.Errorf("%w: the store is at height %d, the block log at %d or more", ErrBlockLog, sh, h)
 		case h <= sh:
-			return core.Restore(b)
+			return core.Restore(b, at)
 		case h == sh+1:
 			c := *b
-			tail = &c
+			tail, tailAt = &c, at
 			return nil
 		}
 		return fmt.Errorf("%w: the store is at height %d, the block log at %d", ErrBlockLog, sh, h)
 	}
-	blog, err := openBlockLog(blocksPath, v.hdr, sync, restore)
+	blog, err := openBlockLog(blocksPath, v.hdr, sync, v.now, restore)
 	if err != nil {
 		return err
 	}
 	v.blog = blog
 	if tail != nil {
-		if err := core.RecoverTail(tail); err != nil {
+		if err := core.RecoverTail(tail, tailAt); err != nil {
 			return err
 		}
 		v.log.Info("recovered the last block from the block log", "height", tail.Height)

@@ -47,13 +47,15 @@ func newHealth(dir string, log *slog.Logger) *health {
 	return &health{log: log.With("store", dir), dir: dir, failed: make(chan struct{})}
 }
 
-// fail records cause as the store's failure if it is the first.
+// fail records cause as the store's failure if it is the first. The
+// cause is logged as its text: slog formats an error value with %+v,
+// which for pebble's errors is kilobytes of stack traces on one line.
 func (h *health) fail(cause error) error {
 	e := fmt.Errorf("%w: %s: %w", ErrStorageFailed, h.dir, cause)
 	if h.err.CompareAndSwap(nil, &e) {
-		close(h.failed)
 		h.log.Error("pebble store failed: every later block commit fails; stop the node and free the disk",
-			"err", cause, "note", "later pebble errors are not logged")
+			"err", cause.Error(), "note", "later pebble errors are not logged")
+		close(h.failed) // after the log line, so that a caller woken by Failed finds it
 		return e
 	}
 	h.repeats.Add(1)

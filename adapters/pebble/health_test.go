@@ -211,3 +211,88 @@ func TestChainIdentity(t *testing.T) {
 		t.Fatalf("after reopen: %q %v %v", id, ok, err)
 	}
 }
+
+// TestOpenOnFullDiskFails (issue 18 #19): a store whose WAL holds writes
+// not yet flushed is reopened on a disk where no sstable can be written.
+// pebble's Open flushes the replayed memtable and waits for that flush,
+// which on a full disk fails and is retried for ever: Open never returned
+// and a restarted validator wedged before printing anything. Open must
+// return ErrStorageFailed wrapping ENOSPC, logged once, and once space
+// returns the store opens with its data.
+func TestOpenOnFullDiskFails(t *testing.T) {
+	dir := t.TempDir()
+	s := mustOpen(t, dir, Options{})
+	must(t, s.Register(1, addr(1)))
+	must(t, s.Begin(2))
+	must(t, s.Registrar().Register(state.Runner{Address: addr(2)}))
+	must(t, s.Commit())
+	must(t, s.Close()) // the commits stay in the WAL: Close does not flush
+
+	inj := &enospc{}
+	inj.on.Store(true)
+	var logs lockedBuffer
+	type result struct {
+		s   *Store
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		s, err := OpenFS(dir, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))}, errorfs.Wrap(vfs.Default, errorfs.InjectorFunc(inj.inject)))
+		ch <- result{s, err}
+	}()
+	var r result
+	select {
+	case r = <-ch:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("Open on a full disk did not return in 20 s (%d failed sstable writes)", inj.count.Load())
+	}
+	if r.err == nil {
+		_ = r.s.Close()
+		t.Fatalf("Open on a full disk succeeded (%d failed sstable writes)", inj.count.Load())
+	}
+	if !errors.Is(r.err, ErrStorageFailed) || !errors.Is(r.err, syscall.ENOSPC) {
+		t.Fatalf("Open on a full disk: %v, want ErrStorageFailed wrapping ENOSPC", r.err)
+	}
+	// One line, the cause as text: slog's text handler formats an error
+	// value with %+v, kilobytes of pebble stack traces.
+	if out := logs.String(); strings.Count(out, "\n") != 1 || strings.Contains(out, "stack trace") || !strings.Contains(out, "no space left on device") {
+		t.Errorf("log, want one line naming the full disk without a stack trace:\n%s", out)
+	}
+	// Space returns: the abandoned open lets go of the directory once its
+	// flush succeeds, and the store opens with both runners.
+	inj.on.Store(false)
+	var s2 *Store
+	waitUntil := time.Now().Add(20 * time.Second)
+	for {
+		var err error
+		if s2, err = Open(dir, Options{}); err == nil {
+			break
+		}
+		if !errors.Is(err, ErrDirInUse) || time.Now().After(waitUntil) {
+			t.Fatalf("Open after space returned: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	defer s2.Close()
+	if h, ok, err := s2.LastCommitted(); err != nil || !ok || h != 2 {
+		t.Fatalf("reopened at %d (%v, %v), want height 2", h, ok, err)
+	}
+}
+
+// lockedBuffer is a log destination safe for pebble's goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}

@@ -248,8 +248,11 @@ func Open(dir string, o Options) (*Store, error) {
 		// misses (the duplicate check of each new job, absent MRU keys).
 		po.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
 	}
-	db, err := pdb.Open(dir, po)
+	db, err := openDB(dir, po, h)
 	if err != nil {
+		if errors.Is(err, ErrStorageFailed) {
+			return nil, err
+		}
 		if pdb.IsCorruptionError(err) {
 			return nil, wrapCorrupt(err)
 		}
@@ -279,6 +282,38 @@ func Open(dir string, o Options) (*Store, error) {
 		return nil, errors.Join(err, db.Close())
 	}
 	return s, nil
+}
+
+// openDB is pdb.Open that gives up at the store's first background
+// failure (issue 18 #19). pebble's Open flushes the memtables it replayed
+// from the WAL and waits for that flush; on a full disk the flush fails
+// and pebble retries it for ever, so Open never returns and a restarted
+// node wedged before saying anything. Here the first background error
+// (the health listener) ends the wait with ErrStorageFailed. The pebble
+// goroutine still inside Open is left to finish: if space returns and
+// its flush succeeds it closes the database it opened (releasing the
+// directory lock); the caller is expected to stop.
+func openDB(dir string, po *pdb.Options, h *health) (*pdb.DB, error) {
+	type opened struct {
+		db  *pdb.DB
+		err error
+	}
+	ch := make(chan opened, 1)
+	go func() {
+		db, err := pdb.Open(dir, po)
+		ch <- opened{db, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.db, r.err
+	case <-h.failed:
+		go func() {
+			if r := <-ch; r.db != nil {
+				_ = r.db.Close()
+			}
+		}()
+		return nil, h.Err()
+	}
 }
 
 // load checks the format key, reads the height marker and ACTIVE_RUNNERS,

@@ -391,15 +391,17 @@ func (c *Core) presentAt(b *chainlog.Block) func(cip11.Address) bool {
 }
 
 // Restore feeds block b, read from the block log and already committed to
-// the store, to the job tracker (recovery, §8.1). Events carry no time.
-func (c *Core) Restore(b *chainlog.Block) error {
+// the store, to the job tracker (recovery, §8.1). Its events are stamped
+// at, the time the driver recorded for the block (the zero time when it
+// has none).
+func (c *Core) Restore(b *chainlog.Block, at time.Time) error {
 	if h := uint64(b.Height); h != c.Height()+1 {
 		return fmt.Errorf("%w: block log block %d after %d", ErrBlockLog, h, c.Height())
 	}
 	c.last = b
 	c.stats.Blocks++
 	c.mem.committed(uint64(b.Height), b, c)
-	c.observe(b, time.Time{}, nil)
+	c.observe(b, at, nil)
 	c.dropIncluded()
 	c.retire(uint64(b.Height))
 	return nil
@@ -407,8 +409,9 @@ func (c *Core) Restore(b *chainlog.Block) error {
 
 // RecoverTail re-executes b, the block log's last block, which the store
 // has not committed (a crash between append and commit, §8.1); it must
-// reproduce the logged outputs. Then it is restored like any other.
-func (c *Core) RecoverTail(b *chainlog.Block) error {
+// reproduce the logged outputs. Then it is restored like any other, its
+// events stamped at.
+func (c *Core) RecoverTail(b *chainlog.Block, at time.Time) error {
 	out, err := c.x.Execute(b)
 	if err != nil {
 		c.x.Discard()
@@ -421,7 +424,7 @@ func (c *Core) RecoverTail(b *chainlog.Block) error {
 	if err := c.x.Commit(); err != nil {
 		return err
 	}
-	return c.Restore(b)
+	return c.Restore(b, at)
 }
 
 // registryOps adds genesis registrations (block 1), registrations and
