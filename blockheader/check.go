@@ -10,7 +10,7 @@ import (
 // that need no chain state (DECISIONS D22, D30–D32; SPEC-NOTES H4), in
 // field order:
 //
-//  1. Version is [Version] ([ErrVersion]); height ≥ 1 ([ErrHeight]);
+//  1. Version is [Version] ([ErrHeaderVersion]); height ≥ 1 ([ErrZeroHeight]);
 //  2. Round.View == height: on CometBFT the view is the height (D30)
 //     ([ErrRoundView]);
 //  3. a parent beacon iff height > 1 ([ErrBeaconMissing],
@@ -28,10 +28,10 @@ func Check(h *Header, height uint64) error {
 		return ErrNilHeader
 	}
 	if h.Version != Version {
-		return fmt.Errorf("%w: %d", ErrVersion, h.Version)
+		return fmt.Errorf("%w: %d", ErrHeaderVersion, h.Version)
 	}
 	if height == 0 {
-		return ErrHeight
+		return ErrZeroHeight
 	}
 	if h.Round.View != height {
 		return fmt.Errorf("%w: round %v at height %d", ErrRoundView, h.Round, height)

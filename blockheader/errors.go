@@ -10,21 +10,20 @@ var (
 	// ErrNotHeader: the bytes do not start with the header magic "C11H"
 	// (a node transaction, or fewer than 4 bytes).
 	ErrNotHeader = errors.New("blockheader: not a CIP-11 block header (magic)")
-	// ErrTooLarge: the header is longer than [MaxHeaderBytes].
-	ErrTooLarge = errors.New("blockheader: header too large")
-	// ErrVersion: the header version is not [Version].
-	ErrVersion = errors.New("blockheader: unsupported header version")
-	// ErrFieldRange: a field exceeds its bound (presence longer than
-	// [MaxPresenceBytes]).
-	ErrFieldRange = errors.New("blockheader: field out of range")
+	// ErrHeaderTooLarge: the header is longer than [MaxHeaderBytes].
+	ErrHeaderTooLarge = errors.New("blockheader: header too large")
+	// ErrHeaderVersion: the header version is not [Version].
+	ErrHeaderVersion = errors.New("blockheader: unsupported header version")
+	// ErrPresenceTooLong: the presence field is longer than [MaxPresenceBytes].
+	ErrPresenceTooLong = errors.New("blockheader: presence field too long")
 	// ErrNilHeader: a nil *Header was passed.
 	ErrNilHeader = errors.New("blockheader: nil header")
 )
 
 // Placement errors of [Check] (DECISIONS D22, D30, D32; §9.2).
 var (
-	// ErrHeight: the block height is 0 (heights start at 1).
-	ErrHeight = errors.New("blockheader: block height 0")
+	// ErrZeroHeight: the block height is 0 (heights start at 1).
+	ErrZeroHeight = errors.New("blockheader: block height 0")
 	// ErrRoundView: the proposal round's view is not the block height (D30).
 	ErrRoundView = errors.New("blockheader: proposal round view is not the block height")
 	// ErrBeaconMissing: a block above height 1 carries no parent beacon.

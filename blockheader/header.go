@@ -86,10 +86,10 @@ type headerCBOR struct {
 // checkFields applies the bounds every header meets whatever its height.
 func checkFields(version uint8, presence []byte) error {
 	if version != Version {
-		return fmt.Errorf("%w: %d", ErrVersion, version)
+		return fmt.Errorf("%w: %d", ErrHeaderVersion, version)
 	}
 	if len(presence) > MaxPresenceBytes {
-		return fmt.Errorf("%w: presence of %d bytes, at most %d", ErrFieldRange, len(presence), MaxPresenceBytes)
+		return fmt.Errorf("%w: presence of %d bytes, at most %d", ErrPresenceTooLong, len(presence), MaxPresenceBytes)
 	}
 	return nil
 }
@@ -128,7 +128,7 @@ func Encode(h *Header) ([]byte, error) {
 		return nil, fmt.Errorf("blockheader: %w", err)
 	}
 	if len(out) > MaxHeaderBytes {
-		return nil, fmt.Errorf("%w: %d bytes, at most %d", ErrTooLarge, len(out), MaxHeaderBytes)
+		return nil, fmt.Errorf("%w: %d bytes, at most %d", ErrHeaderTooLarge, len(out), MaxHeaderBytes)
 	}
 	return out, nil
 }
@@ -139,16 +139,16 @@ func IsHeader(b []byte) bool { return bytes.HasPrefix(b, []byte(Magic)) }
 
 // Decode strictly decodes a header (DECISIONS D9, D32): b is [Magic] and
 // one §12.6 CBOR item that [Encode] of the result reproduces byte for byte.
-// Checks run in this order: magic ([ErrNotHeader]), size ([ErrTooLarge]),
-// the profile (internal/dcbor sentinels), the version ([ErrVersion]), the
-// presence bound ([ErrFieldRange]), then ConsumedSeedsV1 (dcbor or seed
+// Checks run in this order: magic ([ErrNotHeader]), size ([ErrHeaderTooLarge]),
+// the profile (internal/dcbor sentinels), the version ([ErrHeaderVersion]), the
+// presence bound ([ErrPresenceTooLong]), then ConsumedSeedsV1 (dcbor or seed
 // sentinels). It does not apply [Check]. On error the result is nil.
 func Decode(b []byte) (*Header, error) {
 	if !IsHeader(b) {
 		return nil, ErrNotHeader
 	}
 	if len(b) > MaxHeaderBytes {
-		return nil, fmt.Errorf("%w: %d bytes, at most %d", ErrTooLarge, len(b), MaxHeaderBytes)
+		return nil, fmt.Errorf("%w: %d bytes, at most %d", ErrHeaderTooLarge, len(b), MaxHeaderBytes)
 	}
 	var v headerCBOR
 	if err := dcbor.New().Unmarshal(b[len(Magic):], &v); err != nil {

@@ -158,11 +158,11 @@ func TestDecodeDefects(t *testing.T) {
 		{"devnet transaction magic", "43313154" + g[8:], ErrNotHeader},
 		{"lowercase magic", "63313168" + g[8:], ErrNotHeader},
 		{"magic only", magicHex, dcbor.ErrTruncated},
-		{"too large", magicHex + strings.Repeat("00", MaxHeaderBytes), ErrTooLarge},
-		{"version 2", replace(t, g, "a60001", "a60002"), ErrVersion},
-		{"version 0", replace(t, g, "a60001", "a60000"), ErrVersion},
+		{"too large", magicHex + strings.Repeat("00", MaxHeaderBytes), ErrHeaderTooLarge},
+		{"version 2", replace(t, g, "a60001", "a60002"), ErrHeaderVersion},
+		{"version 0", replace(t, g, "a60001", "a60000"), ErrHeaderVersion},
 		{"version above u8", replace(t, g, "a60001", "a600190100"), dcbor.ErrIntRange},
-		{"presence too long", replace(t, g, "04f6", longPresence), ErrFieldRange},
+		{"presence too long", replace(t, g, "04f6", longPresence), ErrPresenceTooLong},
 		{"trailing byte", g + "00", dcbor.ErrTrailingBytes},
 		{"non-shortest finalized", replace(t, g, "0300", "031800"), dcbor.ErrNonShortestInt},
 		{"non-shortest view", replace(t, g, "a2000001", "a200001801"), dcbor.ErrNonShortestInt},
@@ -203,8 +203,8 @@ func TestEncodeRefuses(t *testing.T) {
 		want error
 	}{
 		{"nil", func(*Header) *Header { return nil }, ErrNilHeader},
-		{"version 0", func(h *Header) *Header { h.Version = 0; return h }, ErrVersion},
-		{"presence too long", func(h *Header) *Header { h.Presence = make([]byte, MaxPresenceBytes+1); return h }, ErrFieldRange},
+		{"version 0", func(h *Header) *Header { h.Version = 0; return h }, ErrHeaderVersion},
+		{"presence too long", func(h *Header) *Header { h.Presence = make([]byte, MaxPresenceBytes+1); return h }, ErrPresenceTooLong},
 		{"seeds unsorted", func(h *Header) *Header {
 			h.ConsumedSeeds = seed.ConsumedSeedsV1{{Round: seed.Round{View: 2}}, {Round: seed.Round{View: 1}}}
 			return h
@@ -213,7 +213,7 @@ func TestEncodeRefuses(t *testing.T) {
 			h.ConsumedSeeds = seed.ConsumedSeedsV1{{Round: seed.Round{View: 1}}, {Round: seed.Round{View: 1}}}
 			return h
 		}, seed.ErrConsumedSeedsDuplicateRound},
-		{"too large", func(h *Header) *Header { h.ConsumedSeeds = big; return h }, ErrTooLarge},
+		{"too large", func(h *Header) *Header { h.ConsumedSeeds = big; return h }, ErrHeaderTooLarge},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b, err := Encode(tc.mut(block2()))
@@ -244,8 +244,8 @@ func TestCheck(t *testing.T) {
 		{"block 2 ok", 2, func(*Header) {}, nil},
 		{"epoch change ok", 9, func(h *Header) { h.Round.Epoch = 1 }, nil},
 		{"seed of the parent round ok", 9, func(h *Header) { h.ConsumedSeeds[0].Round.View = 8 }, nil},
-		{"version 2", 2, func(h *Header) { h.Version = 2 }, ErrVersion},
-		{"height 0", 0, func(*Header) {}, ErrHeight},
+		{"version 2", 2, func(h *Header) { h.Version = 2 }, ErrHeaderVersion},
+		{"height 0", 0, func(*Header) {}, ErrZeroHeight},
 		{"view not height", 3, func(h *Header) { h.Round.View = 4 }, ErrRoundView},
 		{"missing beacon above 1", 2, func(h *Header) { h.ParentBeacon = nil }, ErrBeaconMissing},
 		{"beacon at 1", 1, func(h *Header) { h.ParentBeacon = &seed.Beacon{} }, ErrBeaconUnexpected},
@@ -297,8 +297,8 @@ func TestFinalizedHeight(t *testing.T) {
 
 // sentinels is every error Decode, Encode and Check may wrap.
 func sentinels() []error {
-	return []error{ErrNotHeader, ErrTooLarge, ErrVersion, ErrFieldRange, ErrNilHeader,
-		ErrHeight, ErrRoundView, ErrBeaconMissing, ErrBeaconUnexpected, ErrBeaconRound, ErrFinalized, ErrSeedRound,
+	return []error{ErrNotHeader, ErrHeaderTooLarge, ErrHeaderVersion, ErrPresenceTooLong, ErrNilHeader,
+		ErrZeroHeight, ErrRoundView, ErrBeaconMissing, ErrBeaconUnexpected, ErrBeaconRound, ErrFinalized, ErrSeedRound,
 		seed.ErrConsumedSeedsUnsorted, seed.ErrConsumedSeedsDuplicateRound,
 		dcbor.ErrTruncated, dcbor.ErrTrailingBytes, dcbor.ErrMalformed, dcbor.ErrNonShortestInt, dcbor.ErrIndefiniteLength,
 		dcbor.ErrTag, dcbor.ErrUnexpectedType, dcbor.ErrIntRange, dcbor.ErrInvalidUTF8, dcbor.ErrKeyOrder,
