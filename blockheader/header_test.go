@@ -314,3 +314,19 @@ func countSentinels(err error) int {
 	}
 	return n
 }
+
+// TestDecodeCopies: the decoded header owns its bytes; reusing the input
+// buffer (CometBFT's tx slice) cannot change it.
+func TestDecodeCopies(t *testing.T) {
+	in := unhex(t, block2Hex)
+	h, err := Decode(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range in {
+		in[i] = 0
+	}
+	if !reflect.DeepEqual(h, block2()) {
+		t.Fatalf("header changed with its input: %+v", h)
+	}
+}
