@@ -68,6 +68,9 @@ func bhHeaderFromJSON(j *bhHeaderJSON) (*blockheader.Header, error) {
 	if j.Version < 0 || j.Version > 255 {
 		return nil, fmt.Errorf("%w: version %d", ErrMalformedVector, j.Version)
 	}
+	if j.ConsumedSeeds == nil {
+		return nil, fmt.Errorf("%w: consumed_seeds is not an array", ErrMalformedVector)
+	}
 	r, err := seedRound(j.Round.Epoch, j.Round.View)
 	if err != nil {
 		return nil, err
