@@ -55,7 +55,7 @@ func Functions() []Function {
 	var all []Function
 	for _, group := range [][]Function{
 		seedFunctions(), merkleFunctions(), presenceFunctions(), presenceMachineryFunctions(), mruFunctions(),
-		selectionFunctions(), wireFunctions(),
+		selectionFunctions(), wireFunctions(), blockheaderFunctions(),
 	} {
 		all = append(all, group...)
 	}
@@ -69,7 +69,7 @@ func Sentinels() []Sentinel {
 	var all []Sentinel
 	for _, group := range [][]Sentinel{
 		seedSentinels(), merkleSentinels(), presenceSentinels(), presenceMachinerySentinels(), mruSentinels(),
-		selectionSentinels(), wireSentinels(), dcborSentinels(),
+		selectionSentinels(), wireSentinels(), blockheaderSentinels(), dcborSentinels(),
 	} {
 		all = append(all, group...)
 	}

@@ -185,6 +185,88 @@ function thresholdRecover(v, file) {
   return hex(acc.toBytes(true));
 }
 
+// D32 block header: "C11H" ‖ §12.6 map {0: version, 1: round, 2: beacon|null, 3: finalized, 4: presence|null,
+// 5: ConsumedSeedsV1}. Encoded from the vector's header; encoding-only vectors decoded by a strict reader below.
+const cborBytes = (b) => Buffer.concat([cborHead(2, b.length), b]);
+const roundOrd = (a, b) => (a.e !== b.e ? (a.e < b.e ? -1 : 1) : a.v === b.v ? 0 : a.v < b.v ? -1 : 1);
+function headerOf(j) {
+  const sig48 = (s) => { const b = unhex(s); if (b.length !== 48 || hex(b) !== s) throw new Error('signature length'); return b; };
+  return { version: j.version, round: { e: u64(j.round.epoch), v: u64(j.round.view) },
+    beacon: j.parent_beacon === null ? null : { e: u64(j.parent_beacon.epoch), v: u64(j.parent_beacon.view), sig: sig48(j.parent_beacon.signature) },
+    finalized: u64(j.finalized), presence: j.presence === null ? null : unhex(j.presence),
+    seeds: j.consumed_seeds.map((x) => ({ e: u64(x.seed_epoch), v: u64(x.seed_view), sig: sig48(x.seed_signature) })) };
+}
+function headerJSON(h) {
+  const s = (x) => x.toString();
+  return { version: h.version, round: { epoch: s(h.round.e), view: s(h.round.v) },
+    parent_beacon: h.beacon && { epoch: s(h.beacon.e), view: s(h.beacon.v), signature: hex(h.beacon.sig) },
+    finalized: s(h.finalized), presence: h.presence && hex(h.presence),
+    consumed_seeds: h.seeds.map((x) => ({ seed_epoch: s(x.e), seed_view: s(x.v), seed_signature: hex(x.sig) })) };
+}
+const entryCBOR = (x) => Buffer.concat([cborHead(5, 3), cborHead(0, 0), cborHead(0, x.e), cborHead(0, 1), cborHead(0, x.v), cborHead(0, 2), cborBytes(x.sig)]);
+function headerEncode(h) {
+  if (h.version !== 1) throw new Error('version');
+  if (h.presence && h.presence.length > 262144) throw new Error('presence too long');
+  h.seeds.forEach((x, i) => { if (i && roundOrd(h.seeds[i - 1], x) >= 0) throw new Error('seeds not strictly ascending'); });
+  const NULL = Buffer.from([0xf6]);
+  const out = Buffer.concat([Buffer.from('C11H'), cborHead(5, 6),
+    cborHead(0, 0), cborHead(0, 1),
+    cborHead(0, 1), cborHead(5, 2), cborHead(0, 0), cborHead(0, h.round.e), cborHead(0, 1), cborHead(0, h.round.v),
+    cborHead(0, 2), h.beacon ? entryCBOR(h.beacon) : NULL,
+    cborHead(0, 3), cborHead(0, h.finalized),
+    cborHead(0, 4), h.presence ? cborBytes(h.presence) : NULL,
+    cborHead(0, 5), cborHead(4, h.seeds.length), ...h.seeds.map(entryCBOR)]);
+  if (out.length > 1 << 20) throw new Error('header too large');
+  return out;
+}
+function headerCheck(h, height) {
+  if (h.version !== 1) throw new Error('version');
+  if (height === 0n) throw new Error('height 0');
+  if (h.round.v !== height) throw new Error('round view is not the height (D30)');
+  if (height === 1n && h.beacon) throw new Error('beacon at height 1');
+  if (height > 1n && !h.beacon) throw new Error('no beacon above height 1');
+  if (h.beacon && (h.beacon.v !== height - 1n || h.beacon.e > h.round.e)) throw new Error('beacon not of the parent round');
+  if (h.finalized !== height - 1n) throw new Error('finalized is not h-1');
+  if (h.seeds.some((x) => roundOrd(x, h.round) >= 0)) throw new Error('seed round not before the proposal round');
+}
+// A strict reader for the header schema only: definite lengths, no tags, uints, byte strings, null, maps with
+// keys 0..n-1 in order; canonical form is then confirmed by re-encoding and comparing bytes.
+function headerDecode(b) {
+  if (b.length < 4 || b.subarray(0, 4).toString('latin1') !== 'C11H') throw new Error('not a header (magic)');
+  let p = 4;
+  const head = () => {
+    if (p >= b.length) throw new Error('truncated');
+    const ib = b[p++], major = ib >> 5, ai = ib & 31;
+    if (ai < 24) return { major, arg: BigInt(ai) };
+    if (ai > 27) throw new Error('indefinite or reserved');
+    const n = 1 << (ai - 24); if (p + n > b.length) throw new Error('truncated');
+    const arg = fromBE(b.subarray(p, p + n)); p += n; return { major, arg };
+  };
+  const uint = () => { const h = head(); if (h.major !== 0) throw new Error('not a uint'); return h.arg; };
+  const bytes = () => { const h = head(); if (h.major !== 2) throw new Error('not bytes'); const n = Number(h.arg); if (p + n > b.length) throw new Error('truncated'); const o = b.subarray(p, p + n); p += n; return Buffer.from(o); };
+  const isNull = () => { if (b[p] === 0xf6) { p++; return true; } return false; };
+  const map = (n, fields) => { const h = head(); if (h.major !== 5 || h.arg !== BigInt(n)) throw new Error('map shape');
+    const out = {}; for (let k = 0; k < n; k++) { if (uint() !== BigInt(k)) throw new Error('key'); out[k] = fields[k](); } return out; };
+  const sig48 = () => { const s = bytes(); if (s.length !== 48) throw new Error('signature length'); return s; };
+  const entry = () => { const m = map(3, [uint, uint, sig48]); return { e: m[0], v: m[1], sig: m[2] }; };
+  const m = map(6, [uint, () => map(2, [uint, uint]), () => (isNull() ? null : entry()), uint, () => (isNull() ? null : bytes()),
+    () => { const h = head(); if (h.major !== 4) throw new Error('not an array'); const l = []; for (let i = 0n; i < h.arg; i++) l.push(entry()); return l; }]);
+  if (p !== b.length) throw new Error('trailing bytes');
+  if (m[0] > 255n) throw new Error('version range');
+  const h = { version: Number(m[0]), round: { e: m[1][0], v: m[1][1] }, beacon: m[2], finalized: m[3], presence: m[4], seeds: m[5] };
+  if (!headerEncode(h).equals(b)) throw new Error('not canonical (re-encoding differs)');
+  return h;
+}
+function blockHeader(v) {
+  const height = u64(v.height);
+  if (!v.header) { const h = headerDecode(unhex(v.encoding)); headerCheck(h, height); return { header: headerJSON(h) }; }
+  const h = headerOf(v.header), enc = headerEncode(h);
+  headerCheck(h, height);
+  const out = { encoding: hex(enc) };
+  if (v.encoding !== undefined) out.header = headerJSON(headerDecode(unhex(v.encoding)));
+  return out;
+}
+
 const fns = {
   beacon_hash_v1: (v) => ({ canonical_seed_bytes: hex(beaconHash(v)) }),
   selection_seed_v3: (v) => ({ seed: hex(selectionSeed(v)) }),
@@ -200,6 +282,7 @@ const fns = {
   mru_winner: (v) => { const bad = new Set([...v.runners_to_slash, ...v.runners_unrewarded]), ok = new Set(v.matching);
     return { winner: v.committee.find((a) => ok.has(a) && !bad.has(a)) ?? null }; },
   seed_threshold_recover: (v, file) => ({ signature: thresholdRecover(v, file) }),
+  block_header: blockHeader,
   pending_selection: (v) => {
     if (!v.record) throw new Error('decode-only vector');
     const r = v.record;
