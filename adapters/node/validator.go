@@ -145,6 +145,7 @@ type Validator struct {
 	// storage: opened by open, closed by Close after both goroutines ended
 	x       *blockexec.Executor
 	pstore  *pebble.Store // x's store: its background errors stop the validator
+	events  *eventLog     // transport job events (events.jsonl), history only
 	blog    *blockLog
 	jrnl    *journal
 	archive *jobArchive
@@ -256,6 +257,10 @@ func (v *Validator) closeStorage() {
 		v.archive.close()
 		v.archive = nil
 	}
+	if v.events != nil {
+		v.events.close()
+		v.events = nil
+	}
 }
 
 // open builds the storage and the core and recovers (§8.1 crash recovery);
@@ -280,6 +285,8 @@ func (v *Validator) open() (created []string, err error) {
 	}
 	statePath, blocksPath, jobsPath, archPath := mk(filepath.Join(v.dir, "state")), mk(filepath.Join(v.dir, "blocks.jsonl")),
 		mk(filepath.Join(v.dir, "jobs.jsonl")), mk(filepath.Join(v.dir, "jobs"))
+	mk(filepath.Join(v.dir, "events.jsonl"))
+	mk(filepath.Join(v.dir, "blocks.times"))
 	x, err := blockexec.New(v.hdr, blockexec.Options{SnapshotCache: 8, OpenStore: func(h chainlog.Header) (store.Store, error) {
 		ps, err := pebble.Open(statePath, pebble.Options{Sync: mode, Logger: v.log, ReputationConfig: &state.ReputationConfig{
 			Normalizer: uint64(h.Reputation.Normalizer), WMinFloorX1e6: uint64(h.Reputation.WMinFloorX1e6)}})
@@ -351,7 +358,7 @@ func (v *Validator) recover(blocksPath string, specs []*chain.JobSpec, sync bool
 	var jr *journal
 	core, err := chain.New(chain.Config{Params: v.p, ChainID: uint64(v.g.ChainID), Runners: v.g.chainRunners(),
 		Key: v.cfg.Keys.Peer, Exec: v.x, Log: blogPort{v}, Journal: journalPort{&jr}, Archive: v.archive,
-		RetainBlocks: v.cfg.RetainBlocks, Logger: v.log})
+		RetainBlocks: v.cfg.RetainBlocks, Logger: v.log, History: historyPort{v}})
 	if err != nil {
 		return err
 	}
@@ -399,6 +406,11 @@ func (v *Validator) recover(blocksPath string, specs []*chain.JobSpec, sync bool
 		return fmt.Errorf("%w: the store is at height %d, the block log at %d", ErrBlockLog, sh, core.Height())
 	}
 	v.dash.start(v.now(), core.Height(), history)
+	ev, err := openEventLog(filepath.Join(v.dir, "events.jsonl"), v.log, core.RestoreHistory)
+	if err != nil {
+		return err
+	}
+	v.events = ev
 	keep := core.FinishRecovery()
 	if jr, err = writeJournal(filepath.Join(v.dir, "jobs.jsonl"), keep, sync); err != nil {
 		return err
@@ -479,7 +491,13 @@ func (v *Validator) drain() {
 			}
 		}
 	}
+	v.events.flush()
 }
+
+// historyPort hands the core the event log open creates after the core.
+type historyPort struct{ v *Validator }
+
+func (p historyPort) Record(job cip11.Hash, e httpapi.Event) { p.v.events.Record(job, e) }
 
 // sender hands each committed block's pushes and cancels to the transport,
 // in block order, and reports what happened back through the inbox.

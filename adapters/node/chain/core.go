@@ -57,6 +57,11 @@ type Config struct {
 	MaxBlockSubmits int
 	// Logger (default: discard).
 	Logger *slog.Logger
+	// History, if set, is told of every job event that does not come from
+	// a block (pushes, acks, §10.6 outcomes, cancels), so that a restarted
+	// node can give them back (RestoreHistory); block events are rebuilt
+	// from the block log.
+	History History
 }
 
 // Defaults of [Config].

@@ -75,6 +75,13 @@ type Archive interface {
 	Get(id cip11.Hash) (httpapi.JobView, bool, error)
 }
 
+// History records the job events a block log cannot rebuild (pushes, acks,
+// outcomes, cancels: the transport's, not the chain's). Record must not
+// block; losing a record loses history, never state.
+type History interface {
+	Record(job cip11.Hash, e httpapi.Event)
+}
+
 // Consensus is what block production decides for block h beyond its
 // transactions: the proposal round, the parent beacon R_{h−1}, the
 // finalized height of the block's execution context (D22) and the seeds

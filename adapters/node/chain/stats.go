@@ -103,10 +103,8 @@ func (c *Core) RecentBlocks() []httpapi.BlockSummary {
 // Pushed records a push the transport sent (§10.1).
 func (c *Core) Pushed(a Assignment, h uint64, at time.Time) {
 	c.stats.Pushed++
-	if t := c.jobs[a.JobID]; t != nil {
-		r := a.Runner
-		t.event(h, httpapi.EventPushed, &r, "", at)
-	}
+	r := a.Runner
+	c.tevent(a.JobID, h, httpapi.EventPushed, &r, "", at)
 }
 
 // PushFailed records a push the transport could not send; the job goes on
@@ -118,9 +116,7 @@ func (c *Core) PushFailed(a Assignment, h uint64, err error, at time.Time) {
 	if err != nil {
 		detail = err.Error()
 	}
-	if t := c.jobs[a.JobID]; t != nil {
-		t.event(h, httpapi.EventPushFailed, &r, detail, at)
-	}
+	c.tevent(a.JobID, h, httpapi.EventPushFailed, &r, detail, at)
 	c.failure(at, h, httpapi.EventPushFailed, a.JobID, &r, detail)
 	c.noteOutcome(r, httpapi.EventPushFailed, h)
 }
@@ -128,10 +124,8 @@ func (c *Core) PushFailed(a Assignment, h uint64, err error, at time.Time) {
 // Cancelled records a JobCancel the transport sent (§10.5).
 func (c *Core) Cancelled(x Cancel, at time.Time) {
 	c.stats.Cancels++
-	if t := c.jobs[x.JobID]; t != nil {
-		r := x.Runner
-		t.event(c.Height(), httpapi.EventCancelled, &r, x.Reason.String(), at)
-	}
+	r := x.Runner
+	c.tevent(x.JobID, c.Height(), httpapi.EventCancelled, &r, x.Reason.String(), at)
 }
 
 // Outcome records the transport's §10.6 classification of a push.
@@ -141,9 +135,7 @@ func (c *Core) Outcome(id cip11.Hash, r cip11.Address, o local.Outcome, h uint64
 	if err != nil {
 		detail = err.Error()
 	}
-	if t := c.jobs[id]; t != nil {
-		t.event(h, kind, &r, detail, at)
-	}
+	c.tevent(id, h, kind, &r, detail, at)
 	switch o {
 	case local.HardFailure:
 		c.stats.HardFailures++
@@ -176,7 +168,7 @@ func (c *Core) Acked(id cip11.Hash, r cip11.Address, st wire.AckStatus, at time.
 	if t == nil {
 		return 0, false
 	}
-	t.event(c.Height(), httpapi.EventAcked, &r, st.Kind.String(), at)
+	c.tevent(id, c.Height(), httpapi.EventAcked, &r, st.Kind.String(), at)
 	if st.Kind != wire.AckAccepted {
 		return 0, false
 	}
@@ -241,4 +233,37 @@ func (c *Core) RunnerActivity() (inFlight map[cip11.Address]int, last map[cip11.
 		last[a] = o
 	}
 	return inFlight, last
+}
+
+// tevent records a transport event in job id's history and tells History.
+func (c *Core) tevent(id cip11.Hash, h uint64, kind httpapi.EventKind, r *cip11.Address, detail string, at time.Time) {
+	t := c.jobs[id]
+	if t == nil {
+		return
+	}
+	n := len(t.events)
+	t.event(h, kind, r, detail, at)
+	if c.cfg.History != nil && len(t.events) > n {
+		c.cfg.History.Record(id, t.events[n])
+	}
+}
+
+// RestoreHistory gives back a transport event History recorded before a
+// restart (after the block log was restored): it is placed among the job's
+// block events by height. It reports whether the job is in memory (the
+// record is worth keeping).
+func (c *Core) RestoreHistory(id cip11.Hash, e httpapi.Event) bool {
+	t := c.jobs[id]
+	if t == nil {
+		return false
+	}
+	if len(t.events) >= MaxJobEvents {
+		return true
+	}
+	i := len(t.events)
+	for i > 0 && t.events[i-1].Height > e.Height {
+		i--
+	}
+	t.events = slices.Insert(t.events, i, e)
+	return true
 }

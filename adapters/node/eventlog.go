@@ -1,0 +1,104 @@
+package node
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/adapters/node/httpapi"
+)
+
+// eventLog is events.jsonl: the job events a block log cannot rebuild
+// (pushes, acks, §10.6 outcomes, cancels), one JSON line each, so that a
+// job's history survives a restart (issue 18 item 22). It is history, not
+// state: it is written without fsync, a torn or corrupt line is dropped
+// at open, and a write error is logged once and stops the log (the node
+// goes on). At open it is compacted to the jobs still in memory.
+type eventLog struct {
+	path string
+	f    *os.File
+	w    *bufio.Writer
+	log  *slog.Logger
+	dead bool
+}
+
+type eventLine struct {
+	Job   cip11.Hash    `json:"job"`
+	Event httpapi.Event `json:"event"`
+}
+
+// openEventLog hands every readable line of path to keep, which reports
+// whether to keep it, and rewrites path with the kept lines.
+func openEventLog(path string, log *slog.Logger, keep func(cip11.Hash, httpapi.Event) bool) (*eventLog, error) {
+	var kept [][]byte
+	if b, err := os.ReadFile(path); err == nil {
+		for _, line := range bytes.Split(b, []byte("\n")) {
+			var el eventLine
+			if len(line) == 0 || json.Unmarshal(line, &el) != nil {
+				continue // torn or corrupt: history only
+			}
+			if keep(el.Job, el.Event) {
+				kept = append(kept, line)
+			}
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	var content []byte
+	for _, line := range kept {
+		content = append(append(content, line...), '\n')
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, content, 0o644); err != nil {
+		return nil, err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	return &eventLog{path: filepath.Clean(path), f: f, w: bufio.NewWriterSize(f, 64<<10), log: log}, nil
+}
+
+// Record implements chain.History (called on the validator's loop).
+func (l *eventLog) Record(job cip11.Hash, e httpapi.Event) {
+	if l == nil || l.dead {
+		return
+	}
+	b, err := json.Marshal(eventLine{Job: job, Event: e})
+	if err == nil {
+		_, err = l.w.Write(append(b, '\n'))
+	}
+	l.fail(err)
+}
+
+// flush writes what is buffered (after each batch of events).
+func (l *eventLog) flush() {
+	if l == nil || l.dead {
+		return
+	}
+	l.fail(l.w.Flush())
+}
+
+func (l *eventLog) fail(err error) {
+	if err != nil && !l.dead {
+		l.dead = true
+		l.log.Warn("job event history can no longer be written; job views after a restart will lack push and ack events",
+			"file", l.path, "err", err)
+	}
+}
+
+func (l *eventLog) close() error {
+	if l == nil {
+		return nil
+	}
+	l.flush()
+	return l.f.Close()
+}

@@ -1,0 +1,98 @@
+package node
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/adapters/node/httpapi"
+)
+
+// TestTransportHistorySurvivesRestart (issue 18 item 22): the pushed and
+// acked events of a job, which no block holds, are still in its history
+// after the validator restarts on its data directory (events.jsonl), in
+// height order among the events the block log rebuilds.
+func TestTransportHistorySurvivesRestart(t *testing.T) {
+	d, err := NewDevnet(GenesisOptions{Seed: 31, Runners: 2, QUIC: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	v, err := NewValidator(ValidatorConfig{Genesis: d.Genesis, Keys: d.Validator, DataDir: dir, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var rs []*Runner
+	for i := range d.RunnerKeys {
+		r, err := NewRunner(ctx, RunnerConfig{Genesis: d.Genesis, Key: d.RunnerKeys[i], Chain: LocalChain{v},
+			Validator: v.Addr().String(), Tick: 5 * time.Millisecond, WorkTime: time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs = append(rs, r)
+	}
+	if err := v.ProduceBlock(); err != nil {
+		t.Fatal(err)
+	}
+	for end := time.Now().Add(10 * time.Second); len(v.Server().Present()) < len(rs); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatal("runners not present")
+		}
+		if err := v.ProduceBlock(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	id, err := v.SubmitJob(&JobSpec{Submitter: cip11.Address{3}, Kind: 1, Runners: 1, TimeoutBlocks: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	has := func(jv httpapi.JobView, k httpapi.EventKind) bool {
+		for _, e := range jv.Events {
+			if e.Kind == k {
+				return true
+			}
+		}
+		return false
+	}
+	var before httpapi.JobView
+	for end := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if err := v.ProduceBlock(); err != nil {
+			t.Fatal(err)
+		}
+		before, _ = v.Job(id)
+		if before.State == httpapi.StateCompleted && has(before, httpapi.EventPushed) && has(before, httpapi.EventAcked) {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatalf("job not completed with push and ack events: %+v", before)
+		}
+	}
+	cancel()
+	for _, r := range rs {
+		r.Close()
+	}
+	if err := v.Close(); err != nil {
+		t.Fatal(err)
+	}
+	v2, err := NewValidator(ValidatorConfig{Genesis: d.Genesis, Keys: d.Validator, DataDir: dir, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v2.Close()
+	after, ok := v2.Job(id)
+	if !ok || after.State != httpapi.StateCompleted {
+		t.Fatalf("after the restart: %v %+v", ok, after)
+	}
+	for _, k := range []httpapi.EventKind{httpapi.EventPushed, httpapi.EventAcked, httpapi.EventSelected, httpapi.EventCompleted} {
+		if !has(after, k) {
+			t.Errorf("after the restart the history lacks %s: %+v", k, after.Events)
+		}
+	}
+	for i := 1; i < len(after.Events); i++ {
+		if after.Events[i].Height < after.Events[i-1].Height {
+			t.Fatalf("history out of height order after the restart: %+v", after.Events)
+		}
+	}
+}
