@@ -695,9 +695,8 @@ func (v *Validator) produce(c *chain.Core) error {
 
 // fail records a sticky core failure for callers outside the loop.
 func (v *Validator) fail(c *chain.Core, err error) error {
-	if cerr := c.Err(); cerr != nil {
-		v.failed.CompareAndSwap(nil, &cerr)
-		v.log.Error("the chain core failed; the validator stops", "err", cerr)
+	if cerr := c.Err(); cerr != nil && v.failed.CompareAndSwap(nil, &cerr) {
+		v.log.Error("the chain core failed; the validator stops", "err", cerr) // once
 	}
 	return err
 }

@@ -212,9 +212,15 @@ func (h *handler) reply(w http.ResponseWriter, r *http.Request, code int, v any)
 	writeJSON(w, code, v)
 }
 
-// fail writes {"error": msg} with the given status, logging a 5xx at Error.
+// fail writes {"error": msg} with the given status, logging a 500 at
+// Error. A 503 (the node said why it cannot serve: mempool full, failed,
+// shutting down) is logged at Debug, so that a failed node's log is not
+// one line per refused request.
 func (h *handler) fail(w http.ResponseWriter, r *http.Request, code int, msg string, err error) {
-	if code >= 500 {
+	switch {
+	case code == http.StatusServiceUnavailable:
+		h.log.Debug("http: request refused", "method", r.Method, "path", r.URL.Path, "status", code, "error", err)
+	case code >= 500:
 		h.log.Error("http: request failed", "method", r.Method, "path", r.URL.Path, "status", code, "error", err)
 	}
 	writeJSON(w, code, errorBody{Error: msg})
