@@ -56,6 +56,13 @@ func (b Backend) Job(id cip11.Hash) (httpapi.JobView, bool) { return b.V.Job(id)
 // RunnerJobs implements httpapi.Backend.
 func (b Backend) RunnerJobs(r cip11.Address) ([]*wire.JobAssignment, error) { return b.V.RunnerJobs(r) }
 
+// RunnerJobsFor implements httpapi.KeyedPoller.
+func (b Backend) RunnerJobsFor(r cip11.Address, key wire.PubKey) ([]*wire.JobAssignment, error) {
+	return b.V.RunnerJobsFor(r, key)
+}
+
+var _ httpapi.KeyedPoller = Backend{}
+
 // SubmitTx implements httpapi.Backend.
 func (b Backend) SubmitTx(_ context.Context, raw []byte) (httpapi.SubmitResult, error) {
 	tx, err := b.V.SubmitTx(raw)
@@ -164,8 +171,17 @@ func (c HTTPChain) Settled(ctx context.Context, job cip11.Hash, runner cip11.Add
 
 // Poll implements Chain (GET /runner/{addr}/jobs; 410 Gone is no jobs).
 func (c HTTPChain) Poll(ctx context.Context, runner cip11.Address) ([]*wire.JobAssignment, error) {
+	return c.poll(ctx, "/runner/"+hex.EncodeToString(runner[:])+"/jobs")
+}
+
+// PollKeyed implements KeyedChain (GET /runner/{addr}/jobs?pubkey=HEX).
+func (c HTTPChain) PollKeyed(ctx context.Context, runner cip11.Address, key wire.PubKey) ([]*wire.JobAssignment, error) {
+	return c.poll(ctx, "/runner/"+hex.EncodeToString(runner[:])+"/jobs?pubkey="+hex.EncodeToString(key.Bytes()))
+}
+
+func (c HTTPChain) poll(ctx context.Context, path string) ([]*wire.JobAssignment, error) {
 	var r httpapi.RunnerJobsResponse
-	code, err := c.get(ctx, "/runner/"+hex.EncodeToString(runner[:])+"/jobs", &r)
+	code, err := c.get(ctx, path, &r)
 	if code == http.StatusGone {
 		return nil, nil
 	}

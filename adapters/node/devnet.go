@@ -136,6 +136,13 @@ func (c *swapChain) Settled(ctx context.Context, j cip11.Hash, r cip11.Address) 
 	}
 	return LocalChain{v}.Settled(ctx, j, r)
 }
+func (c *swapChain) PollKeyed(ctx context.Context, r cip11.Address, key wire.PubKey) ([]*wire.JobAssignment, error) {
+	v, err := c.cur()
+	if err != nil {
+		return nil, err
+	}
+	return LocalChain{v}.PollKeyed(ctx, r, key)
+}
 func (c *swapChain) Poll(ctx context.Context, r cip11.Address) ([]*wire.JobAssignment, error) {
 	v, err := c.cur()
 	if err != nil {

@@ -61,6 +61,19 @@ func (c LocalChain) Settled(_ context.Context, job cip11.Hash, runner cip11.Addr
 	return c.V.Settled(job, runner)
 }
 
+// PollKeyed implements KeyedChain.
+func (c LocalChain) PollKeyed(_ context.Context, runner cip11.Address, key wire.PubKey) ([]*wire.JobAssignment, error) {
+	return c.V.RunnerJobsFor(runner, key)
+}
+
+// KeyedChain is a Chain whose poll names the runner's public key, so a
+// validator that does not know it yet (it learns keys from transactions,
+// and forgets them when it restarts) can sign the runner's assignments
+// (§14). The runner uses it when its Chain has it.
+type KeyedChain interface {
+	PollKeyed(ctx context.Context, runner cip11.Address, key wire.PubKey) ([]*wire.JobAssignment, error)
+}
+
 // Poll implements Chain.
 func (c LocalChain) Poll(_ context.Context, runner cip11.Address) ([]*wire.JobAssignment, error) {
 	return c.V.RunnerJobs(runner)
@@ -315,7 +328,13 @@ func (r *Runner) heartbeat(ctx context.Context, h uint64) {
 // assignment not yet final in the runner's view is delivered again by a
 // later poll.
 func (r *Runner) poll(ctx context.Context) {
-	as, err := r.cfg.Chain.Poll(ctx, r.Address())
+	var as []*wire.JobAssignment
+	var err error
+	if kc, ok := r.cfg.Chain.(KeyedChain); ok {
+		as, err = kc.PollKeyed(ctx, r.Address(), r.cfg.Key.PubKey())
+	} else {
+		as, err = r.cfg.Chain.Poll(ctx, r.Address())
+	}
 	if err != nil {
 		r.log.Debug("poll", "err", err)
 		return

@@ -810,6 +810,19 @@ func (v *Validator) RunnerJobs(runner cip11.Address) (out []*wire.JobAssignment,
 	return out, err
 }
 
+// RunnerJobsFor is RunnerJobs for a runner that named its public key
+// (httpapi.KeyedPoller): the key is learned first, so a validator that
+// restarted answers before the runner's next transaction.
+func (v *Validator) RunnerJobsFor(runner cip11.Address, key wire.PubKey) (out []*wire.JobAssignment, err error) {
+	if a, aerr := key.RunnerAddress(); aerr != nil || a != runner {
+		return nil, fmt.Errorf("%w: the key is not runner %s's", ErrBadRequest, runner)
+	}
+	if derr := v.do(func(c *chain.Core) { c.LearnRunnerKey(runner, key) }); derr != nil {
+		return nil, derr
+	}
+	return v.RunnerJobs(runner)
+}
+
 // Status is the node's identity and counts (GET /status).
 func (v *Validator) Status() httpapi.Status {
 	var h uint64

@@ -291,6 +291,14 @@ func (c *Core) InMemory() int { return len(c.jobs) }
 // MempoolLen is the number of entries waiting for a block.
 func (c *Core) MempoolLen() int { return c.mem.Len() }
 
+// LearnRunnerKey records key for runner (a poll that named its key, §14)
+// when runner is registered; the caller has checked the key is runner's.
+func (c *Core) LearnRunnerKey(runner cip11.Address, key wire.PubKey) {
+	if _, ok := c.runnerIdx[runner]; ok {
+		c.pubkeys[runner] = key
+	}
+}
+
 // RunnerJobs is the poll fallback (§14): the signed assignments of every
 // job whose current committee holds runner and whose result it has not
 // delivered. A runner's key is learned from its first transaction.

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -524,6 +525,37 @@ type RunnerJobsResponse struct {
 	Jobs []*wire.JobAssignment `json:"jobs"`
 }
 
+// KeyedPoller is an optional Backend extension: the poll answered for a
+// runner that named its public key (GET /runner/{addr}/jobs?pubkey=HEX),
+// so that a validator that does not know the key yet (it learns keys from
+// transactions, and a restart forgets them) can still sign the runner's
+// assignments (§14). The handler has checked that the key is a runner key
+// whose address is runner.
+type KeyedPoller interface {
+	RunnerJobsFor(runner cip11.Address, key wire.PubKey) ([]*wire.JobAssignment, error)
+}
+
+// parseRunnerKey parses a compressed secp256k1 runner key in lowercase hex
+// and checks that it is runner's.
+func parseRunnerKey(q string, runner cip11.Address) (wire.PubKey, error) {
+	b, err := hex.DecodeString(q)
+	if err != nil || strings.ToLower(q) != q {
+		return wire.PubKey{}, errors.New("pubkey must be lowercase hex")
+	}
+	pk, err := wire.ParsePubKey(b)
+	if err != nil {
+		return wire.PubKey{}, fmt.Errorf("pubkey: %v", err)
+	}
+	a, err := pk.RunnerAddress()
+	if err != nil {
+		return wire.PubKey{}, fmt.Errorf("pubkey is not a runner key: %v", err)
+	}
+	if a != runner {
+		return wire.PubKey{}, fmt.Errorf("pubkey is %s's, not %s's", a, runner)
+	}
+	return pk, nil
+}
+
 // GET /runner/{addr}/jobs
 func (h *handler) runnerJobs(w http.ResponseWriter, r *http.Request) {
 	if h.poll {
@@ -535,7 +567,24 @@ func (h *handler) runnerJobs(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, http.StatusBadRequest, "runner address must be 40 lowercase hex digits", nil)
 		return
 	}
-	jobs, err := h.b.RunnerJobs(addr)
+	var (
+		jobs []*wire.JobAssignment
+		err  error
+	)
+	if q := r.URL.Query().Get("pubkey"); q != "" {
+		pk, perr := parseRunnerKey(q, addr)
+		if perr != nil {
+			h.fail(w, r, http.StatusBadRequest, perr.Error(), nil)
+			return
+		}
+		if kp, ok := h.b.(KeyedPoller); ok {
+			jobs, err = kp.RunnerJobsFor(addr, pk)
+		} else {
+			jobs, err = h.b.RunnerJobs(addr)
+		}
+	} else {
+		jobs, err = h.b.RunnerJobs(addr)
+	}
 	if err != nil {
 		h.failBackend(w, r, err)
 		return
