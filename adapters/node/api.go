@@ -158,15 +158,20 @@ func (c HTTPChain) Submit(ctx context.Context, tx []byte) error {
 
 // Settled implements Chain (GET /jobs/{id}).
 func (c HTTPChain) Settled(ctx context.Context, job cip11.Hash, runner cip11.Address) (bool, error) {
-	var jv httpapi.JobView
-	code, err := c.get(ctx, "/jobs/"+hex.EncodeToString(job[:]), &jv)
-	if code == http.StatusNotFound {
-		return true, nil
-	}
-	if err != nil {
-		return false, err
+	jv, found, err := c.job(ctx, job)
+	if err != nil || !found {
+		return !found && err == nil, err // an unknown job is settled
 	}
 	return settled(jv.State, jv.Events, runner), nil
+}
+
+// job is GET /jobs/{id}; found is false on 404.
+func (c HTTPChain) job(ctx context.Context, id cip11.Hash) (jv httpapi.JobView, found bool, err error) {
+	code, err := c.get(ctx, "/jobs/"+hex.EncodeToString(id[:]), &jv)
+	if code == http.StatusNotFound {
+		return jv, false, nil
+	}
+	return jv, err == nil, err
 }
 
 // Poll implements Chain (GET /runner/{addr}/jobs; 410 Gone is no jobs).

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"log/slog"
 	"os"
-	"path/filepath"
 
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/adapters/node/httpapi"
@@ -64,7 +63,7 @@ func openEventLog(path string, log *slog.Logger, keep func(cip11.Hash, httpapi.E
 	if err != nil {
 		return nil, err
 	}
-	return &eventLog{path: filepath.Clean(path), f: f, w: bufio.NewWriterSize(f, 64<<10), log: log}, nil
+	return &eventLog{path: path, f: f, w: bufio.NewWriterSize(f, 64<<10), log: log}, nil
 }
 
 // Record implements chain.History (called on the validator's loop).

@@ -24,26 +24,8 @@ func TestTransportHistorySurvivesRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	var rs []*Runner
-	for i := range d.RunnerKeys {
-		r, err := NewRunner(ctx, RunnerConfig{Genesis: d.Genesis, Key: d.RunnerKeys[i], Chain: LocalChain{v},
-			Validator: v.Addr().String(), Tick: 5 * time.Millisecond, WorkTime: time.Millisecond})
-		if err != nil {
-			t.Fatal(err)
-		}
-		rs = append(rs, r)
-	}
-	if err := v.ProduceBlock(); err != nil {
-		t.Fatal(err)
-	}
-	for end := time.Now().Add(10 * time.Second); len(v.Server().Present()) < len(rs); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(end) {
-			t.Fatal("runners not present")
-		}
-		if err := v.ProduceBlock(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	rs := startRunners(t, ctx, d, v)
+	waitPresent(t, v, len(rs))
 	id, err := v.SubmitJob(&JobSpec{Submitter: cip11.Address{3}, Kind: 1, Runners: 1, TimeoutBlocks: 20})
 	if err != nil {
 		t.Fatal(err)
@@ -70,9 +52,7 @@ func TestTransportHistorySurvivesRestart(t *testing.T) {
 		}
 	}
 	cancel()
-	for _, r := range rs {
-		r.Close()
-	}
+	closeRunners(rs)
 	if err := v.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -29,15 +29,7 @@ func TestValidatorLifecycleLeaksNoGoroutine(t *testing.T) {
 			t.Fatal(err)
 		}
 		ctx, cancel := context.WithCancel(context.Background())
-		var rs []*Runner
-		for k := range d.RunnerKeys {
-			r, err := NewRunner(ctx, RunnerConfig{Genesis: d.Genesis, Key: d.RunnerKeys[k], Chain: LocalChain{v},
-				Validator: v.Addr().String(), Tick: 5 * time.Millisecond, WorkTime: time.Millisecond})
-			if err != nil {
-				t.Fatal(err)
-			}
-			rs = append(rs, r)
-		}
+		rs := startRunners(t, ctx, d, v)
 		if _, err := v.SubmitJob(&JobSpec{Submitter: cip11.Address{byte(i)}, Kind: 1, Runners: 1, TimeoutBlocks: 5, Nonce: uint64(i)}); err != nil {
 			t.Fatal(err)
 		}

@@ -54,31 +54,14 @@ func TestEverySeriesInTheDocs(t *testing.T) {
 	defer v.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	for i := range d.RunnerKeys {
-		r, err := NewRunner(ctx, RunnerConfig{Genesis: d.Genesis, Key: d.RunnerKeys[i], Chain: LocalChain{v},
-			Validator: v.Addr().String(), Tick: 5 * time.Millisecond, WorkTime: time.Millisecond})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.Close()
-	}
+	defer closeRunners(startRunners(t, ctx, d, v))
 	h, err := httpapi.NewHandler(Backend{v}, httpapi.Options{Gatherer: reg, Metrics: am})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := v.ProduceBlock(); err != nil { // block 1 registers the genesis runners
-		t.Fatal(err)
-	}
 	// every runner connected and present, so every job goes by push (a
 	// runner with no link polls, §14, and that delivery is not a push)
-	for end := time.Now().Add(10 * time.Second); len(v.Server().Present()) < len(d.RunnerKeys); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(end) {
-			t.Fatalf("%d of %d runners present", len(v.Server().Present()), len(d.RunnerKeys))
-		}
-		if err := v.ProduceBlock(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	waitPresent(t, v, len(d.RunnerKeys))
 	for i := range 3 {
 		if _, err := v.SubmitJob(&JobSpec{Submitter: cip11.Address{1}, Kind: 1, Runners: 1, TimeoutBlocks: 20, Nonce: uint64(i)}); err != nil {
 			t.Fatal(err)

@@ -283,7 +283,7 @@ func (r *Runner) heartbeat(ctx context.Context, h uint64) {
 	r.mu.Lock()
 	cached := r.chainHB
 	r.mu.Unlock()
-	if cached > 0 && r.hb.NextDue(h, cached) > h && r.lastHB != 0 {
+	if cached > 0 && r.hb.NextDue(h, cached) > h {
 		return // not due even by the last value learned; the chain's can only be later
 	}
 	last, registered, err := r.cfg.Chain.LastHeartbeat(ctx, r.Address())
@@ -293,10 +293,7 @@ func (r *Runner) heartbeat(ctx context.Context, h uint64) {
 	}
 	last = r.chainHB
 	known := r.chainHB > 0
-	// one attempt per block; and one heartbeat when this process starts,
-	// which also tells the validator the key its poll answers are signed
-	// for (§14: the validator learns a runner's key from its transactions)
-	due := (r.hb.NextDue(h, last) <= h || r.lastHB == 0) && r.lastHB != h
+	due := r.hb.NextDue(h, last) <= h && r.lastHB != h // one attempt per block
 	r.mu.Unlock()
 	if err == nil && !registered {
 		r.log.Debug("no heartbeat: runner not registered", "height", h)

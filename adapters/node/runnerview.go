@@ -125,13 +125,9 @@ func (c HTTPChain) LastHeartbeat(ctx context.Context, runner cip11.Address) (uin
 
 // Assigned implements Chain (GET /jobs/{id}; 404 is not assigned).
 func (c HTTPChain) Assigned(ctx context.Context, job cip11.Hash, runner cip11.Address, height uint64) (bool, error) {
-	var jv httpapi.JobView
-	code, err := c.get(ctx, "/jobs/"+hex.EncodeToString(job[:]), &jv)
-	if code == http.StatusNotFound {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
+	jv, found, err := c.job(ctx, job)
+	if err != nil || !found {
+		return false, err // an unknown job is not assigned
 	}
 	return assignedIn(jv, runner, height), nil
 }

@@ -41,14 +41,7 @@ func TestSoakHeapBounded(t *testing.T) {
 	defer v.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	for i := range d.RunnerKeys {
-		r, err := NewRunner(ctx, RunnerConfig{Genesis: d.Genesis, Key: d.RunnerKeys[i], Chain: LocalChain{v},
-			Validator: v.Addr().String(), Tick: 5 * time.Millisecond, WorkTime: time.Millisecond})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.Close()
-	}
+	defer closeRunners(startRunners(t, ctx, d, v))
 	heap := func() uint64 {
 		runtime.GC()
 		runtime.GC()

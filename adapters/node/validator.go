@@ -355,9 +355,8 @@ func (v *Validator) open() (created []string, err error) {
 // the core (Restore), the log's last block re-executed if the store is one
 // behind (RecoverTail), and the journal compacted to the jobs still open.
 func (v *Validator) recover(blocksPath string, specs []*chain.JobSpec, sync bool) error {
-	var jr *journal
 	core, err := chain.New(chain.Config{Params: v.p, ChainID: uint64(v.g.ChainID), Runners: v.g.chainRunners(),
-		Key: v.cfg.Keys.Peer, Exec: v.x, Log: blogPort{v}, Journal: journalPort{&jr}, Archive: v.archive,
+		Key: v.cfg.Keys.Peer, Exec: v.x, Log: blogPort{v}, Journal: journalPort{v}, Archive: v.archive,
 		RetainBlocks: v.cfg.RetainBlocks, Logger: v.log, History: historyPort{v}})
 	if err != nil {
 		return err
@@ -412,10 +411,9 @@ func (v *Validator) recover(blocksPath string, specs []*chain.JobSpec, sync bool
 	}
 	v.events = ev
 	keep := core.FinishRecovery()
-	if jr, err = writeJournal(filepath.Join(v.dir, "jobs.jsonl"), keep, sync); err != nil {
+	if v.jrnl, err = writeJournal(filepath.Join(v.dir, "jobs.jsonl"), keep, sync); err != nil {
 		return err
 	}
-	v.jrnl = jr
 	v.height.Store(core.Height())
 	if core.Height() > 0 || len(specs) > 0 {
 		v.log.Info("recovered", "height", core.Height(), "journal", len(specs), "open_jobs", len(keep),
@@ -430,13 +428,13 @@ type blogPort struct{ v *Validator }
 
 func (p blogPort) Append(b *chainlog.Block) error { return p.v.blog.Append(b) }
 
-type journalPort struct{ j **journal }
+type journalPort struct{ v *Validator }
 
 func (p journalPort) Append(spec []byte) error {
-	if *p.j == nil {
+	if p.v.jrnl == nil {
 		return fmt.Errorf("%w: the journal is not open", ErrClosed)
 	}
-	return (*p.j).Append(spec)
+	return p.v.jrnl.Append(spec)
 }
 
 // loop owns the core: it runs requests and drains the transport's events.

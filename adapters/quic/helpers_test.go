@@ -250,9 +250,15 @@ func rawTransport(t testing.TB) *qgo.Transport {
 
 func rawDial(t testing.TB, tr *qgo.Transport, s *Server, k *wire.RunnerKey) *rawConn {
 	t.Helper()
+	return rawDialConfig(t, tr, s, k, &qgo.Config{MaxIdleTimeout: 5 * time.Second, MaxIncomingStreams: 100})
+}
+
+// rawDialConfig dials s with the QUIC config c and opens the control stream.
+func rawDialConfig(t testing.TB, tr *qgo.Transport, s *Server, k *wire.RunnerKey, c *qgo.Config) *rawConn {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	qc, err := tr.Dial(ctx, s.Addr(), clientTLS(), &qgo.Config{MaxIdleTimeout: 5 * time.Second, MaxIncomingStreams: 100})
+	qc, err := tr.Dial(ctx, s.Addr(), clientTLS(), c)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -122,22 +122,7 @@ func closeAll(t *testing.T, s *Server, clients []*Client) {
 // validator-initiated streams set to maxStreams (-1: none at all).
 func rawDialStreams(t testing.TB, tr *qgo.Transport, s *Server, k *wire.RunnerKey, maxStreams int64) *rawConn {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	qc, err := tr.Dial(ctx, s.Addr(), clientTLS(), &qgo.Config{MaxIdleTimeout: 30 * time.Second, KeepAlivePeriod: time.Second, MaxIncomingStreams: maxStreams})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = qc.CloseWithError(0, "") })
-	b, err := ChannelBinding(qc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := qc.OpenStreamSync(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &rawConn{t: t, tr: tr, qc: qc, ctl: newFrameStream(st, 1<<21, 1<<21), binding: b, key: k}
+	return rawDialConfig(t, tr, s, k, &qgo.Config{MaxIdleTimeout: 30 * time.Second, KeepAlivePeriod: time.Second, MaxIncomingStreams: maxStreams})
 }
 
 // Issue 17 §2, §10.1: Applied does no network I/O. A runner that grants

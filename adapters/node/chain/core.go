@@ -352,15 +352,26 @@ func (c *Core) Commit(now time.Time) (*Committed, error) {
 		return nil, c.err
 	}
 	c.open, c.applied = nil, false
-	present := c.presentAt(b)
+	return c.advance(b, now, c.presentAt(b)), nil
+}
+
+// advance moves the core past committed block b (Commit and Restore):
+// registry indices, the mempool, the job tracker (events stamped at), the
+// mempool's included submits, and ended jobs past their retention.
+func (c *Core) advance(b *chainlog.Block, at time.Time, present func(cip11.Address) bool) *Committed {
+	h := uint64(b.Height)
 	c.last = b
 	c.stats.Blocks++
-	h := uint64(b.Height)
-	c.mem.committed(h, b, c)
-	res := c.observe(b, now, present)
+	for _, op := range b.Registry {
+		if _, ok := c.runnerIdx[op.Address]; op.Op == chainlog.OpRegister && !ok {
+			c.runnerIdx[op.Address] = len(c.runnerIdx)
+		}
+	}
+	c.mem.committed(h)
+	res := c.observe(b, at, present)
 	c.dropIncluded()
 	c.retire(h)
-	return res, nil
+	return res
 }
 
 // MarkApplied stamps the time the driver finished committing res's block:
@@ -403,12 +414,7 @@ func (c *Core) Restore(b *chainlog.Block, at time.Time) error {
 	if h := uint64(b.Height); h != c.Height()+1 {
 		return fmt.Errorf("%w: block log block %d after %d", ErrBlockLog, h, c.Height())
 	}
-	c.last = b
-	c.stats.Blocks++
-	c.mem.committed(uint64(b.Height), b, c)
-	c.observe(b, at, nil)
-	c.dropIncluded()
-	c.retire(uint64(b.Height))
+	c.advance(b, at, nil)
 	return nil
 }
 

@@ -33,16 +33,11 @@ func newMempool() mempool {
 // Len is the number of waiting entries (submits, registrations, heartbeats).
 func (m *mempool) Len() int { return len(m.submits) + len(m.regs) + len(m.beats) }
 
-// committed drops what block b included: its submits, its registrations,
-// the heartbeats it carried. Entries a block did not include stay.
-func (m *mempool) committed(h uint64, b *chainlog.Block, c *Core) {
+// committed advances the mempool past committed block h: the dedupe set's
+// generation, and what the block drew.
+func (m *mempool) committed(h uint64) {
 	if h%dedupeRotate == 0 {
 		m.old, m.known = m.known, map[cip11.Hash]bool{}
-	}
-	for _, op := range b.Registry {
-		if _, ok := c.runnerIdx[op.Address]; op.Op == chainlog.OpRegister && !ok {
-			c.runnerIdx[op.Address] = len(c.runnerIdx)
-		}
 	}
 	// The proposer drew every registration and heartbeat it held into its
 	// block (registryOps); what a block could not carry (a deregistered

@@ -61,31 +61,26 @@ func stateIndex(s httpapi.JobState) int {
 }
 
 func (c *Core) track(spec *JobSpec) *job {
-	t := &job{id: spec.ID(), p: spec.Encode(), submitter: spec.Submitter, kind: spec.Kind, runners: spec.Runners,
-		timeout: spec.TimeoutBlocks, state: httpapi.StateSubmitted}
-	t.init()
-	c.jobs[t.id] = t
-	c.live = append(c.live, t.id)
-	c.counts[0]++
-	c.stats.Accepted++
-	return t
-}
-
-func (t *job) init() {
-	t.delivered = map[cip11.Address]bool{}
-	t.commits = map[cip11.Address]cip11.Hash{}
-	t.reveals = map[cip11.Address]cip11.Hash{}
+	return c.add(&job{id: spec.ID(), p: spec.Encode(), submitter: spec.Submitter, kind: spec.Kind, runners: spec.Runners,
+		timeout: spec.TimeoutBlocks})
 }
 
 // trackIncluded records a job the block log includes but the journal no
 // longer holds (it ended before the journal was compacted).
 func (c *Core) trackIncluded(s *chainlog.Submit) *job {
-	t := &job{id: s.JobID, submitter: s.Submitter, kind: s.JobKind, runners: s.CommitteeSize,
-		timeout: uint64(s.TimeoutBlocks), state: httpapi.StateSubmitted}
-	t.init()
+	return c.add(&job{id: s.JobID, submitter: s.Submitter, kind: s.JobKind, runners: s.CommitteeSize,
+		timeout: uint64(s.TimeoutBlocks)})
+}
+
+// add enters t into the tracker as submitted.
+func (c *Core) add(t *job) *job {
+	t.state = httpapi.StateSubmitted
+	t.delivered = map[cip11.Address]bool{}
+	t.commits = map[cip11.Address]cip11.Hash{}
+	t.reveals = map[cip11.Address]cip11.Hash{}
 	c.jobs[t.id] = t
 	c.live = append(c.live, t.id)
-	c.counts[0]++
+	c.counts[stateIndex(t.state)]++
 	c.stats.Accepted++
 	return t
 }
