@@ -60,17 +60,40 @@ type Genesis struct {
 	Schedule   chainlog.Schedule         `json:"schedule"`  // advance_round (D13)
 	Reputation chainlog.ReputationConfig `json:"reputation_config"`
 	// GenesisBeacon is the signed seed of round (0, 0) (§9.2).
-	GenesisBeacon chainlog.Beacon  `json:"genesis_beacon"`
-	Validator     GenesisValidator `json:"validator"`
-	Runners       []GenesisRunner  `json:"runners"`
+	GenesisBeacon chainlog.Beacon `json:"genesis_beacon"`
+	// Validator is this node's identity. On a single-validator chain it is
+	// the sole validator and ThresholdPubKey its 1-of-1 key; on a network
+	// (Set non-empty) it is the node's own entry of Set, except that
+	// ThresholdPubKey is the group key every seed verifies under (D31).
+	Validator GenesisValidator `json:"validator"`
+	// Set is a multi-validator network's static validator set (D29),
+	// ascending by peer_pubkey; each entry's ThresholdPubKey is the public
+	// share of index i+1 (D31). Empty on a single-validator chain. Every
+	// validator's genesis file is the same except Validator.
+	Set     []GenesisValidator `json:"validator_set,omitempty"`
+	Runners []GenesisRunner    `json:"runners"`
 }
 
-// GenesisValidator is the sole validator's public identity (§5.4).
+// GenesisValidator is a validator's public identity (§5.4).
 type GenesisValidator struct {
 	PeerPubKey      cip11.Hash         `json:"peer_pubkey"`      // raw Ed25519 key (32 bytes)
 	ThresholdPubKey chainlog.PublicKey `json:"threshold_pubkey"` // the 1-of-1 BLS12-381 key, every epoch
 	QUIC            string             `json:"quic"`             // UDP host:port runners dial
 	HTTP            string             `json:"http"`             // the HTTP API (poll fallback, /submit)
+}
+
+// Network reports whether the genesis is a multi-validator network's (D29).
+func (g *Genesis) Network() bool { return len(g.Set) > 0 }
+
+// SelfIndex is the position of Validator in Set (-1: not a member, or no
+// Set); the validator's share index is SelfIndex()+1 (D31).
+func (g *Genesis) SelfIndex() int {
+	for i, v := range g.Set {
+		if v.PeerPubKey == g.Validator.PeerPubKey {
+			return i
+		}
+	}
+	return -1
 }
 
 // GenesisRunner is a runner registered in block 1.
@@ -150,6 +173,22 @@ func (g *Genesis) Validate() error {
 	if _, err := g.Snapshot(); err != nil {
 		return fmt.Errorf("%w: validator: %v", ErrGenesis, err)
 	}
+	if g.Network() {
+		if g.SelfIndex() < 0 {
+			return fmt.Errorf("%w: validator.peer_pubkey is not in validator_set", ErrGenesis)
+		}
+		for i, v := range g.Set {
+			if v.QUIC == "" {
+				return fmt.Errorf("%w: validator_set[%d].quic is empty", ErrGenesis, i)
+			}
+			if i > 0 && bytes.Compare(g.Set[i-1].PeerPubKey[:], v.PeerPubKey[:]) >= 0 {
+				return fmt.Errorf("%w: validator_set is not strictly ascending by peer_pubkey at %d (D29)", ErrGenesis, i)
+			}
+			if _, err := seed.DecodePublicKey(v.ThresholdPubKey[:]); err != nil {
+				return fmt.Errorf("%w: validator_set[%d].threshold_pubkey: %v", ErrGenesis, i, err)
+			}
+		}
+	}
 	seen := make(map[cip11.Address]bool, len(g.Runners))
 	for i, r := range g.Runners {
 		if seen[r.Address] {
@@ -170,8 +209,16 @@ func (g *Genesis) beaconRound() seed.Round {
 // P is the chain's parameter set.
 func (g *Genesis) P() cip11.Params { return cip11.Params(g.Params) }
 
-// Snapshot is the one-validator §5.4 snapshot (epoch 0, active from 0).
+// Snapshot is the §5.4 snapshot of epoch 0, active from 0: the sole
+// validator, or a network's Set (D29).
 func (g *Genesis) Snapshot() (*validators.Snapshot, error) {
+	if g.Network() {
+		rs := make([]validators.Record, len(g.Set))
+		for i, v := range g.Set {
+			rs[i] = validators.Record{PeerPubKey: validators.PeerKey(v.PeerPubKey)}
+		}
+		return validators.NewSnapshot(0, rs, 0)
+	}
 	return validators.NewSnapshot(0, []validators.Record{{PeerPubKey: validators.PeerKey(g.Validator.PeerPubKey)}}, 0)
 }
 
@@ -183,7 +230,7 @@ func (g *Genesis) Header() chainlog.Header {
 		ChainID:   fmt.Sprintf("cip11-devnet-%d", g.ChainID),
 		Generator: "cip11 validator",
 		Params:    g.P(), Namespace: g.Namespace, Schedule: g.Schedule,
-		Validators: []chainlog.ValidatorSet{{ActivationHeight: 0, Participants: 1}},
+		Validators: []chainlog.ValidatorSet{{ActivationHeight: 0, Participants: uint32(max(1, len(g.Set)))}},
 		Reputation: g.Reputation,
 	}
 	gb := g.GenesisBeacon
@@ -508,4 +555,23 @@ func (d *Devnet) Overwrite(dir string, s uint64) error {
 		}
 	}
 	return nil
+}
+
+// Write stores the keys as a validator.key file (mode 0600).
+func (k *ValidatorKeys) Write(path string) error {
+	return writeJSON(path, validatorKeyFile{Ed25519Seed: k.seedBytes, BLSSecretKey: k.bls}, 0o600)
+}
+
+// Ed25519Seed is the peer key's seed: on a network, the CometBFT node key
+// is the same Ed25519 key (D29: peer_pubkey is the p2p identity).
+func (k *ValidatorKeys) Ed25519Seed() [32]byte { return k.seedBytes }
+
+// WriteRunnerKey stores runner i's key file of devnet seed s in dir
+// (runner-NNNN.key, mode 0600). DEVNET ONLY.
+func WriteRunnerKey(dir string, s uint64, i int) error {
+	k, err := wire.NewRunnerKey(RunnerSecret(s, i))
+	if err != nil {
+		return err
+	}
+	return writeJSON(filepath.Join(dir, runnerKeyName(i)), runnerKeyFile{Address: k.Address(), Secret: RunnerSecret(s, i)}, 0o600)
 }

@@ -189,13 +189,23 @@ func NewRunner(ctx context.Context, cfg RunnerConfig) (*Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	addr := cfg.ValidatorAddr()
-	ua, err := net.ResolveUDPAddr("udp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("validator address %q: %w", addr, err)
-	}
 	dir := &cquic.StaticDirectory{}
-	dir.Put(validators.PeerKey(g.Validator.PeerPubKey), ua)
+	if g.Network() { // every validator of the set: the client dials Sub(R) (§5, D33)
+		for _, v := range g.Set {
+			ua, err := net.ResolveUDPAddr("udp", v.QUIC)
+			if err != nil {
+				return nil, fmt.Errorf("validator address %q: %w", v.QUIC, err)
+			}
+			dir.Put(validators.PeerKey(v.PeerPubKey), ua)
+		}
+	} else {
+		addr := cfg.ValidatorAddr()
+		ua, err := net.ResolveUDPAddr("udp", addr)
+		if err != nil {
+			return nil, fmt.Errorf("validator address %q: %w", addr, err)
+		}
+		dir.Put(validators.PeerKey(g.Validator.PeerPubKey), ua)
+	}
 	r := &Runner{cfg: cfg, phase: phase, hb: hb, log: cfg.Logger, rng: mrand.New(mrand.NewPCG(cfg.Seed, 0xfa11)),
 		settled: map[cip11.Hash]bool{}, subq: newMailbox[[]byte](maxSubmitQueue)}
 	var seedNonce [8]byte

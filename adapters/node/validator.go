@@ -63,6 +63,13 @@ type ValidatorConfig struct {
 	Registerer prometheus.Registerer
 	// Producer overrides block production (default: Solo from the keys).
 	Producer Producer
+	// Engine, if set, is an external consensus engine (adapters/cometbft,
+	// D29) that drives the core through ProposeBlock, CheckBlock,
+	// FinalizeBlock and CommitBlock; Run then produces no block itself and
+	// Producer is unused. Submissions (SubmitTx, SubmitJob) go to the
+	// engine's mempool, which hands them back to every validator through
+	// AdmitTx and AdmitJob (D33).
+	Engine Engine
 	// Now is the wall clock for latencies and event times (time.Now).
 	Now func() time.Time
 }
@@ -85,6 +92,15 @@ func (c *ValidatorConfig) Validate() error {
 	}
 	if cip11.Hash(c.Keys.Peer.PubKey().Raw()) != c.Genesis.Validator.PeerPubKey {
 		return fmt.Errorf("%w: the validator key is not the genesis validator's", ErrKeyFile)
+	}
+	if g := c.Genesis; g.Network() {
+		if c.Keys.Threshold.PublicKey() != [96]byte(g.Set[g.SelfIndex()].ThresholdPubKey) {
+			return fmt.Errorf("%w: the BLS key is not this validator's public share in validator_set", ErrKeyFile)
+		}
+		if c.Engine == nil {
+			return fmt.Errorf("%w: Engine (a network genesis runs on a consensus engine, D29)", ErrNilConfig)
+		}
+		return nil
 	}
 	if c.Keys.Threshold.PublicKey() != [96]byte(c.Genesis.Validator.ThresholdPubKey) {
 		return fmt.Errorf("%w: the BLS key is not the genesis threshold key", ErrKeyFile)
@@ -150,9 +166,12 @@ type Validator struct {
 	jrnl    *journal
 	archive *jobArchive
 
-	core   *chain.Core // owned by loop
-	height atomic.Uint64
-	failed atomic.Pointer[error] // the core's sticky failure, for callers outside loop
+	core     *chain.Core // owned by loop
+	finStart time.Time   // when FinalizeBlock began (loop only)
+	notHeld  atomic.Uint64
+	beacons  []chainlog.Beacon // the block log's last parent beacons (recover; read-only after)
+	height   atomic.Uint64
+	failed   atomic.Pointer[error] // the core's sticky failure, for callers outside loop
 
 	reqs   chan func()
 	inbox  *mailbox[event]
@@ -171,6 +190,11 @@ type sendItem struct {
 	h       uint64
 	pushes  []chain.Assignment
 	cancels []chain.Cancel
+	// release, if set, is instead an admitted commitment whose held reveal
+	// may go (quic.Server.CommitIncluded), deferred to the sender under an
+	// Engine: the admission runs inside the engine's mempool check, which
+	// the released reveal would re-enter.
+	release *chain.Assignment
 }
 
 type eventKind uint8
@@ -374,6 +398,12 @@ func (v *Validator) recover(blocksPath string, specs []*chain.JobSpec, sync bool
 	var history []httpapi.BlockSummary // the log's last blocks, for the dashboard
 	restore := func(b *chainlog.Block, at time.Time) error {
 		h := uint64(b.Height)
+		if pb := b.ParentBeacon; pb != nil {
+			v.beacons = append(v.beacons, *pb)
+			if len(v.beacons) > 2*maxRecoveredBeacons {
+				v.beacons = append(v.beacons[:0], v.beacons[len(v.beacons)-maxRecoveredBeacons:]...)
+			}
+		}
 		history = append(history, httpapi.BlockSummary{Height: h, Time: at, Txs: len(b.Txs), Assignments: len(b.Out.Assignments)})
 		if len(history) > 2*dashHistoryBlocks {
 			history = append(history[:0], history[len(history)-dashHistoryBlocks:]...)
@@ -517,6 +547,10 @@ func (v *Validator) send(it sendItem) {
 	if v.srv == nil { // PhaseOff: assignments are delivered by poll only (§14)
 		return
 	}
+	if it.release != nil {
+		_ = v.srv.CommitIncluded(it.release.JobID, it.release.Runner)
+		return
+	}
 	as := make([]cquic.Assignment, len(it.pushes))
 	for i, a := range it.pushes {
 		as[i] = cquic.Assignment{JobID: a.JobID, JobSpec: a.JobSpec, AssignmentHeight: a.AssignmentHeight,
@@ -526,6 +560,10 @@ func (v *Validator) send(it sendItem) {
 	// report through OnPushed and OnPushError.
 	errs := v.srv.Applied(it.h, as)
 	for i, a := range it.pushes {
+		if i < len(errs) && errs[i] != nil && v.g.Network() && errors.Is(errs[i], cquic.ErrNotPresent) {
+			v.notHeld.Add(1) // another validator of Sub(R) delivers (D33)
+			continue
+		}
 		if i < len(errs) && errs[i] != nil {
 			v.inbox.post(event{kind: evPushFailed, at: v.now(), h: it.h, a: a, err: errs[i]})
 		}
@@ -588,10 +626,14 @@ func (v *Validator) Err() error {
 
 // Run produces a block every BlockTime until ctx ends (nil), the core
 // fails or the store reports a background failure (a full disk: its
-// error, wrapping ErrFailed).
+// error, wrapping ErrFailed). With an Engine it produces nothing and only
+// watches the store.
 func (v *Validator) Run(ctx context.Context) error {
 	t := time.NewTicker(v.cfg.BlockTime)
 	defer t.Stop()
+	if v.cfg.Engine != nil {
+		t.Stop()
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -669,10 +711,18 @@ func (v *Validator) produce(c *chain.Core) error {
 	if _, err := c.Apply(b); err != nil {
 		return v.fail(c, err)
 	}
+	return v.commit(c, start)
+}
+
+// commit commits the applied block and hands its pushes to the sender
+// (loop only); start is when the block's work began.
+func (v *Validator) commit(c *chain.Core, start time.Time) error {
 	res, err := c.Commit(v.now())
 	if err != nil {
 		return v.fail(c, err)
 	}
+	b := res.Block
+	h := uint64(b.Height)
 	applied := v.now()
 	c.MarkApplied(res, applied)
 	v.height.Store(h)
@@ -733,8 +783,23 @@ func (m *validatorMempool) Submit(raw []byte, _ wire.Transaction) error {
 }
 
 // SubmitTx is transaction admission (POST /submit and the QUIC result
-// path): decode and verify, then hand to the mempool or the verifier.
+// path): decode and verify, then hand to the mempool or the verifier. With
+// an Engine the transaction goes to the engine's mempool, whose admission
+// check is AdmitTx on every validator.
 func (v *Validator) SubmitTx(raw []byte) (*Tx, error) {
+	if e := v.cfg.Engine; e != nil {
+		tx, err := DecodeTx(raw)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrBadRequest, err)
+		}
+		return tx, e.BroadcastTx(raw)
+	}
+	return v.AdmitTx(raw)
+}
+
+// AdmitTx is the core's transaction admission (SubmitTx without an Engine;
+// the engine's mempool check with one).
+func (v *Validator) AdmitTx(raw []byte) (*Tx, error) {
 	var tx *Tx
 	var err error
 	if derr := v.do(func(c *chain.Core) { tx, err = c.SubmitTx(raw, v.now()) }); derr != nil {
@@ -747,14 +812,32 @@ func (v *Validator) SubmitTx(raw []byte) (*Tx, error) {
 		// §10.3: the commitment is admitted, so a reveal the server holds
 		// for this runner's push may go (issue 18 item 7). Never on the
 		// loop: releasing submits the reveal, which runs on the loop.
-		_ = v.srv.CommitIncluded(tx.JobID, tx.From)
+		if v.cfg.Engine != nil {
+			v.sendq.post(sendItem{release: &chain.Assignment{JobID: tx.JobID, Runner: tx.From}})
+		} else {
+			_ = v.srv.CommitIncluded(tx.JobID, tx.From)
+		}
 	}
 	return tx, err
 }
 
 // SubmitJob accepts a job: the spec is checked, written to jobs.jsonl
-// (fsynced unless NoSync) and queued for the next block.
+// (fsynced unless NoSync) and queued for the next block. With an Engine
+// the spec goes to the engine's mempool, whose admission check is
+// AdmitJob on every validator.
 func (v *Validator) SubmitJob(spec *JobSpec) (cip11.Hash, error) {
+	if e := v.cfg.Engine; e != nil {
+		if err := spec.Check(); err != nil {
+			return spec.ID(), err
+		}
+		return spec.ID(), e.BroadcastJob(spec.Encode())
+	}
+	return v.AdmitJob(spec)
+}
+
+// AdmitJob is the core's job admission (SubmitJob without an Engine; the
+// engine's mempool check with one).
+func (v *Validator) AdmitJob(spec *JobSpec) (cip11.Hash, error) {
 	var id cip11.Hash
 	var err error
 	if derr := v.do(func(c *chain.Core) {

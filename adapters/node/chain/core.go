@@ -126,6 +126,7 @@ type Core struct {
 	counts    [5]int       // jobs in memory by state (index: stateIndex)
 	archived  [5]int       // terminal jobs pruned to the archive (completed, expired)
 	runnerIdx map[cip11.Address]int
+	runnerAt  []cip11.Address // registry index → address (runnerIdx inverted)
 	pubkeys   map[cip11.Address]wire.PubKey
 	stats     Stats
 	recent    []httpapi.BlockSummary // ring of the last 60 blocks
@@ -365,9 +366,11 @@ func (c *Core) advance(b *chainlog.Block, at time.Time, present func(cip11.Addre
 	for _, op := range b.Registry {
 		if _, ok := c.runnerIdx[op.Address]; op.Op == chainlog.OpRegister && !ok {
 			c.runnerIdx[op.Address] = len(c.runnerIdx)
+			c.runnerAt = append(c.runnerAt, op.Address)
 		}
 	}
 	c.mem.committed(h)
+	c.pruneMempool(b)
 	res := c.observe(b, at, present)
 	c.dropIncluded()
 	c.retire(h)
@@ -436,6 +439,39 @@ func (c *Core) RecoverTail(b *chainlog.Block, at time.Time) error {
 		return err
 	}
 	return c.Restore(b, at)
+}
+
+// pruneMempool drops from the mempool the registrations and heartbeats
+// committed block b carried, and those no block can carry: a registration
+// of a registered runner, a heartbeat of a deregistered runner or of a
+// signer neither registered nor registering (so hostile signers cannot
+// grow it). What a block did not draw (a proposal built elsewhere, before
+// the transaction reached it) stays for the next block.
+func (c *Core) pruneMempool(b *chainlog.Block) {
+	c.mem.regs = slices.DeleteFunc(c.mem.regs, func(tx *Tx) bool {
+		_, ok := c.runnerIdx[tx.From]
+		return ok
+	})
+	if len(c.mem.beats) == 0 {
+		return
+	}
+	for _, i := range b.Heartbeats {
+		if int(i) < len(c.runnerAt) {
+			delete(c.mem.beats, c.runnerAt[i])
+		}
+	}
+	reg := c.x.Store().Registrar()
+	for a := range c.mem.beats {
+		if _, ok := c.runnerIdx[a]; !ok {
+			if !slices.ContainsFunc(c.mem.regs, func(tx *Tx) bool { return tx.From == a }) {
+				delete(c.mem.beats, a)
+			}
+			continue
+		}
+		if r, ok, err := reg.Latest(a); err == nil && ok && r.Health == state.Deregistered {
+			delete(c.mem.beats, a)
+		}
+	}
 }
 
 // registryOps adds genesis registrations (block 1), registrations and

@@ -39,12 +39,7 @@ func (m *mempool) committed(h uint64) {
 	if h%dedupeRotate == 0 {
 		m.old, m.known = m.known, map[cip11.Hash]bool{}
 	}
-	// The proposer drew every registration and heartbeat it held into its
-	// block (registryOps); what a block could not carry (a deregistered
-	// runner's heartbeat, an unregistered signer's) is not kept either,
-	// so hostile signers cannot grow the mempool.
-	m.regs = nil
-	clear(m.beats)
+	// registrations and heartbeats: Core.pruneMempool
 	if len(m.known) > dedupeMax { // a flood of distinct transactions rotates early
 		m.old, m.known = m.known, map[cip11.Hash]bool{}
 	}

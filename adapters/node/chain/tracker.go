@@ -317,3 +317,12 @@ func (c *Core) RunnerJobs(runner cip11.Address) ([]*wire.JobAssignment, error) {
 	}
 	return out, nil
 }
+
+// Spec is the encoded spec of a job the core tracks (nil when it knows the
+// job only from a block: ended before the journal was compacted).
+func (c *Core) Spec(id cip11.Hash) []byte {
+	if t := c.jobs[id]; t != nil {
+		return t.p
+	}
+	return nil
+}

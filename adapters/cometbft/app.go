@@ -1,0 +1,464 @@
+package cometbft
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	abci "github.com/cometbft/cometbft/abci/types"
+	cmttypes "github.com/cometbft/cometbft/api/cometbft/types/v1"
+
+	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/adapters/node"
+	"github.com/cip11/cip11/adapters/node/chain"
+	"github.com/cip11/cip11/chainlog"
+	"github.com/cip11/cip11/seed"
+)
+
+// CheckTx response codes (the code is the submitter's error class).
+const (
+	CodeOK         uint32 = 0
+	CodeBadRequest uint32 = 1 // node.ErrBadRequest (and anything not below)
+	CodeDuplicate  uint32 = 2 // node.ErrDuplicate (§10.3: not a failure)
+	CodeFull       uint32 = 3 // chain.ErrMempoolFull (retry later)
+	CodeClosed     uint32 = 4 // the validator is closing or failed
+)
+
+// AppConfig configures an [App].
+type AppConfig struct {
+	// Validator is the node the application drives (its Engine is the
+	// network's mempool, see [Mempool]).
+	Validator *node.Validator
+	// Share is the validator's threshold share (D31); Share.Index is its
+	// position in the genesis validator_set plus one.
+	Share seed.Share
+	// VoteAddrs[i] is the CometBFT address (of the vote-signing key) of the
+	// validator whose share index is i+1.
+	VoteAddrs [][]byte
+	// Logger (default: the validator's is not reachable; discard).
+	Logger *slog.Logger
+	// OnFinalized, if set, is told each finalized height and its state
+	// digest (the AppHash), after the block is logged.
+	OnFinalized func(h uint64, digest cip11.Hash)
+}
+
+// App is the CIP-11 ABCI++ application (D29–D32): CometBFT decides, the
+// validator's synchronous core executes. Every ABCI call becomes one core
+// step on the validator's loop:
+//
+//   - PrepareProposal recovers R_{h−1} from the verified partials in
+//     LocalLastCommit, takes the proposer's local PresenceInput and the
+//     seeds it has observed, runs the core's Propose over its mempool and
+//     lays the block out (header, body, submissions; blocktx.go). It never
+//     returns an error (CometBFT halts on one).
+//   - ProcessProposal decodes the layout, verifies the parent beacon under
+//     the group key and runs the core's Check.
+//   - ExtendVote / VerifyVoteExtension: the partial seed signature of
+//     Round(0, h) (D31).
+//   - FinalizeBlock admits the block's submissions and runs the core's
+//     Apply; the AppHash is the state digest. Commit runs the core's
+//     Commit, which queues the pushes (§10.1).
+//   - CheckTx is the node's admission (AdmitTx / AdmitJob).
+type App struct {
+	abci.BaseApplication
+	v       *node.Validator
+	g       *node.Genesis
+	chainID uint64
+	log     *slog.Logger
+	share   seed.Share
+	t       int
+	group   *seed.Verifier
+	shares  []*seed.Verifier // by index−1
+	addrs   [][]byte         // by index−1
+	onFin   func(uint64, cip11.Hash)
+
+	mu       sync.Mutex // the fields below: ABCI connections run concurrently
+	seeds    map[uint64]seed.Signature
+	proposed *proposal // this validator's last proposal
+	checked  *proposal // the last proposal ProcessProposal accepted
+}
+
+type proposal struct {
+	height uint64
+	hdr    []byte
+	body   []byte
+	b      *chainlog.Block
+}
+
+func (p *proposal) same(h uint64, txs [][]byte) bool {
+	return p != nil && p.height == h && len(txs) >= 2 && bytes.Equal(p.hdr, txs[0]) && bytes.Equal(p.body, txs[1])
+}
+
+// seedWindow bounds the remembered seeds, in heights: the pending pass
+// consumes seeds K rounds after submission (§9.2), far inside it.
+const seedWindow = 4096
+
+// NewApp builds the application. The validator must run on a network
+// genesis (node.Genesis.Network) whose public shares include cfg.Share's.
+func NewApp(cfg AppConfig) (*App, error) {
+	if cfg.Validator == nil {
+		return nil, fmt.Errorf("%w: Validator", node.ErrNilConfig)
+	}
+	g := cfg.Validator.Genesis()
+	if !g.Network() {
+		return nil, fmt.Errorf("%w: the genesis has no validator_set", node.ErrGenesis)
+	}
+	n := len(g.Set)
+	t, err := seed.Threshold(n)
+	if err != nil {
+		return nil, err
+	}
+	if len(cfg.VoteAddrs) != n {
+		return nil, fmt.Errorf("%w: %d vote addresses for %d validators", node.ErrBadRequest, len(cfg.VoteAddrs), n)
+	}
+	if int(cfg.Share.Index) != g.SelfIndex()+1 {
+		return nil, fmt.Errorf("%w: share index %d, this validator is validator_set[%d]", node.ErrKeyFile, cfg.Share.Index, g.SelfIndex())
+	}
+	a := &App{v: cfg.Validator, g: g, chainID: uint64(g.ChainID), log: cfg.Logger, share: cfg.Share, t: t,
+		addrs: cfg.VoteAddrs, onFin: cfg.OnFinalized, seeds: map[uint64]seed.Signature{}}
+	if a.log == nil {
+		a.log = slog.New(slog.DiscardHandler)
+	}
+	if a.group, err = seed.NewVerifier(g.Validator.ThresholdPubKey[:], g.Namespace); err != nil {
+		return nil, fmt.Errorf("group key: %w", err)
+	}
+	for i, v := range g.Set {
+		sv, err := seed.NewVerifier(v.ThresholdPubKey[:], g.Namespace)
+		if err != nil {
+			return nil, fmt.Errorf("validator_set[%d] share: %w", i, err)
+		}
+		a.shares = append(a.shares, sv)
+	}
+	if err := a.loadSeeds(); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// loadSeeds remembers the seeds the block log committed (parent beacons),
+// so that a restarted proposer can still consume them (§9.2).
+func (a *App) loadSeeds() error {
+	for _, pb := range a.v.RecoveredBeacons() {
+		a.rememberSeed(uint64(pb.View), seed.Signature(pb.Signature))
+	}
+	return nil
+}
+
+func (a *App) rememberSeed(view uint64, sig seed.Signature) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.seeds[view] = sig
+	if view > seedWindow {
+		delete(a.seeds, view-seedWindow)
+	}
+}
+
+// seedOf is the Consensus.Seed of a proposal: a seed observed in a
+// committed header or recovered from vote extensions (epoch 0, D30).
+func (a *App) seedOf(r seed.Round) (seed.Signature, bool, error) {
+	if r.Epoch != 0 {
+		return seed.Signature{}, false, nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	s, ok := a.seeds[r.View]
+	return s, ok, nil
+}
+
+func round(h uint64) seed.Round { return seed.Round{Epoch: 0, View: h} }
+
+// Info reports the validator's committed height and state digest, so that
+// CometBFT's handshake replays only the blocks it is missing.
+func (a *App) Info(context.Context, *abci.InfoRequest) (*abci.InfoResponse, error) {
+	res := &abci.InfoResponse{Data: "cip11", Version: "r1.3.1", AppVersion: 1}
+	if b := a.v.LastBlock(); b != nil {
+		res.LastBlockHeight = int64(b.Height)
+		res.LastBlockAppHash = b.Out.StateDigest[:]
+	}
+	return res, nil
+}
+
+// InitChain checks that CometBFT's validator set is the genesis set (D29:
+// static, equal power) and changes nothing.
+func (a *App) InitChain(_ context.Context, req *abci.InitChainRequest) (*abci.InitChainResponse, error) {
+	if len(req.Validators) != len(a.addrs) {
+		return nil, fmt.Errorf("cometbft: InitChain with %d validators, the CIP-11 genesis has %d", len(req.Validators), len(a.addrs))
+	}
+	return &abci.InitChainResponse{}, nil
+}
+
+// CheckTx admits a job spec or a node transaction into the core (on every
+// validator that receives it); anything else is refused.
+func (a *App) CheckTx(_ context.Context, req *abci.CheckTxRequest) (*abci.CheckTxResponse, error) {
+	if req.Type == abci.CHECK_TX_TYPE_RECHECK {
+		return &abci.CheckTxResponse{Code: CodeOK}, nil // admitted once; the core keeps it
+	}
+	err := a.admit(req.Tx)
+	if err == nil {
+		return &abci.CheckTxResponse{Code: CodeOK}, nil
+	}
+	return &abci.CheckTxResponse{Code: codeOf(err), Log: err.Error()}, nil
+}
+
+func (a *App) admit(tx []byte) error {
+	switch {
+	case bytes.HasPrefix(tx, []byte("C11J")):
+		s, err := chain.DecodeJobSpec(tx)
+		if err != nil {
+			return fmt.Errorf("%w: %w", node.ErrBadRequest, err)
+		}
+		_, err = a.v.AdmitJob(s)
+		return err
+	case bytes.HasPrefix(tx, []byte("C11T")):
+		_, err := a.v.AdmitTx(tx)
+		return err
+	}
+	return fmt.Errorf("%w: not a job spec or a node transaction", node.ErrBadRequest)
+}
+
+func codeOf(err error) uint32 {
+	switch {
+	case errors.Is(err, node.ErrDuplicate):
+		return CodeDuplicate
+	case errors.Is(err, chain.ErrMempoolFull):
+		return CodeFull
+	case errors.Is(err, node.ErrClosed), errors.Is(err, chain.ErrFailed):
+		return CodeClosed
+	}
+	return CodeBadRequest
+}
+
+// errOf maps a CheckTx code back to the node's sentinel.
+func errOf(code uint32, log string) error {
+	switch code {
+	case CodeOK:
+		return nil
+	case CodeDuplicate:
+		return fmt.Errorf("%w: %s", node.ErrDuplicate, log)
+	case CodeFull:
+		return fmt.Errorf("%w: %s", chain.ErrMempoolFull, log)
+	case CodeClosed:
+		return fmt.Errorf("%w: %s", node.ErrClosed, log)
+	}
+	return fmt.Errorf("%w: %s", node.ErrBadRequest, log)
+}
+
+// recoverBeacon recovers R_{h−1} from the verified partials of the last
+// commit (D31). Extensions CometBFT did not verify (late precommits,
+// cometbft#2361) are verified here; a bad one is skipped.
+func (a *App) recoverBeacon(h uint64, votes []abci.ExtendedVoteInfo) (seed.Signature, error) {
+	r := round(h - 1)
+	if s, ok, _ := a.seedOf(r); ok {
+		return s, nil
+	}
+	var ps []seed.Partial
+	for _, vote := range votes {
+		if vote.BlockIdFlag != cmttypes.BlockIDFlagCommit || len(ps) == a.t {
+			continue
+		}
+		idx := a.indexOf(vote.Validator.Address)
+		if idx == 0 || len(vote.VoteExtension) != seed.SignatureSize {
+			continue
+		}
+		p := seed.Partial{Index: idx, Signature: seed.Signature(vote.VoteExtension)}
+		if a.shares[idx-1].Verify(r, p.Signature[:]) != nil {
+			a.log.Warn("a partial seed signature in the last commit does not verify; skipped", "height", h-1, "index", idx)
+			continue
+		}
+		ps = append(ps, p)
+	}
+	sig, err := seed.Recover(len(a.shares), a.t, ps)
+	if err != nil {
+		return seed.Signature{}, fmt.Errorf("recovering the seed of %v from %d partials: %w", r, len(ps), err)
+	}
+	a.rememberSeed(h-1, sig)
+	return sig, nil
+}
+
+func (a *App) indexOf(addr []byte) uint32 {
+	for i, x := range a.addrs {
+		if bytes.Equal(x, addr) {
+			return uint32(i + 1)
+		}
+	}
+	return 0
+}
+
+// PrepareProposal builds this validator's block (D32). It never returns an
+// error: a proposer that cannot build a valid block proposes its mempool
+// without a header, which every validator rejects (the round moves on).
+func (a *App) PrepareProposal(_ context.Context, req *abci.PrepareProposalRequest) (*abci.PrepareProposalResponse, error) {
+	h := uint64(req.Height)
+	txs, err := a.prepare(h, req)
+	if err != nil {
+		a.log.Error("cannot build a valid proposal; proposing one the others reject", "height", h, "err", err)
+		return &abci.PrepareProposalResponse{Txs: [][]byte{}}, nil
+	}
+	return &abci.PrepareProposalResponse{Txs: txs}, nil
+}
+
+func (a *App) prepare(h uint64, req *abci.PrepareProposalRequest) ([][]byte, error) {
+	cs := node.Consensus{Round: round(h), Seed: a.seedOf}
+	if h > 1 {
+		sig, err := a.recoverBeacon(h, req.LocalLastCommit.Votes)
+		if err != nil {
+			return nil, err
+		}
+		cs.ParentBeacon = &chainlog.Beacon{Epoch: 0, View: chainlog.U64(h - 1), Signature: chainlog.Signature(sig)}
+		f := h - 1
+		cs.Finalized = &f
+	}
+	pres, err := a.v.PresenceInput(h)
+	if err != nil {
+		a.log.Warn("no local presence input; proposing an empty present set (fail-open, §7.3)", "height", h, "err", err)
+		pres = nil
+	}
+	b, specs, err := a.v.ProposeBlock(cs, pres)
+	if err != nil {
+		return nil, err
+	}
+	txs, err := EncodeProposal(b, specs, req.Txs, req.MaxTxBytes)
+	if err != nil {
+		return nil, err
+	}
+	a.mu.Lock()
+	a.proposed = &proposal{height: h, hdr: txs[0], body: txs[1], b: b}
+	a.mu.Unlock()
+	return txs, nil
+}
+
+// ProcessProposal accepts a block iff its layout decodes, its parent beacon
+// verifies under the group key and the core's Check executes it.
+func (a *App) ProcessProposal(_ context.Context, req *abci.ProcessProposalRequest) (*abci.ProcessProposalResponse, error) {
+	h := uint64(req.Height)
+	a.mu.Lock()
+	own := a.proposed.same(h, req.Txs)
+	a.mu.Unlock()
+	if own {
+		return &abci.ProcessProposalResponse{Status: abci.PROCESS_PROPOSAL_STATUS_ACCEPT}, nil
+	}
+	p, err := a.Verify(h, req.Txs)
+	if err != nil {
+		a.log.Warn("proposal rejected", "height", h, "proposer", fmt.Sprintf("%X", req.ProposerAddress), "err", err)
+		return &abci.ProcessProposalResponse{Status: abci.PROCESS_PROPOSAL_STATUS_REJECT}, nil
+	}
+	a.mu.Lock()
+	a.checked = &proposal{height: h, hdr: req.Txs[0], body: req.Txs[1], b: p.Block}
+	a.mu.Unlock()
+	return &abci.ProcessProposalResponse{Status: abci.PROCESS_PROPOSAL_STATUS_ACCEPT}, nil
+}
+
+// Verify is ProcessProposal's check of the block at height h, returning
+// the decoded proposal or why it is invalid: a layout sentinel
+// (ErrHeaderMissing, …, blockheader's), ErrBeaconInvalid, or the core's
+// chain.ErrInvalidBlock wrapping the executor's reason.
+func (a *App) Verify(h uint64, txs [][]byte) (*Proposal, error) {
+	p, err := DecodeProposal(txs, h, a.chainID)
+	if err != nil {
+		return nil, err
+	}
+	if pb := p.Header.ParentBeacon; pb != nil {
+		if err := a.group.Verify(pb.Round, pb.Signature[:]); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrBeaconInvalid, err)
+		}
+	}
+	if err := a.v.CheckBlock(p.Block); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// ExtendVote signs the seed message of Round(0, h) with the share (D31).
+func (a *App) ExtendVote(_ context.Context, req *abci.ExtendVoteRequest) (*abci.ExtendVoteResponse, error) {
+	p, err := seed.SignPartial(a.share, a.g.Namespace, round(uint64(req.Height)))
+	if err != nil {
+		return nil, err
+	}
+	return &abci.ExtendVoteResponse{VoteExtension: p.Signature[:]}, nil
+}
+
+// VerifyVoteExtension accepts exactly a partial of Round(0, h) that
+// verifies under the sender's public share.
+func (a *App) VerifyVoteExtension(_ context.Context, req *abci.VerifyVoteExtensionRequest) (*abci.VerifyVoteExtensionResponse, error) {
+	if err := a.VerifyExtension(uint64(req.Height), req.ValidatorAddress, req.VoteExtension); err != nil {
+		a.log.Warn("vote extension rejected", "height", req.Height, "validator", fmt.Sprintf("%X", req.ValidatorAddress), "err", err)
+		return &abci.VerifyVoteExtensionResponse{Status: abci.VERIFY_VOTE_EXTENSION_STATUS_REJECT}, nil
+	}
+	return &abci.VerifyVoteExtensionResponse{Status: abci.VERIFY_VOTE_EXTENSION_STATUS_ACCEPT}, nil
+}
+
+// ErrExtension: a vote extension is not a verifying partial of the
+// height's round from a member of the set.
+var ErrExtension = errors.New("cometbft: invalid vote extension")
+
+// VerifyExtension is VerifyVoteExtension's check.
+func (a *App) VerifyExtension(h uint64, addr, ext []byte) error {
+	idx := a.indexOf(addr)
+	switch {
+	case idx == 0:
+		return fmt.Errorf("%w: unknown validator", ErrExtension)
+	case len(ext) != seed.SignatureSize:
+		return fmt.Errorf("%w: %d bytes, want %d", ErrExtension, len(ext), seed.SignatureSize)
+	}
+	if err := a.shares[idx-1].Verify(round(h), ext); err != nil {
+		return fmt.Errorf("%w: %w", ErrExtension, err)
+	}
+	return nil
+}
+
+// FinalizeBlock admits the block's submissions and applies it; the AppHash
+// is the state digest after it.
+func (a *App) FinalizeBlock(_ context.Context, req *abci.FinalizeBlockRequest) (*abci.FinalizeBlockResponse, error) {
+	h := uint64(req.Height)
+	a.mu.Lock()
+	var b *chainlog.Block
+	switch {
+	case a.proposed.same(h, req.Txs):
+		b = a.proposed.b
+	case a.checked.same(h, req.Txs):
+		b = a.checked.b
+	}
+	a.proposed, a.checked = nil, nil
+	a.mu.Unlock()
+	var raw [][]byte
+	if b == nil { // replayed, or decided without our ProcessProposal
+		p, err := DecodeProposal(req.Txs, h, a.chainID)
+		if err != nil {
+			return nil, fmt.Errorf("cometbft: decided block %d does not decode: %w", h, err)
+		}
+		b, raw = p.Block, p.Raw
+	} else {
+		raw = req.Txs[2:]
+	}
+	for _, x := range raw {
+		_ = a.admit(x) // duplicates and refusals change nothing; the block's body is what executes
+	}
+	fb, err := a.v.FinalizeBlock(b)
+	if err != nil {
+		return nil, fmt.Errorf("cometbft: block %d: %w", h, err)
+	}
+	if pb := fb.ParentBeacon; pb != nil {
+		a.rememberSeed(uint64(pb.View), seed.Signature(pb.Signature))
+	}
+	res := &abci.FinalizeBlockResponse{AppHash: fb.Out.StateDigest[:], TxResults: make([]*abci.ExecTxResult, len(req.Txs))}
+	for i := range res.TxResults {
+		res.TxResults[i] = &abci.ExecTxResult{Code: CodeOK}
+	}
+	if a.onFin != nil {
+		a.onFin(h, fb.Out.StateDigest)
+	}
+	return res, nil
+}
+
+// Commit commits the state; pushes go out after (§10.1).
+func (a *App) Commit(context.Context, *abci.CommitRequest) (*abci.CommitResponse, error) {
+	if err := a.v.CommitBlock(); err != nil {
+		return nil, err
+	}
+	return &abci.CommitResponse{}, nil
+}
+
+var _ abci.Application = (*App)(nil)

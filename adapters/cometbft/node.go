@@ -1,0 +1,237 @@
+package cometbft
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+
+	"crypto/ed25519"
+	cmtcfg "github.com/cometbft/cometbft/config"
+	cmtcrypto "github.com/cometbft/cometbft/crypto"
+	cmted25519 "github.com/cometbft/cometbft/crypto/ed25519"
+	cmtlog "github.com/cometbft/cometbft/libs/log"
+	"github.com/cometbft/cometbft/mempool"
+	cmtnode "github.com/cometbft/cometbft/node"
+	"github.com/cometbft/cometbft/p2p"
+	"github.com/cometbft/cometbft/privval"
+	"github.com/cometbft/cometbft/proxy"
+	cmttypes "github.com/cometbft/cometbft/types"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/spf13/viper"
+
+	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/adapters/node"
+	"github.com/cip11/cip11/adapters/node/chain"
+	"github.com/cip11/cip11/seed"
+)
+
+// NodeConfig configures [StartNode].
+type NodeConfig struct {
+	// Home is a validator home (Home.Write's layout).
+	Home string
+	// Logger is the validator's and the application's (default discard).
+	Logger *slog.Logger
+	// CometLogger, if set, receives CometBFT's own log.
+	CometLogger cmtlog.Logger
+	// NoSync turns fsync off for the validator's stores (tests, devnets).
+	NoSync bool
+	// RetainBlocks, Metrics, Registerer: as node.ValidatorConfig's.
+	RetainBlocks uint64
+	Metrics      *node.Metrics
+	Registerer   prometheus.Registerer
+	// OnFinalized: as AppConfig's.
+	OnFinalized func(h uint64, digest cip11.Hash)
+}
+
+// Node is one validator of a network: the CIP-11 validator (QUIC server,
+// core, stores) driven by an in-process CometBFT node through [App].
+type Node struct {
+	V   *node.Validator
+	App *App
+	cmt *cmtnode.Node
+	eng *mempoolEngine
+}
+
+// mempoolEngine is the validator's Engine: CometBFT's mempool, whose
+// CheckTx is App.CheckTx on every validator (D33).
+type mempoolEngine struct {
+	n atomic.Pointer[cmtnode.Node]
+}
+
+func (e *mempoolEngine) BroadcastTx(raw []byte) error   { return e.broadcast(raw) }
+func (e *mempoolEngine) BroadcastJob(spec []byte) error { return e.broadcast(spec) }
+
+func (e *mempoolEngine) broadcast(tx []byte) error {
+	n := e.n.Load()
+	if n == nil {
+		return fmt.Errorf("%w: the consensus engine is not running", node.ErrClosed)
+	}
+	rr, err := n.Mempool().CheckTx(tx, "")
+	switch {
+	case errors.Is(err, mempool.ErrTxInCache):
+		return fmt.Errorf("%w: in the consensus mempool", node.ErrDuplicate)
+	case errors.As(err, new(mempool.ErrMempoolIsFull)):
+		return fmt.Errorf("%w: %w", chainMempoolFull, err)
+	case err != nil:
+		return fmt.Errorf("%w: %w", node.ErrBadRequest, err)
+	}
+	rr.Wait()
+	res := rr.Response.GetCheckTx()
+	if res == nil {
+		return fmt.Errorf("%w: no CheckTx response", node.ErrClosed)
+	}
+	return errOf(res.Code, res.Log)
+}
+
+// ReadHome loads a home's CIP-11 genesis, keys and CometBFT configuration.
+func ReadHome(dir string) (*Home, error) {
+	g, err := node.LoadGenesis(filepath.Join(dir, "cip11.json"))
+	if err != nil {
+		return nil, err
+	}
+	if !g.Network() {
+		return nil, fmt.Errorf("%w: %s has no validator_set", node.ErrGenesis, filepath.Join(dir, "cip11.json"))
+	}
+	keys, err := node.LoadValidatorKeys(filepath.Join(dir, "validator.key"))
+	if err != nil {
+		return nil, err
+	}
+	v := viper.New()
+	v.SetConfigFile(filepath.Join(dir, "config", "config.toml"))
+	if err := v.ReadInConfig(); err != nil {
+		return nil, fmt.Errorf("cometbft: %w", err)
+	}
+	c := cmtcfg.DefaultConfig()
+	if err := v.Unmarshal(c); err != nil {
+		return nil, fmt.Errorf("cometbft: config.toml: %w", err)
+	}
+	c.SetRoot(dir)
+	if err := c.ValidateBasic(); err != nil {
+		return nil, fmt.Errorf("cometbft: config.toml: %w", err)
+	}
+	gd, err := cmttypes.GenesisDocFromFile(c.GenesisFile())
+	if err != nil {
+		return nil, fmt.Errorf("cometbft: %w", err)
+	}
+	nk, err := p2p.LoadNodeKey(c.NodeKeyFile())
+	if err != nil {
+		return nil, fmt.Errorf("cometbft: %w", err)
+	}
+	if !bytes.Equal(nk.PubKey().Bytes(), cmtPub(keys).Bytes()) {
+		return nil, fmt.Errorf("%w: node_key.json is not the validator's peer key (D29)", node.ErrKeyFile)
+	}
+	return &Home{Dir: dir, Genesis: g, Keys: keys, Config: c, GenDoc: gd, NodeKey: nk, Index: g.SelfIndex()}, nil
+}
+
+// voteAddrs orders the genesis validators' addresses by share index: the
+// CometBFT genesis names validator i "cip11-v<i>".
+func voteAddrs(gd *cmttypes.GenesisDoc, n int) ([][]byte, error) {
+	if len(gd.Validators) != n {
+		return nil, fmt.Errorf("%w: CometBFT genesis has %d validators, validator_set %d", node.ErrGenesis, len(gd.Validators), n)
+	}
+	out := make([][]byte, n)
+	for _, v := range gd.Validators {
+		var i int
+		if _, err := fmt.Sscanf(v.Name, "cip11-v%d", &i); err != nil || i < 0 || i >= n || out[i] != nil {
+			return nil, fmt.Errorf("%w: CometBFT genesis validator name %q (want cip11-v0 … cip11-v%d, once each)", node.ErrGenesis, v.Name, n-1)
+		}
+		out[i] = v.Address
+	}
+	return out, nil
+}
+
+// StartNode opens a validator home and starts the validator and its
+// CometBFT node. CometBFT's handshake replays the blocks the validator's
+// store is missing (Info reports its committed height).
+func StartNode(ctx context.Context, cfg NodeConfig) (*Node, error) {
+	h, err := ReadHome(cfg.Home)
+	if err != nil {
+		return nil, err
+	}
+	addrs, err := voteAddrs(h.GenDoc, len(h.Genesis.Set))
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(h.Config.PrivValidatorKeyFile()); err != nil {
+		return nil, fmt.Errorf("%w: %w", node.ErrKeyFile, err)
+	}
+	pv, err := loadFilePV(h.Config)
+	if err != nil {
+		return nil, err
+	}
+	eng := &mempoolEngine{}
+	v, err := node.NewValidator(node.ValidatorConfig{Genesis: h.Genesis, Keys: h.Keys, DataDir: filepath.Join(cfg.Home, "node"),
+		NoSync: cfg.NoSync, RetainBlocks: cfg.RetainBlocks, Logger: cfg.Logger, Metrics: cfg.Metrics, Registerer: cfg.Registerer,
+		Engine: eng})
+	if err != nil {
+		return nil, err
+	}
+	app, err := NewApp(AppConfig{Validator: v, Share: seed.Share{Index: uint32(h.Index + 1), Key: h.Keys.Threshold},
+		VoteAddrs: addrs, Logger: cfg.Logger, OnFinalized: cfg.OnFinalized})
+	if err != nil {
+		v.Close()
+		return nil, err
+	}
+	logger := cfg.CometLogger
+	if logger == nil {
+		logger = cmtlog.NewNopLogger()
+	}
+	cn, err := cmtnode.NewNode(ctx, h.Config, pv, h.NodeKey, proxy.NewLocalClientCreator(app),
+		cmtnode.DefaultGenesisDocProviderFunc(h.Config), cmtcfg.DefaultDBProvider,
+		cmtnode.DefaultMetricsProvider(h.Config.Instrumentation), logger)
+	if err != nil {
+		v.Close()
+		return nil, fmt.Errorf("cometbft: %w", err)
+	}
+	eng.n.Store(cn)
+	if err := cn.Start(); err != nil {
+		eng.n.Store(nil)
+		v.Close()
+		return nil, fmt.Errorf("cometbft: start: %w", err)
+	}
+	return &Node{V: v, App: app, cmt: cn, eng: eng}, nil
+}
+
+// loadFilePV loads the vote key and its last-sign state, turning the
+// library's exit on a bad file into an error.
+func loadFilePV(c *cmtcfg.Config) (pv *privval.FilePV, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: vote key: %v", node.ErrKeyFile, r)
+		}
+	}()
+	return privval.LoadOrGenFilePV(c.PrivValidatorKeyFile(), c.PrivValidatorStateFile(), nil)
+}
+
+// Height is CometBFT's last committed block height.
+func (n *Node) Height() int64 { return n.cmt.BlockStore().Height() }
+
+// Peers is the number of connected CometBFT peers.
+func (n *Node) Peers() int { return n.cmt.Switch().Peers().Size() }
+
+// Close stops CometBFT, then the validator.
+func (n *Node) Close() error {
+	var errs []error
+	if n.cmt.IsRunning() {
+		if err := n.cmt.Stop(); err != nil {
+			errs = append(errs, err)
+		}
+		n.cmt.Wait()
+	}
+	n.eng.n.Store(nil)
+	errs = append(errs, n.V.Close())
+	return errors.Join(errs...)
+}
+
+var chainMempoolFull = chain.ErrMempoolFull
+
+// cmtPub is the validator's peer key as a CometBFT key.
+func cmtPub(k *node.ValidatorKeys) cmtcrypto.PubKey {
+	s := k.Ed25519Seed()
+	return cmted25519.PrivKey(ed25519.NewKeyFromSeed(s[:])).PubKey()
+}

@@ -1,0 +1,142 @@
+package node
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/cip11/cip11/adapters/node/chain"
+	"github.com/cip11/cip11/chainlog"
+)
+
+// Engine is an external consensus engine's mempool, as the validator sees
+// it (ValidatorConfig.Engine; adapters/cometbft, D29, D33). BroadcastTx
+// and BroadcastJob hand a node transaction or an encoded job spec to the
+// engine, which checks it on every validator through AdmitTx or AdmitJob
+// and gossips it, so that it reaches every proposer. They return the local
+// admission's error (ErrBadRequest, ErrDuplicate, ErrMempoolFull, …).
+type Engine interface {
+	BroadcastTx(raw []byte) error
+	BroadcastJob(spec []byte) error
+}
+
+
+// The consensus steps below are the core's, run on the validator's loop,
+// for an Engine's application (ABCI++ PrepareProposal, ProcessProposal,
+// FinalizeBlock and Commit; D32). They must not be called from inside a
+// callback the loop itself is running.
+
+// ProposeBlock builds and executes block Height()+1 from the core's
+// mempool with cs and pres (chain.Core.Propose). Its execution stays open
+// for a FinalizeBlock of the same *Block. specs are the encoded specs of
+// the block's job submits, in order (nil for one the core knows only from
+// a block), for the engine to carry with the block.
+func (v *Validator) ProposeBlock(cs Consensus, pres []byte) (b *chainlog.Block, specs [][]byte, err error) {
+	if derr := v.do(func(c *chain.Core) {
+		b, err = c.Propose(cs, pres)
+		err = v.stepErr(c, err)
+		if err != nil {
+			return
+		}
+		for _, tx := range b.Txs {
+			if tx.Submit != nil {
+				specs = append(specs, c.Spec(tx.Submit.JobID))
+			}
+		}
+	}); derr != nil {
+		return nil, nil, derr
+	}
+	return b, specs, err
+}
+
+// CheckBlock executes a block another validator proposed and discards it
+// (chain.Core.Check): the verdict is deterministic.
+func (v *Validator) CheckBlock(b *chainlog.Block) error {
+	var err error
+	if derr := v.do(func(c *chain.Core) { err = v.stepErr(c, c.Check(b)) }); derr != nil {
+		return derr
+	}
+	return err
+}
+
+// FinalizeBlock executes the decided block (reusing ProposeBlock's
+// execution when b is the block it returned), appends it to the block log
+// and returns it with its outputs; the state digest is b.Out.StateDigest.
+// The state is committed by CommitBlock.
+func (v *Validator) FinalizeBlock(b *chainlog.Block) (*chainlog.Block, error) {
+	var err error
+	if derr := v.do(func(c *chain.Core) {
+		v.finStart = v.now()
+		_, err = c.Apply(b)
+		err = v.stepErr(c, err)
+	}); derr != nil {
+		return nil, derr
+	}
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// CommitBlock commits the finalized block and queues its pushes (§10.1:
+// only after commit).
+func (v *Validator) CommitBlock() error {
+	var err error
+	if derr := v.do(func(c *chain.Core) {
+		start := v.finStart
+		if start.IsZero() {
+			start = v.now()
+		}
+		err = v.commit(c, start)
+		v.finStart = time.Time{}
+	}); derr != nil {
+		return derr
+	}
+	return err
+}
+
+// PresenceInput is the proposer's local PresenceInputV1 for block h
+// (§7.2: over registry(h−1)); nil when h is 1 or the transport is off.
+func (v *Validator) PresenceInput(h uint64) ([]byte, error) {
+	if h <= 1 || v.srv == nil {
+		return nil, nil
+	}
+	return v.srv.ProposerInput(h - 1)
+}
+
+// NotHeld counts assignments this validator did not push because it holds
+// no stream to the runner (D33).
+func (v *Validator) NotHeld() uint64 { return v.notHeld.Load() }
+
+// stepErr marks a core failure sticky for callers outside the loop.
+func (v *Validator) stepErr(c *chain.Core, err error) error {
+	if err != nil && c.Err() != nil {
+		return v.fail(c, err)
+	}
+	if err != nil {
+		return fmt.Errorf("height %d: %w", c.Height()+1, err)
+	}
+	return nil
+}
+
+// LastBlock is the last committed block (nil before block 1): its height
+// and Out.StateDigest are an engine's Info answer. The caller must not
+// modify it.
+func (v *Validator) LastBlock() *chainlog.Block {
+	var b *chainlog.Block
+	_ = v.do(func(c *chain.Core) { b = c.Last() })
+	return b
+}
+
+// Genesis is the validator's genesis.
+func (v *Validator) Genesis() *Genesis { return v.g }
+
+// maxRecoveredBeacons bounds RecoveredBeacons.
+const maxRecoveredBeacons = 4096
+
+// RecoveredBeacons are the parent beacons of the last blocks the block log
+// held at start (at most 4096, ascending): the seeds a restarted engine
+// has observed (§9.2 ConsumedSeedsV1).
+func (v *Validator) RecoveredBeacons() []chainlog.Beacon {
+	n := len(v.beacons)
+	return v.beacons[max(0, n-maxRecoveredBeacons):]
+}
