@@ -19,7 +19,6 @@ type Engine interface {
 	BroadcastJob(spec []byte) error
 }
 
-
 // The consensus steps below are the core's, run on the validator's loop,
 // for an Engine's application (ABCI++ PrepareProposal, ProcessProposal,
 // FinalizeBlock and Commit; D32). They must not be called from inside a
