@@ -62,8 +62,9 @@ type DevnetReport struct {
 	Expired         int64   `json:"jobs_expired"`
 	Lost            int     `json:"jobs_lost"`
 	Assignments     int64   `json:"assignments"`
+	Seats           int64   `json:"committee_seats"`
 	Pushes          int64   `json:"pushes"`
-	PushesPerAssign float64 `json:"pushes_per_assignment"`
+	PushesPerAssign float64 `json:"pushes_per_seat"`
 	DuplicateAcks   int64   `json:"duplicate_acks"`
 	NotHeld         int64   `json:"not_held"`
 	PushP50Millis   float64 `json:"push_latency_p50_ms"`
@@ -351,7 +352,7 @@ func (n *netDevnet) run(ctx context.Context, runners []*node.Runner) (*DevnetRep
 	nextKill := start.Add(3 * time.Second)
 	var catchUp []uint64 // heights the restarted validator had to reach
 	var catchFrom []int  // and its restart count index
-	lastProgress := start
+	lastProgress, lastAdvance := start, start
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -381,9 +382,15 @@ func (n *netDevnet) run(ctx context.Context, runners []*node.Runner) (*DevnetRep
 				}
 			}
 		}
+		if h > last {
+			lastAdvance = now
+		}
+		if now.Sub(lastAdvance) > stallAfter {
+			return nil, fmt.Errorf("%w: the chain made no block for %v (height %d)", ErrStalled, stallAfter, h)
+		}
 		last = max(last, h)
 		// chaos: kill the victim (f = 1), restart it on its directories
-		if cfg.Chaos && !draining && downUntil.IsZero() && now.After(nextKill) {
+		if cfg.Chaos && (!draining || rep.ValidatorKills < cfg.Kills) && downUntil.IsZero() && now.After(nextKill) {
 			if err := n.stop(victim); err != nil {
 				return nil, fmt.Errorf("killing validator %d: %w", victim, err)
 			}
@@ -417,9 +424,33 @@ func (n *netDevnet) run(ctx context.Context, runners []*node.Runner) (*DevnetRep
 			}
 			_, open := v.JobStates()
 			if len(open) == 0 || h >= drainUntil {
+				if cfg.Chaos { // the last restart catches up before the report
+					n.waitLevel(cfg.Validators-1, 30*time.Second)
+				}
 				return n.report(rep, v, len(open), catchUp, time.Since(start))
 			}
 		}
+	}
+}
+
+// ErrStalled: the devnet's chain stopped making blocks.
+var ErrStalled = errors.New("cometbft: devnet chain stalled")
+
+// stallAfter bounds a devnet's wait for the next block.
+const stallAfter = 60 * time.Second
+
+// waitLevel waits (at most within) until validator i is level with the
+// greatest height of the others.
+func (n *netDevnet) waitLevel(i int, within time.Duration) {
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) {
+		n.mu.Lock()
+		nd := n.nodes[i]
+		n.mu.Unlock()
+		if nd != nil && nd.V.Height() >= n.height() {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 
@@ -445,8 +476,9 @@ func (n *netDevnet) report(rep *DevnetReport, v *node.Validator, open int, catch
 		}
 	}
 	rep.Pushes, rep.DuplicateAcks, rep.NotHeld = pushed, dup, notHeld
-	if rep.Assignments > 0 {
-		rep.PushesPerAssign = float64(pushed*100/rep.Assignments) / 100
+	rep.Seats = int64(v.Seats()) // validator 0 is never killed: every seat
+	if rep.Seats > 0 {
+		rep.PushesPerAssign = float64(pushed*100/rep.Seats) / 100
 	}
 	if lat.Count() > 0 {
 		rep.PushP50Millis, rep.PushP99Millis = float64(lat.Quantile(500))/1000, float64(lat.Quantile(990))/1000

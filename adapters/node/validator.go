@@ -170,6 +170,7 @@ type Validator struct {
 	finStart time.Time   // when FinalizeBlock began (loop only)
 	notHeld  atomic.Uint64
 	dupAcks  atomic.Uint64
+	seats    atomic.Uint64
 	beacons  []chainlog.Beacon // the block log's last parent beacons (recover; read-only after)
 	height   atomic.Uint64
 	failed   atomic.Pointer[error] // the core's sticky failure, for callers outside loop
@@ -730,6 +731,7 @@ func (v *Validator) commit(c *chain.Core, start time.Time) error {
 	exec := applied.Sub(start)
 	c.NoteBlock(httpapi.BlockSummary{Height: h, Time: applied, Txs: len(b.Txs), Assignments: len(b.Out.Assignments),
 		Pushed: len(res.Pushes), ExecMillis: float64(exec.Microseconds()) / 1000})
+	v.seats.Add(uint64(len(res.Pushes)))
 	v.sendq.post(sendItem{h: h, pushes: res.Pushes, cancels: res.Cancels}) // also ticks the server to h
 	v.log.Debug("block", "height", h, "txs", len(b.Txs), "assignments", len(b.Out.Assignments), "heartbeats", len(b.Heartbeats),
 		"pushes", len(res.Pushes), "cancels", len(res.Cancels))
