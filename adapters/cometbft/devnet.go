@@ -171,6 +171,16 @@ func (n *netDevnet) start(ctx context.Context, i int) error {
 	return nil
 }
 
+// stopAll stops every running validator, in parallel (each Close waits for
+// CometBFT's stores, node.go).
+func (n *netDevnet) stopAll() {
+	var wg sync.WaitGroup
+	for i := range n.nodes {
+		wg.Go(func() { _ = n.stop(i) })
+	}
+	wg.Wait()
+}
+
 // stop stops validator i, keeping its transport counts.
 func (n *netDevnet) stop(i int) error {
 	n.mu.Lock()
@@ -306,11 +316,7 @@ func RunDevnet(ctx context.Context, cfg DevnetConfig) (*DevnetReport, error) {
 	for i := range cfg.Validators {
 		n.homes = append(n.homes, filepath.Join(dir, fmt.Sprintf("v%d", i)))
 	}
-	defer func() {
-		for i := range n.nodes {
-			_ = n.stop(i)
-		}
-	}()
+	defer n.stopAll()
 	for i := range cfg.Validators {
 		if err := n.start(ctx, i); err != nil {
 			return nil, err

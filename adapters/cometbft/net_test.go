@@ -59,8 +59,8 @@ func startNet(t *testing.T, n, runners int) (*Network, []*Node, *digests) {
 			t.Fatal(err)
 		}
 		nodes[i] = nd
-		t.Cleanup(func() { nd.Close() })
 	}
+	t.Cleanup(func() { closeAll(nodes) })
 	return nw, nodes, d
 }
 
@@ -150,4 +150,15 @@ func TestDevnetChaos(t *testing.T) {
 	if rep.Lost != 0 || rep.Completed == 0 {
 		t.Fatalf("jobs: submitted %d completed %d expired %d lost %d", rep.Submitted, rep.Completed, rep.Expired, rep.Lost)
 	}
+}
+
+// closeAll closes the nodes in parallel.
+func closeAll(nodes []*Node) {
+	var wg sync.WaitGroup
+	for _, nd := range nodes {
+		if nd != nil {
+			wg.Go(func() { nd.Close() })
+		}
+	}
+	wg.Wait()
 }
