@@ -212,6 +212,23 @@ func (n *netDevnet) live(i int) (*node.Validator, error) {
 	return nil, node.ErrClosed
 }
 
+// ahead is the running validator with the greatest committed height,
+// preferring i among equals.
+func (n *netDevnet) ahead(i int) (*node.Validator, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var best *node.Validator
+	for j := range n.nodes {
+		if nd := n.nodes[(i+j)%len(n.nodes)]; nd != nil && (best == nil || nd.V.Height() > best.Height()) {
+			best = nd.V
+		}
+	}
+	if best == nil {
+		return nil, node.ErrClosed
+	}
+	return best, nil
+}
+
 // height is the greatest committed height of the running validators.
 func (n *netDevnet) height() uint64 {
 	n.mu.Lock()
@@ -225,14 +242,15 @@ func (n *netDevnet) height() uint64 {
 	return h
 }
 
-// netChain is a runner's Chain: any running validator, preferring its
-// own index (a killed validator's runners move on, D33).
+// netChain is a runner's Chain: the running validator furthest ahead
+// (ties: the runner's own index first), as a runner's chain view follows
+// the finalized tip; a killed validator's runners move on (D33).
 type netChain struct {
 	n *netDevnet
 	i int
 }
 
-func (c netChain) v() (*node.Validator, error) { return c.n.live(c.i) }
+func (c netChain) v() (*node.Validator, error) { return c.n.ahead(c.i) }
 
 func (c netChain) Height(context.Context) (uint64, error) {
 	v, err := c.v()
