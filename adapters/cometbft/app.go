@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/cip11/cip11/adapters/cometbft/layout"
 	"log/slog"
 	"sync"
 
@@ -79,7 +80,7 @@ type App struct {
 	seeds    map[uint64]seed.Signature
 	verified map[partialKey]bool // extensions VerifyVoteExtension accepted, by height
 	proposed *proposal           // this validator's last proposal
-	checked  *proposal // the last proposal ProcessProposal accepted
+	checked  *proposal           // the last proposal ProcessProposal accepted
 }
 
 type partialKey struct {
@@ -330,7 +331,7 @@ func (a *App) prepare(h uint64, req *abci.PrepareProposalRequest) ([][]byte, err
 	if err != nil {
 		return nil, err
 	}
-	txs, err := EncodeProposal(b, specs, req.Txs, req.MaxTxBytes)
+	txs, err := layout.EncodeProposal(b, specs, req.Txs, req.MaxTxBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -363,16 +364,16 @@ func (a *App) ProcessProposal(_ context.Context, req *abci.ProcessProposalReques
 
 // Verify is ProcessProposal's check of the block at height h, returning
 // the decoded proposal or why it is invalid: a layout sentinel
-// (ErrHeaderMissing, …, blockheader's), ErrBeaconInvalid, or the core's
+// (layout.ErrHeaderMissing, …, blockheader's), layout.ErrBeaconInvalid, or the core's
 // chain.ErrInvalidBlock wrapping the executor's reason.
-func (a *App) Verify(h uint64, txs [][]byte) (*Proposal, error) {
-	p, err := DecodeProposal(txs, h, a.chainID)
+func (a *App) Verify(h uint64, txs [][]byte) (*layout.Proposal, error) {
+	p, err := layout.DecodeProposal(txs, h, a.chainID)
 	if err != nil {
 		return nil, err
 	}
 	if pb := p.Header.ParentBeacon; pb != nil {
 		if err := a.group.Verify(pb.Round, pb.Signature[:]); err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrBeaconInvalid, err)
+			return nil, fmt.Errorf("%w: %w", layout.ErrBeaconInvalid, err)
 		}
 	}
 	if err := a.v.CheckBlock(p.Block); err != nil {
@@ -438,7 +439,7 @@ func (a *App) FinalizeBlock(_ context.Context, req *abci.FinalizeBlockRequest) (
 	a.mu.Unlock()
 	var raw [][]byte
 	if b == nil { // replayed, or decided without our ProcessProposal
-		p, err := DecodeProposal(req.Txs, h, a.chainID)
+		p, err := layout.DecodeProposal(req.Txs, h, a.chainID)
 		if err != nil {
 			return nil, fmt.Errorf("cometbft: decided block %d does not decode: %w", h, err)
 		}
