@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	abci "github.com/cometbft/cometbft/abci/types"
+	cryptoenc "github.com/cometbft/cometbft/crypto/encoding"
 	cmttypes "github.com/cometbft/cometbft/api/cometbft/types/v1"
 
 	"github.com/cip11/cip11"
@@ -193,8 +194,19 @@ func (a *App) Info(context.Context, *abci.InfoRequest) (*abci.InfoResponse, erro
 // static, equal power) and changes nothing.
 func (a *App) InitChain(_ context.Context, req *abci.InitChainRequest) (*abci.InitChainResponse, error) {
 	if len(req.Validators) != len(a.addrs) {
-		return nil, fmt.Errorf("cometbft: InitChain with %d validators, the CIP-11 genesis has %d", len(req.Validators), len(a.addrs))
+		return nil, fmt.Errorf("%w: InitChain with %d validators, the CIP-11 genesis has %d", ErrValidatorSet, len(req.Validators), len(a.addrs))
 	}
+	for _, u := range req.Validators {
+		pk, err := cryptoenc.PubKeyFromTypeAndBytes(u.PubKeyType, u.PubKeyBytes)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrValidatorSet, err)
+		}
+		if a.indexOf(pk.Address()) == 0 || u.Power != req.Validators[0].Power {
+			return nil, fmt.Errorf("%w: validator %X is not in the CIP-11 set with equal power (D29)", ErrValidatorSet, pk.Address())
+		}
+	}
+	// The response names no validators: CometBFT keeps the genesis set, and
+	// the application never returns a validator update (D29: static set).
 	return &abci.InitChainResponse{}, nil
 }
 
@@ -400,6 +412,10 @@ func (a *App) VerifyVoteExtension(_ context.Context, req *abci.VerifyVoteExtensi
 	}
 	return &abci.VerifyVoteExtensionResponse{Status: abci.VERIFY_VOTE_EXTENSION_STATUS_ACCEPT}, nil
 }
+
+// ErrValidatorSet: CometBFT's validator set is not the CIP-11 genesis set
+// (D29: static, equal power).
+var ErrValidatorSet = errors.New("cometbft: validator set differs from the CIP-11 genesis")
 
 // ErrExtension: a vote extension is not a verifying partial of the
 // height's round from a member of the set.
