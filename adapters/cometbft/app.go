@@ -10,8 +10,8 @@ import (
 	"sync"
 
 	abci "github.com/cometbft/cometbft/abci/types"
-	cryptoenc "github.com/cometbft/cometbft/crypto/encoding"
 	cmttypes "github.com/cometbft/cometbft/api/cometbft/types/v1"
+	cryptoenc "github.com/cometbft/cometbft/crypto/encoding"
 
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/adapters/node"
