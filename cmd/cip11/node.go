@@ -182,12 +182,7 @@ runs until SIGINT or SIGTERM. No positional arguments.`)
 	if err != nil {
 		return fail(err)
 	}
-	reg := prometheus.NewRegistry()
-	m, err := httpapi.NewMetrics(reg)
-	if err != nil {
-		return fail(err)
-	}
-	vm, err := node.NewMetrics(reg)
+	reg, m, vm, err := validatorMetrics()
 	if err != nil {
 		return fail(err)
 	}
@@ -197,40 +192,74 @@ runs until SIGINT or SIGTERM. No positional arguments.`)
 		return fail(err)
 	}
 	defer v.Close()
-	addr := *httpAddr
-	if addr == "" {
-		addr = g.Validator.HTTP
+	httpURL, stop, err := serveAPI(v, g, *httpAddr, reg, m, log)
+	if err != nil {
+		return fail(err)
 	}
-	httpURL := "off"
-	if addr != "off" && addr != "" {
-		h, err := httpapi.NewHandler(node.Backend{V: v}, httpapi.Options{PollDisabled: g.P().PollDisabled, Gatherer: reg, Metrics: m, Logger: log})
-		if err != nil {
-			return fail(err)
-		}
-		ln, err := net.Listen("tcp", addr)
-		if err != nil {
-			return fail(err)
-		}
-		srv := node.ServeHTTP(ln, h, log)
-		defer srv.Shutdown(node.DefaultHTTPShutdown)
-		httpURL = "http://" + ln.Addr().String()
-	}
-	st := v.Status()
-	window := "all at once"
-	if w := v.PushWindow(); w > 0 {
-		window = fmt.Sprintf("%d in flight", w)
-	}
-	if v.Addr() == nil {
-		window = "none (poll only)"
-	}
-	fmt.Fprintf(stdout, "cip11 validator\n  chain_id            %d\n  phase               %s\n  quic                %s\n  peer_pubkey         %s\n  validator_set_hash  %s\n  subset_epoch        %d\n  http                %s\n  data                %s\n  height              %d\n  push                %s\n",
-		st.ChainID, v.Phase(), st.QUICAddr, st.PeerKey, st.ValidatorSetHash, st.SubsetEpoch, httpURL, v.Dir(), st.Height, window)
+	defer stop()
+	printBanner(stdout, v, httpURL, nil)
 	ctx, cancel := signalContext()
 	defer cancel()
 	if err := v.Run(ctx); err != nil {
 		return fail(err)
 	}
 	return 0
+}
+
+// validatorMetrics registers the HTTP API's and the validator's metrics
+// on a new registry (GET /metrics).
+func validatorMetrics() (*prometheus.Registry, *httpapi.Metrics, *node.Metrics, error) {
+	reg := prometheus.NewRegistry()
+	m, err := httpapi.NewMetrics(reg)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	vm, err := node.NewMetrics(reg)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return reg, m, vm, nil
+}
+
+// serveAPI serves v's HTTP API (docs/http-api.md) and the metrics in reg
+// on addr: empty is the genesis validator.http, "off" serves nothing. It
+// returns the API's URL ("off") and the function that shuts it down.
+func serveAPI(v *node.Validator, g *node.Genesis, addr string, reg *prometheus.Registry, m *httpapi.Metrics, log *slog.Logger) (string, func(), error) {
+	if addr == "" {
+		addr = g.Validator.HTTP
+	}
+	if addr == "off" || addr == "" {
+		return "off", func() {}, nil
+	}
+	h, err := httpapi.NewHandler(node.Backend{V: v}, httpapi.Options{PollDisabled: g.P().PollDisabled, Gatherer: reg, Metrics: m, Logger: log})
+	if err != nil {
+		return "", nil, err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", nil, err
+	}
+	srv := node.ServeHTTP(ln, h, log)
+	return "http://" + ln.Addr().String(), func() { _ = srv.Shutdown(node.DefaultHTTPShutdown) }, nil
+}
+
+// printBanner prints the validator's start-up summary; pre are extra
+// "name value" lines printed first.
+func printBanner(w io.Writer, v *node.Validator, httpURL string, pre [][2]string) {
+	st := v.Status()
+	window := "all at once"
+	if pw := v.PushWindow(); pw > 0 {
+		window = fmt.Sprintf("%d in flight", pw)
+	}
+	if v.Addr() == nil {
+		window = "none (poll only)"
+	}
+	fmt.Fprintln(w, "cip11 validator")
+	for _, l := range pre {
+		fmt.Fprintf(w, "  %-19s %s\n", l[0], l[1])
+	}
+	fmt.Fprintf(w, "  chain_id            %d\n  phase               %s\n  quic                %s\n  peer_pubkey         %s\n  validator_set_hash  %s\n  subset_epoch        %d\n  http                %s\n  data                %s\n  height              %d\n  push                %s\n",
+		st.ChainID, v.Phase(), st.QUICAddr, st.PeerKey, st.ValidatorSetHash, st.SubsetEpoch, httpURL, v.Dir(), st.Height, window)
 }
 
 // cip11 runner: a runner process.
