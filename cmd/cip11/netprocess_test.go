@@ -1,11 +1,13 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -80,9 +82,11 @@ func readDigests(t *testing.T, path string) []cip11.Hash {
 
 // Issue 19 §4 item 4: a four-validator network as four `cip11 validator
 // -home` processes configured only by what `cip11 genesis -validators 4`
-// wrote. All pass height 5; one is SIGKILLed and the other three (30 of 40
-// voting power, over 2/3) keep making blocks; restarted on its home it
-// catches up with them. Stopped with SIGTERM each exits 0, and the four
+// wrote. All pass height 5; two runner processes join and jobs submitted
+// to validator 0 complete as validator 3 sees them. One validator is
+// SIGKILLed and the other three (30 of 40 voting power, over 2/3) keep
+// making blocks and complete a job submitted meanwhile; restarted on its
+// home it catches up with them and knows every job completed. Stopped with SIGTERM each exits 0, and the four
 // block logs (node/blocks.jsonl) hold the same state digest at every
 // height they share, the restarted validator's log included, which
 // `cip11 replay` re-executes and accepts.
@@ -134,6 +138,43 @@ func TestNetworkProcessesAgree(t *testing.T) {
 		}
 	}
 
+	// Two runner processes; jobs submitted to one validator complete as
+	// every other validator sees them, so the block logs carry state.
+	for i := range 2 {
+		start(t, "runner", "-genesis", filepath.Join(home(i), "cip11.json"), "-key", filepath.Join(dir, fmt.Sprintf("runner-%04d.key", i)),
+			"-work", "20ms", "-log", "warn")
+	}
+	submit := func(at, m, nonce int) string {
+		body := fmt.Sprintf(`{"submitter":"%040x","job_kind":1,"runners":%d,"timeout_blocks":"30","work_ms":20,"nonce":"%d"}`, 7, m, nonce)
+		resp, err := http.Post(api(at)+"/jobs", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var jv struct {
+			ID string `json:"id"`
+		}
+		if resp.StatusCode != http.StatusCreated || json.NewDecoder(resp.Body).Decode(&jv) != nil {
+			t.Fatalf("POST /jobs to validator %d: %s", at, resp.Status)
+		}
+		return jv.ID
+	}
+	completedAt := func(at int, ids ...string) func() bool {
+		return func() bool {
+			for _, id := range ids {
+				var jv struct {
+					State string `json:"state"`
+				}
+				if getJSON(api(at)+"/jobs/"+id, &jv) != nil || jv.State != "completed" {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	jobs := []string{submit(0, 1, 1), submit(0, 2, 2)}
+	waitFor(t, "jobs submitted to validator 0 completed, as validator 3 sees them", 60*time.Second, completedAt(3, jobs...))
+
 	// SIGKILL one; the other three keep deciding blocks.
 	const victim = 2
 	others := []int{0, 1, 3}
@@ -154,6 +195,8 @@ func TestNetworkProcessesAgree(t *testing.T) {
 	if _, up := height(victim); up {
 		t.Fatal("the killed validator's API still answers")
 	}
+	jobs = append(jobs, submit(1, 1, 3))
+	waitFor(t, "a job submitted with a validator down completed", 60*time.Second, completedAt(0, jobs[2]))
 
 	// Restart it on its home: it catches up with the others.
 	procs[victim] = validator(victim)
@@ -175,6 +218,9 @@ func TestNetworkProcessesAgree(t *testing.T) {
 		h, _ := height(victim)
 		return h >= killedAt[0]+15
 	})
+	if !completedAt(victim, jobs...)() {
+		t.Fatal("the restarted validator does not know the three jobs completed")
+	}
 
 	// SIGTERM: each stops cleanly (exit 0).
 	for i, p := range procs {
@@ -216,7 +262,7 @@ func TestNetworkProcessesAgree(t *testing.T) {
 	vlog := filepath.Join(home(victim), "node", "blocks.jsonl")
 	code, out, errOut := cli("replay", "-quiet", vlog)
 	last := logs[victim][len(logs[victim])-1]
-	if code != 0 || !strings.Contains(out, fmt.Sprintf("blocks:             %d\n", len(logs[victim]))) ||
+	if code != 0 || !strings.Contains(out, fmt.Sprintf("blocks:             %d\n", len(logs[victim]))) || !strings.Contains(out, "jobs submitted:     3 (M == 1: 2, M > 1: 1)\n") ||
 		!strings.Contains(out, "final state digest: "+last.String()+"\n") {
 		t.Fatalf("replay of %s: exit %d, stdout:\n%s\nstderr:\n%s", vlog, code, out, errOut)
 	}
