@@ -289,3 +289,35 @@ func TestNetworkValidatorStartErrors(t *testing.T) {
 		t.Fatalf("single-validator genesis as a home: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }
+
+// TestNetworkOneValidatorFlags: a one-validator network decides blocks on
+// its own; validator -home serves the HTTP API on -http when given
+// (instead of the genesis validator.http), -comet-log info shows
+// CometBFT's own log on stderr, and SIGINT stops it with exit 0.
+func TestNetworkOneValidatorFlags(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a validator process")
+	}
+	dir := filepath.Join(t.TempDir(), "net")
+	if code, _, errOut := cli("genesis", "-validators", "1", "-o", dir, "-runners", "0", "-base-port", fmt.Sprint(freeNetworkBase(t, 1))); code != 0 {
+		t.Fatal(errOut)
+	}
+	api := fmt.Sprintf("http://127.0.0.1:%d", freePort(t, "tcp"))
+	p := start(t, "validator", "-home", filepath.Join(dir, "v0"), "-http", strings.TrimPrefix(api, "http://"), "-comet-log", "info", "-log", "warn")
+	waitFor(t, "height 3 on the -http address", 60*time.Second, func() bool {
+		var st struct {
+			Height uint64 `json:"height,string"`
+		}
+		return getJSON(api+"/status", &st) == nil && st.Height >= 3
+	})
+	if err := p.cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Wait(); err != nil {
+		t.Fatalf("after SIGINT: %v", err)
+	}
+	out := p.out.String()
+	if !strings.Contains(out, "http                "+api+"\n") || !strings.Contains(out, "Completed ABCI Handshake") {
+		t.Fatalf("output lacks the -http address in the banner or CometBFT's log:\n%.3000s", out)
+	}
+}
