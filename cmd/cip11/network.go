@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 
-	cmtlog "github.com/cometbft/cometbft/libs/log"
 	"golang.org/x/term"
 
 	"github.com/cip11/cip11/adapters/cometbft"
@@ -62,21 +61,9 @@ func homeRange(dir string, n int) string {
 	return filepath.Join(dir, "v0") + " … " + filepath.Join(dir, "v"+strconv.Itoa(n-1))
 }
 
-// cometLogger is CometBFT's own log on stderr at level ("none": nothing).
-func cometLogger(stderr io.Writer, level string) (cmtlog.Logger, error) {
-	opt, err := cmtlog.AllowLevel(level)
-	if err != nil {
-		return nil, err
-	}
-	if level == "none" {
-		return cmtlog.NewNopLogger(), nil
-	}
-	return cmtlog.NewFilter(cmtlog.NewTMLogger(cmtlog.NewSyncWriter(stderr)), opt), nil
-}
-
-// cometLevel accepts CometBFT's log levels.
+// cometLevel accepts CometBFT's log levels (cometbft.NewLogger's).
 func cometLevel(s string) error {
-	if _, err := cmtlog.AllowLevel(s); err != nil {
+	if _, err := cometbft.NewLogger(nil, s); err != nil {
 		return errors.New("must be none, error, info or debug")
 	}
 	return nil
@@ -87,7 +74,7 @@ type netValidator struct {
 	home, httpAddr string
 	noSync         bool
 	log            *slog.Logger
-	comet          cmtlog.Logger
+	cometLevel     string
 }
 
 // runNetworkValidator is cip11 validator -home: one validator of a network
@@ -99,13 +86,17 @@ func runNetworkValidator(stdout, stderr io.Writer, cfg netValidator) int {
 	if err != nil {
 		return fail(err)
 	}
+	comet, err := cometbft.NewLogger(stderr, cfg.cometLevel)
+	if err != nil {
+		return fail(err)
+	}
 	reg, m, vm, err := validatorMetrics()
 	if err != nil {
 		return fail(err)
 	}
 	ctx, cancel := signalContext()
 	defer cancel()
-	nd, err := cometbft.StartNode(ctx, cometbft.NodeConfig{Home: cfg.home, Logger: cfg.log, CometLogger: cfg.comet, NoSync: cfg.noSync,
+	nd, err := cometbft.StartNode(ctx, cometbft.NodeConfig{Home: cfg.home, Logger: cfg.log, CometLogger: comet, NoSync: cfg.noSync,
 		Metrics: vm, Registerer: reg})
 	if err != nil {
 		return fail(err)

@@ -223,11 +223,7 @@ DIR/data; restarted on the same home it catches up from its peers.
 		return 2
 	}
 	if *home != "" {
-		comet, err := cometLogger(stderr, *cometLevelFlag)
-		if err != nil {
-			return c.usageError(stderr, "-comet-log: %v", err)
-		}
-		return runNetworkValidator(stdout, stderr, netValidator{home: *home, httpAddr: *httpAddr, noSync: *noSync, log: log, comet: comet})
+		return runNetworkValidator(stdout, stderr, netValidator{home: *home, httpAddr: *httpAddr, noSync: *noSync, log: log, cometLevel: *cometLevelFlag})
 	}
 	fail := func(err error) int { fmt.Fprintf(stderr, "cip11 validator: %v\n", err); return 1 }
 	g, err := node.LoadGenesis(*gpath)
