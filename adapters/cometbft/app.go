@@ -77,8 +77,15 @@ type App struct {
 
 	mu       sync.Mutex // the fields below: ABCI connections run concurrently
 	seeds    map[uint64]seed.Signature
-	proposed *proposal // this validator's last proposal
+	verified map[partialKey]bool // extensions VerifyVoteExtension accepted, by height
+	proposed *proposal           // this validator's last proposal
 	checked  *proposal // the last proposal ProcessProposal accepted
+}
+
+type partialKey struct {
+	h   uint64
+	idx uint32
+	sig seed.Signature
 }
 
 type proposal struct {
@@ -118,7 +125,7 @@ func NewApp(cfg AppConfig) (*App, error) {
 		return nil, fmt.Errorf("%w: share index %d, this validator is validator_set[%d]", node.ErrKeyFile, cfg.Share.Index, g.SelfIndex())
 	}
 	a := &App{v: cfg.Validator, g: g, chainID: uint64(g.ChainID), log: cfg.Logger, share: cfg.Share, t: t,
-		addrs: cfg.VoteAddrs, onFin: cfg.OnFinalized, seeds: map[uint64]seed.Signature{}}
+		addrs: cfg.VoteAddrs, onFin: cfg.OnFinalized, seeds: map[uint64]seed.Signature{}, verified: map[partialKey]bool{}}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}
@@ -264,7 +271,10 @@ func (a *App) recoverBeacon(h uint64, votes []abci.ExtendedVoteInfo) (seed.Signa
 			continue
 		}
 		p := seed.Partial{Index: idx, Signature: seed.Signature(vote.VoteExtension)}
-		if a.shares[idx-1].Verify(r, p.Signature[:]) != nil {
+		a.mu.Lock()
+		known := a.verified[partialKey{h - 1, idx, p.Signature}]
+		a.mu.Unlock()
+		if !known && a.shares[idx-1].Verify(r, p.Signature[:]) != nil {
 			a.log.Warn("a partial seed signature in the last commit does not verify; skipped", "height", h-1, "index", idx)
 			continue
 		}
@@ -406,6 +416,9 @@ func (a *App) VerifyExtension(h uint64, addr, ext []byte) error {
 	if err := a.shares[idx-1].Verify(round(h), ext); err != nil {
 		return fmt.Errorf("%w: %w", ErrExtension, err)
 	}
+	a.mu.Lock()
+	a.verified[partialKey{h, idx, seed.Signature(ext)}] = true
+	a.mu.Unlock()
 	return nil
 }
 
@@ -443,6 +456,13 @@ func (a *App) FinalizeBlock(_ context.Context, req *abci.FinalizeBlockRequest) (
 	if pb := fb.ParentBeacon; pb != nil {
 		a.rememberSeed(uint64(pb.View), seed.Signature(pb.Signature))
 	}
+	a.mu.Lock()
+	for k := range a.verified { // partials of h−1 and before are spent
+		if k.h < h {
+			delete(a.verified, k)
+		}
+	}
+	a.mu.Unlock()
 	res := &abci.FinalizeBlockResponse{AppHash: fb.Out.StateDigest[:], TxResults: make([]*abci.ExecTxResult, len(req.Txs))}
 	for i := range res.TxResults {
 		res.TxResults[i] = &abci.ExecTxResult{Code: CodeOK}

@@ -156,6 +156,9 @@ func DecodeProposal(txs [][]byte, height uint64, chainID uint64) (*Proposal, err
 		body.Presence != nil || len(body.ConsumedSeeds) > 0 || hasOut(&body.Out) {
 		return nil, fmt.Errorf("%w: header or output fields in the body", ErrBodyMalformed)
 	}
+	if canon, err := encodeBody(&body); err != nil || !bytes.Equal(canon, txs[1]) {
+		return nil, fmt.Errorf("%w: not in the canonical chainlog encoding", ErrBodyMalformed)
+	}
 	b := &chainlog.Block{Height: chainlog.U64(height), Round: chainlog.Round{Epoch: chainlog.U64(h.Round.Epoch), View: chainlog.U64(h.Round.View)},
 		Registry: body.Registry, Heartbeats: body.Heartbeats, Txs: body.Txs}
 	if pb := h.ParentBeacon; pb != nil {

@@ -3,8 +3,21 @@ package cometbft
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"math/rand/v2"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
 	"time"
+
+	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/adapters/node"
+	"github.com/cip11/cip11/adapters/node/chain"
+	"github.com/cip11/cip11/replay"
+	"github.com/cip11/cip11/wire"
 )
 
 // DevnetConfig shapes an in-process network devnet: Validators validators
@@ -49,8 +62,9 @@ type DevnetReport struct {
 	Expired         int64   `json:"jobs_expired"`
 	Lost            int     `json:"jobs_lost"`
 	Assignments     int64   `json:"assignments"`
+	Seats           int64   `json:"committee_seats"`
 	Pushes          int64   `json:"pushes"`
-	PushesPerAssign float64 `json:"pushes_per_assignment"`
+	PushesPerAssign float64 `json:"pushes_per_seat"`
 	DuplicateAcks   int64   `json:"duplicate_acks"`
 	NotHeld         int64   `json:"not_held"`
 	PushP50Millis   float64 `json:"push_latency_p50_ms"`
@@ -66,7 +80,519 @@ type DevnetReport struct {
 	Elapsed         float64 `json:"elapsed_s"`
 }
 
-// RunDevnet runs a network devnet and reports.
+func (c *DevnetConfig) defaults() error {
+	switch {
+	case c.Validators < 0 || c.Validators > 16:
+		return fmt.Errorf("%w: devnet: validators %d (1 … 16)", node.ErrBadRequest, c.Validators)
+	case c.Runners < 0 || c.Runners > 10_000:
+		return fmt.Errorf("%w: devnet: runners %d (1 … 10000)", node.ErrBadRequest, c.Runners)
+	case c.Duration < 0 || c.JobsPerBlock < 0 || c.WorkTime < 0 || c.Kills < 0 || c.MultiPerMille > 1000:
+		return fmt.Errorf("%w: devnet: a negative duration, jobs per block, work time or kills, or multi per mille > 1000", node.ErrBadRequest)
+	case c.Chaos && c.Validators != 0 && c.Validators < 4:
+		return fmt.Errorf("%w: devnet: -chaos kills one validator and needs 4 or more (f = 1)", node.ErrBadRequest)
+	}
+	if c.Validators == 0 {
+		c.Validators = 4
+	}
+	if c.Runners == 0 {
+		c.Runners = 50
+	}
+	if c.Duration == 0 {
+		c.Duration = 20 * time.Second
+	}
+	if c.JobsPerBlock == 0 {
+		c.JobsPerBlock = 2
+	}
+	if c.MultiPerMille == 0 {
+		c.MultiPerMille = 400
+	}
+	if c.MultiPerMille < 0 {
+		c.MultiPerMille = 0
+	}
+	if c.TimeoutBlocks == 0 {
+		c.TimeoutBlocks = 12
+	}
+	if c.WorkTime == 0 {
+		c.WorkTime = 30 * time.Millisecond
+	}
+	if c.Kills == 0 {
+		c.Kills = 3
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return nil
+}
+
+// netDevnet is a running network devnet.
+type netDevnet struct {
+	cfg   DevnetConfig
+	homes []string
+	mu    sync.Mutex // nodes, the records below
+	nodes []*Node
+	// per height: the first time any validator finalized it, and every
+	// validator's digest
+	first   map[uint64]time.Time
+	digests map[uint64]map[int]cip11.Hash
+	// transport counts of stopped validator instances
+	pushed, dup, notHeld int64
+	ackLat               chain.Histogram
+}
+
+func (n *netDevnet) hook(i int) func(uint64, cip11.Hash) {
+	return func(h uint64, d cip11.Hash) {
+		n.mu.Lock()
+		defer n.mu.Unlock()
+		if _, ok := n.first[h]; !ok {
+			n.first[h] = time.Now()
+		}
+		if n.digests[h] == nil {
+			n.digests[h] = map[int]cip11.Hash{}
+		}
+		n.digests[h][i] = d
+	}
+}
+
+func (n *netDevnet) start(ctx context.Context, i int) error {
+	var nd *Node
+	var err error
+	for range 50 { // a restarted validator's ports may take a moment to free
+		if nd, err = StartNode(ctx, NodeConfig{Home: n.homes[i], NoSync: n.cfg.NoSync, Logger: n.cfg.Logger, OnFinalized: n.hook(i)}); err == nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err != nil {
+		return fmt.Errorf("validator %d: %w", i, err)
+	}
+	n.mu.Lock()
+	n.nodes[i] = nd
+	n.mu.Unlock()
+	return nil
+}
+
+// stopAll stops every running validator, in parallel (each Close waits for
+// CometBFT's stores, node.go).
+func (n *netDevnet) stopAll() {
+	var wg sync.WaitGroup
+	for i := range n.nodes {
+		wg.Go(func() { _ = n.stop(i) })
+	}
+	wg.Wait()
+}
+
+// stop stops validator i, keeping its transport counts.
+func (n *netDevnet) stop(i int) error {
+	n.mu.Lock()
+	nd := n.nodes[i]
+	n.nodes[i] = nil
+	n.mu.Unlock()
+	if nd == nil {
+		return nil
+	}
+	s := nd.V.Stats()
+	n.mu.Lock()
+	n.pushed += s.Pushed
+	n.dup += int64(nd.V.DuplicateAcks())
+	n.notHeld += int64(nd.V.NotHeld())
+	n.ackLat.Merge(&s.AckMicros)
+	n.mu.Unlock()
+	return nd.Close()
+}
+
+// live is a running validator, preferring i.
+func (n *netDevnet) live(i int) (*node.Validator, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for j := range n.nodes {
+		if nd := n.nodes[(i+j)%len(n.nodes)]; nd != nil {
+			return nd.V, nil
+		}
+	}
+	return nil, node.ErrClosed
+}
+
+// ahead is the running validator with the greatest committed height,
+// preferring i among equals.
+func (n *netDevnet) ahead(i int) (*node.Validator, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var best *node.Validator
+	for j := range n.nodes {
+		if nd := n.nodes[(i+j)%len(n.nodes)]; nd != nil && (best == nil || nd.V.Height() > best.Height()) {
+			best = nd.V
+		}
+	}
+	if best == nil {
+		return nil, node.ErrClosed
+	}
+	return best, nil
+}
+
+// height is the greatest committed height of the running validators.
+func (n *netDevnet) height() uint64 {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var h uint64
+	for _, nd := range n.nodes {
+		if nd != nil {
+			h = max(h, nd.V.Height())
+		}
+	}
+	return h
+}
+
+// netChain is a runner's Chain: the running validator furthest ahead
+// (ties: the runner's own index first), as a runner's chain view follows
+// the finalized tip; a killed validator's runners move on (D33).
+type netChain struct {
+	n *netDevnet
+	i int
+}
+
+func (c netChain) v() (*node.Validator, error) { return c.n.ahead(c.i) }
+
+func (c netChain) Height(context.Context) (uint64, error) {
+	v, err := c.v()
+	if err != nil {
+		return 0, err
+	}
+	return v.Height(), nil
+}
+
+func (c netChain) Submit(ctx context.Context, tx []byte) error {
+	v, err := c.v()
+	if err != nil {
+		return err
+	}
+	return node.LocalChain{V: v}.Submit(ctx, tx)
+}
+
+func (c netChain) Settled(ctx context.Context, j cip11.Hash, r cip11.Address) (bool, error) {
+	v, err := c.v()
+	if err != nil {
+		return false, err
+	}
+	return node.LocalChain{V: v}.Settled(ctx, j, r)
+}
+
+func (c netChain) Poll(ctx context.Context, r cip11.Address) ([]*wire.JobAssignment, error) {
+	v, err := c.v()
+	if err != nil {
+		return nil, err
+	}
+	return node.LocalChain{V: v}.Poll(ctx, r)
+}
+
+func (c netChain) PollKeyed(ctx context.Context, r cip11.Address, k wire.PubKey) ([]*wire.JobAssignment, error) {
+	v, err := c.v()
+	if err != nil {
+		return nil, err
+	}
+	return node.LocalChain{V: v}.PollKeyed(ctx, r, k)
+}
+
+func (c netChain) LastHeartbeat(ctx context.Context, r cip11.Address) (uint64, bool, error) {
+	v, err := c.v()
+	if err != nil {
+		return 0, false, err
+	}
+	return node.LocalChain{V: v}.LastHeartbeat(ctx, r)
+}
+
+func (c netChain) Assigned(ctx context.Context, j cip11.Hash, r cip11.Address, h uint64) (bool, error) {
+	v, err := c.v()
+	if err != nil {
+		return false, err
+	}
+	return node.LocalChain{V: v}.Assigned(ctx, j, r, h)
+}
+
+// RunDevnet runs a network devnet until cfg.Duration has passed and every
+// job has ended (or the drain bound ran out), and reports.
 func RunDevnet(ctx context.Context, cfg DevnetConfig) (*DevnetReport, error) {
-	return nil, errors.New("cometbft: RunDevnet: not yet")
+	if err := cfg.defaults(); err != nil {
+		return nil, err
+	}
+	dir := cfg.Dir
+	if dir == "" {
+		d, err := os.MkdirTemp("", "cip11-net-")
+		if err != nil {
+			return nil, err
+		}
+		dir = d
+		defer os.RemoveAll(d)
+	}
+	nw, err := NewNetwork(NetworkOptions{Validators: cfg.Validators, Runners: cfg.Runners, Seed: cfg.Seed, BasePort: freePorts(cfg.Validators)})
+	if err != nil {
+		return nil, err
+	}
+	if err := nw.Write(dir); err != nil {
+		return nil, err
+	}
+	n := &netDevnet{cfg: cfg, nodes: make([]*Node, cfg.Validators), first: map[uint64]time.Time{}, digests: map[uint64]map[int]cip11.Hash{}}
+	for i := range cfg.Validators {
+		n.homes = append(n.homes, filepath.Join(dir, fmt.Sprintf("v%d", i)))
+	}
+	defer n.stopAll()
+	for i := range cfg.Validators {
+		if err := n.start(ctx, i); err != nil {
+			return nil, err
+		}
+	}
+	g := nw.Homes[0].Genesis
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	runners := make([]*node.Runner, cfg.Runners)
+	defer func() {
+		for _, r := range runners {
+			if r != nil {
+				r.Close()
+			}
+		}
+	}()
+	for i := range cfg.Runners {
+		k, err := wire.NewRunnerKey(node.RunnerSecret(cfg.Seed, i))
+		if err != nil {
+			return nil, err
+		}
+		if runners[i], err = node.NewRunner(rctx, node.RunnerConfig{Genesis: g, Key: k, Chain: netChain{n, i % cfg.Validators},
+			WorkTime: cfg.WorkTime, Tick: 10 * time.Millisecond, Logger: cfg.Logger, Seed: cfg.Seed*1000 + uint64(i)}); err != nil {
+			return nil, err
+		}
+	}
+	return n.run(ctx, runners)
+}
+
+func (n *netDevnet) run(ctx context.Context, runners []*node.Runner) (*DevnetReport, error) {
+	cfg := n.cfg
+	rep := &DevnetReport{Validators: cfg.Validators, Runners: cfg.Runners}
+	rng := rand.New(rand.NewPCG(cfg.Seed, 0xde7))
+	start := time.Now()
+	var nonce uint64
+	last := uint64(0)
+	drainUntil := uint64(0)
+	victim, downAt, downUntil := cfg.Validators-1, uint64(0), time.Time{}
+	nextKill := start.Add(3 * time.Second)
+	var catchUp []uint64 // heights the restarted validator had to reach
+	var catchFrom []int  // and its restart count index
+	lastProgress, lastAdvance := start, start
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-tick.C:
+		}
+		now := time.Now()
+		h := n.height()
+		draining := now.Sub(start) >= cfg.Duration
+		if h > last && !draining && h >= 3 {
+			for range cfg.JobsPerBlock {
+				nonce++
+				m := uint32(1)
+				if rng.IntN(1000) < cfg.MultiPerMille {
+					m = 2 + uint32(rng.IntN(2))
+				}
+				spec := &node.JobSpec{Submitter: submitter(rng.IntN(8)), Kind: uint8(rng.IntN(6)), Runners: m,
+					TimeoutBlocks: cfg.TimeoutBlocks, WorkMillis: uint32(cfg.WorkTime.Milliseconds()), Nonce: nonce}
+				v, err := n.live(int(nonce) % cfg.Validators)
+				if err != nil {
+					return nil, err
+				}
+				if _, err := v.SubmitJob(spec); err != nil && !errors.Is(err, node.ErrDuplicate) {
+					return nil, fmt.Errorf("submit: %w", err)
+				}
+			}
+		}
+		if h > last {
+			lastAdvance = now
+		}
+		if now.Sub(lastAdvance) > stallAfter {
+			return nil, fmt.Errorf("%w: the chain made no block for %v (height %d)", ErrStalled, stallAfter, h)
+		}
+		last = max(last, h)
+		// chaos: kill the victim (f = 1), restart it on its directories
+		if cfg.Chaos && (!draining || rep.ValidatorKills < cfg.Kills) && downUntil.IsZero() && now.After(nextKill) {
+			if err := n.stop(victim); err != nil {
+				return nil, fmt.Errorf("killing validator %d: %w", victim, err)
+			}
+			rep.ValidatorKills++
+			downAt, downUntil = h, now.Add(time.Duration(1500+rng.IntN(1000))*time.Millisecond)
+			cfg.Logger.Info("devnet: validator stopped", "validator", victim, "height", h)
+		}
+		if !downUntil.IsZero() && now.After(downUntil) {
+			if err := n.start(ctx, victim); err != nil {
+				return nil, err
+			}
+			catchUp, catchFrom = append(catchUp, n.height()), append(catchFrom, rep.ValidatorKills)
+			cfg.Logger.Info("devnet: validator restarted", "validator", victim, "down_at", downAt, "height", n.height())
+			downUntil = time.Time{}
+			nextKill = now.Add(time.Duration(2000+rng.IntN(1000)) * time.Millisecond)
+		}
+		if cfg.Progress != nil && now.Sub(lastProgress) >= time.Second {
+			lastProgress = now
+			if v, err := n.live(0); err == nil {
+				s := v.Stats()
+				cfg.Progress(DevnetProgress{Elapsed: now.Sub(start), Height: h, Submitted: s.Submitted, Completed: s.Completed, Draining: draining})
+			}
+		}
+		if draining && downUntil.IsZero() && (!cfg.Chaos || rep.ValidatorKills >= cfg.Kills) {
+			if drainUntil == 0 {
+				drainUntil = h + 4*(cfg.TimeoutBlocks+1) + 20
+			}
+			v, err := n.live(0)
+			if err != nil {
+				return nil, err
+			}
+			_, open := v.JobStates()
+			if len(open) == 0 || h >= drainUntil {
+				if cfg.Chaos { // the last restart catches up before the report
+					n.waitLevel(cfg.Validators-1, 30*time.Second)
+				}
+				return n.report(rep, v, len(open), catchUp, time.Since(start))
+			}
+		}
+	}
+}
+
+// ErrStalled: the devnet's chain stopped making blocks.
+var ErrStalled = errors.New("cometbft: devnet chain stalled")
+
+// stallAfter bounds a devnet's wait for the next block.
+const stallAfter = 60 * time.Second
+
+// waitLevel waits (at most within) until validator i is level with the
+// greatest height of the others.
+func (n *netDevnet) waitLevel(i int, within time.Duration) {
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) {
+		n.mu.Lock()
+		nd := n.nodes[i]
+		n.mu.Unlock()
+		if nd != nil && nd.V.Height() >= n.height() {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func submitter(i int) cip11.Address {
+	h := cip11.Keccak256([]byte("cip11-devnet/submitter"), []byte{byte(i)})
+	return cip11.Address(h[12:])
+}
+
+func (n *netDevnet) report(rep *DevnetReport, v *node.Validator, open int, catchUp []uint64, elapsed time.Duration) (*DevnetReport, error) {
+	s := v.Stats()
+	rep.Blocks = v.Height()
+	rep.Submitted, rep.Completed, rep.Expired, rep.Assignments = s.Submitted, s.Completed, s.Expired, s.Assigned
+	rep.Lost = open
+	n.mu.Lock()
+	pushed, dup, notHeld, lat := n.pushed, n.dup, n.notHeld, n.ackLat
+	for _, nd := range n.nodes {
+		if nd != nil {
+			st := nd.V.Stats()
+			pushed += st.Pushed
+			dup += int64(nd.V.DuplicateAcks())
+			notHeld += int64(nd.V.NotHeld())
+			lat.Merge(&st.AckMicros)
+		}
+	}
+	rep.Pushes, rep.DuplicateAcks, rep.NotHeld = pushed, dup, notHeld
+	rep.Seats = int64(v.Seats()) // validator 0 is never killed: every seat
+	if rep.Seats > 0 {
+		rep.PushesPerAssign = float64(pushed*100/rep.Seats) / 100
+	}
+	if lat.Count() > 0 {
+		rep.PushP50Millis, rep.PushP99Millis = float64(lat.Quantile(500))/1000, float64(lat.Quantile(990))/1000
+	}
+	// block intervals: between consecutive first finalizations
+	var iv []time.Duration
+	for h := uint64(2); h <= rep.Blocks; h++ {
+		a, ok1 := n.first[h-1]
+		b, ok2 := n.first[h]
+		if ok1 && ok2 {
+			iv = append(iv, b.Sub(a))
+		}
+	}
+	slices.Sort(iv)
+	if len(iv) > 0 {
+		rep.BlockP50Millis = float64(iv[len(iv)*50/100].Microseconds()) / 1000
+		rep.BlockP99Millis = float64(iv[min(len(iv)-1, len(iv)*99/100)].Microseconds()) / 1000
+	}
+	rep.AppHashesAgree = true
+	for h := uint64(1); h <= rep.Blocks; h++ {
+		ds := n.digests[h]
+		var first cip11.Hash
+		k := 0
+		for _, d := range ds {
+			if k == 0 {
+				first = d
+			} else if d != first {
+				rep.AppHashesAgree = false
+			}
+			k++
+		}
+		if k == len(n.nodes) {
+			rep.HeightsCompared++
+		}
+	}
+	n.mu.Unlock()
+	rep.Elapsed = elapsed.Seconds()
+	if n.cfg.Chaos {
+		rep.CaughtUp = true
+		victim := len(n.nodes) - 1
+		n.mu.Lock()
+		nd := n.nodes[victim]
+		n.mu.Unlock()
+		if nd == nil || len(catchUp) == 0 || nd.V.Height() < catchUp[len(catchUp)-1] {
+			rep.CaughtUp = false
+		}
+		// replay the victim's block log against a fresh store (§17)
+		if err := n.stop(victim); err != nil {
+			return nil, err
+		}
+		f, err := os.Open(filepath.Join(n.homes[victim], "node", "blocks.jsonl"))
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		sum, err := replay.Run(f, replay.Config{})
+		rep.ReplayAgrees = err == nil && sum.Blocks > 0
+		if err != nil {
+			n.cfg.Logger.Error("devnet: the restarted validator's block log does not replay", "err", err)
+		}
+	}
+	return rep, nil
+}
+
+// freePorts picks a base port whose n validators' TCP and UDP ports are
+// free on loopback now (0: NewNetwork's default).
+func freePorts(n int) int {
+	for range 100 {
+		base := 20000 + 10*rand.IntN(4000)
+		if portsFree(base, n) {
+			return base
+		}
+	}
+	return 0
+}
+
+func portsFree(base, n int) bool {
+	for i := range n {
+		for _, off := range []int{0, 2} {
+			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", base+10*i+off))
+			if err != nil {
+				return false
+			}
+			l.Close()
+		}
+		u, err := net.ListenPacket("udp", fmt.Sprintf("127.0.0.1:%d", base+10*i+1))
+		if err != nil {
+			return false
+		}
+		u.Close()
+	}
+	return true
 }

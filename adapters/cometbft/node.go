@@ -8,7 +8,11 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
+	"time"
+
+	dbm "github.com/cometbft/cometbft-db"
 
 	"crypto/ed25519"
 	cmtcfg "github.com/cometbft/cometbft/config"
@@ -55,6 +59,7 @@ type Node struct {
 	App *App
 	cmt *cmtnode.Node
 	eng *mempoolEngine
+	dbs *lateDBs
 }
 
 // mempoolEngine is the validator's Engine: CometBFT's mempool, whose
@@ -177,24 +182,26 @@ func StartNode(ctx context.Context, cfg NodeConfig) (*Node, error) {
 		v.Close()
 		return nil, err
 	}
+	dbs := &lateDBs{}
 	logger := cfg.CometLogger
 	if logger == nil {
 		logger = cmtlog.NewNopLogger()
 	}
 	cn, err := cmtnode.NewNode(ctx, h.Config, pv, h.NodeKey, proxy.NewLocalClientCreator(app),
-		cmtnode.DefaultGenesisDocProviderFunc(h.Config), cmtcfg.DefaultDBProvider,
+		cmtnode.DefaultGenesisDocProviderFunc(h.Config), dbs.provide,
 		cmtnode.DefaultMetricsProvider(h.Config.Instrumentation), logger)
 	if err != nil {
 		v.Close()
-		return nil, fmt.Errorf("cometbft: %w", err)
+		return nil, errors.Join(fmt.Errorf("cometbft: %w", err), dbs.closeAll())
 	}
 	eng.n.Store(cn)
 	if err := cn.Start(); err != nil {
 		eng.n.Store(nil)
 		v.Close()
-		return nil, fmt.Errorf("cometbft: start: %w", err)
+		time.Sleep(storeCloseDelay)
+		return nil, errors.Join(fmt.Errorf("cometbft: start: %w", err), dbs.closeAll())
 	}
-	return &Node{V: v, App: app, cmt: cn, eng: eng}, nil
+	return &Node{V: v, App: app, cmt: cn, eng: eng, dbs: dbs}, nil
 }
 
 // loadFilePV loads the vote key and its last-sign state, turning the
@@ -225,6 +232,8 @@ func (n *Node) Close() error {
 	}
 	n.eng.n.Store(nil)
 	errs = append(errs, n.V.Close())
+	time.Sleep(storeCloseDelay) // lateDB
+	errs = append(errs, n.dbs.closeAll())
 	return errors.Join(errs...)
 }
 
@@ -235,3 +244,48 @@ func cmtPub(k *node.ValidatorKeys) cmtcrypto.PubKey {
 	s := k.Ed25519Seed()
 	return cmted25519.PrivKey(ed25519.NewKeyFromSeed(s[:])).PubKey()
 }
+
+// lateDB defers a CometBFT store's Close: v1.0.1 closes its block and
+// state stores in Node.OnStop while consensus reactor goroutines
+// (queryMaj23Routine, which sleeps up to 2 s between reads) may still read
+// them, and a read of a closed Pebble store panics the process. Node.Close
+// closes the real stores once those goroutines have returned.
+type lateDB struct {
+	dbm.DB
+}
+
+// Close implements dbm.DB: the real close is Node.Close's.
+func (d *lateDB) Close() error { return nil }
+
+// lateDBs opens CometBFT's stores through the default provider, keeping
+// them for a late close.
+type lateDBs struct {
+	mu  sync.Mutex
+	dbs []dbm.DB
+}
+
+func (l *lateDBs) provide(ctx *cmtcfg.DBContext) (dbm.DB, error) {
+	db, err := cmtcfg.DefaultDBProvider(ctx)
+	if err != nil {
+		return nil, err
+	}
+	l.mu.Lock()
+	l.dbs = append(l.dbs, db)
+	l.mu.Unlock()
+	return &lateDB{db}, nil
+}
+
+// closeAll closes the real stores.
+func (l *lateDBs) closeAll() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var errs []error
+	for _, db := range l.dbs {
+		errs = append(errs, db.Close())
+	}
+	l.dbs = nil
+	return errors.Join(errs...)
+}
+
+// storeCloseDelay outlasts the consensus reactor's 2 s query sleep.
+const storeCloseDelay = 2500 * time.Millisecond

@@ -139,3 +139,13 @@ func (v *Validator) RecoveredBeacons() []chainlog.Beacon {
 	n := len(v.beacons)
 	return v.beacons[max(0, n-maxRecoveredBeacons):]
 }
+
+// DuplicateAcks counts JobAcks with status Duplicate this validator
+// received: its push reached a runner that had accepted the job from
+// another validator of Sub(R) (§10.1, D33).
+func (v *Validator) DuplicateAcks() uint64 { return v.dupAcks.Load() }
+
+// Seats counts the committee seats the blocks this validator committed
+// since it started assigned: the pushes one validator per seat would send
+// (§10.1).
+func (v *Validator) Seats() uint64 { return v.seats.Load() }

@@ -169,6 +169,8 @@ type Validator struct {
 	core     *chain.Core // owned by loop
 	finStart time.Time   // when FinalizeBlock began (loop only)
 	notHeld  atomic.Uint64
+	dupAcks  atomic.Uint64
+	seats    atomic.Uint64
 	beacons  []chainlog.Beacon // the block log's last parent beacons (recover; read-only after)
 	height   atomic.Uint64
 	failed   atomic.Pointer[error] // the core's sticky failure, for callers outside loop
@@ -729,6 +731,7 @@ func (v *Validator) commit(c *chain.Core, start time.Time) error {
 	exec := applied.Sub(start)
 	c.NoteBlock(httpapi.BlockSummary{Height: h, Time: applied, Txs: len(b.Txs), Assignments: len(b.Out.Assignments),
 		Pushed: len(res.Pushes), ExecMillis: float64(exec.Microseconds()) / 1000})
+	v.seats.Add(uint64(len(res.Pushes)))
 	v.sendq.post(sendItem{h: h, pushes: res.Pushes, cancels: res.Cancels}) // also ticks the server to h
 	v.log.Debug("block", "height", h, "txs", len(b.Txs), "assignments", len(b.Out.Assignments), "heartbeats", len(b.Heartbeats),
 		"pushes", len(res.Pushes), "cancels", len(res.Cancels))
@@ -767,6 +770,9 @@ func (v *Validator) onPushed(a cquic.Assignment) {
 // onAck is a verified JobAck (§10.2): push latency is measured from the
 // block's commit to here.
 func (v *Validator) onAck(id cip11.Hash, r cip11.Address, st wire.AckStatus) {
+	if st.Kind == wire.AckDuplicate {
+		v.dupAcks.Add(1) // the runner took another validator's push first (D33)
+	}
 	v.inbox.post(event{kind: evAck, at: v.now(), a: chain.Assignment{JobID: id, Runner: r}, ack: st})
 }
 

@@ -240,9 +240,12 @@ func (c *Core) Propose(cs Consensus, pres []byte) (*chainlog.Block, error) {
 	return b, nil
 }
 
-// Check executes block b, proposed by someone else, and discards the
-// result. With b.Out set (a block read from a log) the outputs must match
-// it too. It is deterministic: every validator reaches the same verdict.
+// Check executes block b, proposed by someone else. With b.Out set (a
+// block read from a log) the outputs must match it too. It is
+// deterministic: every validator reaches the same verdict. A valid b gets
+// its Out and, like Propose's block, keeps its execution open for a
+// following Apply of the same *Block (ProcessProposal then FinalizeBlock
+// execute once); any other step discards it. An invalid b is discarded.
 func (c *Core) Check(b *chainlog.Block) error {
 	if err := c.check(); err != nil {
 		return err
@@ -255,15 +258,18 @@ func (c *Core) Check(b *chainlog.Block) error {
 		return fmt.Errorf("%w: block %d at height %d", ErrOutOfOrder, h, c.Height())
 	}
 	out, err := c.x.Execute(b)
-	c.x.Discard()
 	if err != nil {
+		c.x.Discard()
 		return fmt.Errorf("%w: block %d: %w", ErrInvalidBlock, b.Height, err)
 	}
 	if hasOutput(&b.Out) {
 		if d := blockexec.DiffOutput(uint64(b.Height), &b.Out, &out); d != nil {
+			c.x.Discard()
 			return fmt.Errorf("%w: %w", ErrInvalidBlock, d)
 		}
 	}
+	b.Out = out
+	c.open = b
 	return nil
 }
 

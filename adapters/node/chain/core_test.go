@@ -457,3 +457,54 @@ func TestCoreMempoolBounds(t *testing.T) {
 		}
 	}
 }
+
+// TestCoreKeepsUndrawnHeartbeats: on a network the block another validator
+// proposed may not carry a heartbeat this validator admitted (it reached
+// the proposer too late). The heartbeat stays in this validator's mempool
+// and its own next proposal carries it; one the committed block carried
+// leaves it (SPEC-NOTES C6). Before, every commit cleared the mempool's
+// heartbeats, which lost them on every validator but the proposer.
+func TestCoreKeepsUndrawnHeartbeats(t *testing.T) {
+	a, b := newWorld(t, 3, 0), newWorld(t, 3, 0)
+	for range 2 { // both at height 2
+		blk := a.block().Block
+		if err := b.c.Check(blk); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.c.Apply(blk); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.c.Commit(b.now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := b.d.RunnerKeys[1]
+	hb, err := chain.SignTx(r, uint64(b.d.Genesis.ChainID), chain.TxHeartbeat, 2, cip11.Hash{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.c.SubmitTx(hb.Bytes(), b.now); err != nil {
+		t.Fatal(err)
+	}
+	// block 3 from a, which never saw the heartbeat
+	blk := a.block().Block
+	if len(blk.Heartbeats) != 0 {
+		t.Fatalf("a's block carries heartbeats %v", blk.Heartbeats)
+	}
+	if _, err := b.c.Apply(blk); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.c.Commit(b.now); err != nil {
+		t.Fatal(err)
+	}
+	if b.c.MempoolLen() != 1 {
+		t.Fatalf("b's mempool holds %d entries after a block without its heartbeat, want 1", b.c.MempoolLen())
+	}
+	own := b.block().Block // b proposes block 4
+	if len(own.Heartbeats) != 1 || own.Heartbeats[0] != 1 {
+		t.Fatalf("b's own proposal carries heartbeats %v, want [1] (runner index 1)", own.Heartbeats)
+	}
+	if b.c.MempoolLen() != 0 {
+		t.Fatalf("b's mempool holds %d entries after its block carried the heartbeat, want 0", b.c.MempoolLen())
+	}
+}

@@ -1,0 +1,55 @@
+package cometbft
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cip11/cip11/adapters/node"
+)
+
+// TestPushLatencyRatio is a harness, not a timed assertion (gated by
+// CIP11_BENCH_PUSH=1): it runs the single-validator devnet and the
+// 4-validator network devnet (k = 3 pushes per seat, D33) with the same
+// runners and job load, alternately, twice, and logs the push latency
+// (block commit → JobAck on the pushing validator) p50/p99 of each and
+// the ratios, with the load average. Both must lose no job.
+func TestPushLatencyRatio(t *testing.T) {
+	if os.Getenv("CIP11_BENCH_PUSH") == "" {
+		t.Skip("set CIP11_BENCH_PUSH=1 to run the push-latency harness")
+	}
+	const runners, dur = 50, 15 * time.Second
+	load := func() string {
+		b, _ := os.ReadFile("/proc/loadavg")
+		return strings.TrimSpace(string(b))
+	}
+	for round := range rounds() {
+		single, err := node.RunDevnet(context.Background(), node.DevnetConfig{Runners: runners, Duration: dur, NoSync: true, Seed: uint64(10 + round)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("round %d single: p50 %.2f ms p99 %.2f ms, %d pushes, lost %d (load %s)", round, single.PushP50Millis, single.PushP99Millis, single.Pushed, single.Lost, load())
+		net, err := RunDevnet(context.Background(), DevnetConfig{Validators: 4, Runners: runners, Duration: dur, NoSync: true, Seed: uint64(10 + round)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("round %d network k=3: p50 %.2f ms p99 %.2f ms, %d pushes over %d seats, lost %d, block p50 %.1f ms (load %s)", round,
+			net.PushP50Millis, net.PushP99Millis, net.Pushes, net.Seats, net.Lost, net.BlockP50Millis, load())
+		if single.Lost != 0 || net.Lost != 0 {
+			t.Fatalf("lost jobs: single %d, network %d", single.Lost, net.Lost)
+		}
+		t.Logf("round %d ratio network/single: p50 %.2f, p99 %.2f", round, net.PushP50Millis/single.PushP50Millis, net.PushP99Millis/single.PushP99Millis)
+	}
+}
+
+// rounds is CIP11_BENCH_ROUNDS (default 2).
+func rounds() int {
+	var n int
+	if _, err := fmt.Sscan(os.Getenv("CIP11_BENCH_ROUNDS"), &n); err != nil || n < 1 {
+		return 2
+	}
+	return n
+}
