@@ -113,7 +113,7 @@ func fakeNetDevnet(t *testing.T, rep *cometbft.DevnetReport, err error) *cometbf
 
 func goodNetReport() *cometbft.DevnetReport {
 	return &cometbft.DevnetReport{Validators: 4, Runners: 7, Blocks: 81, Submitted: 160, Completed: 158, Expired: 2,
-		Assignments: 230, Pushes: 240, PushesPerAssign: 1.04, PushP50Millis: 3.5, PushP99Millis: 12.25,
+		Assignments: 230, Seats: 236, Pushes: 240, PushesPerAssign: 1.04, PushP50Millis: 3.5, PushP99Millis: 12.25,
 		BlockP50Millis: 240, BlockP99Millis: 610, AppHashesAgree: true, HeightsCompared: 81, ValidatorKills: 2,
 		CaughtUp: true, ReplayAgrees: true, Elapsed: 23.5}
 }
@@ -156,8 +156,8 @@ func TestDevnetNetworkWiring(t *testing.T) {
 		t.Fatalf("defaults: RunDevnet got %+v", *got)
 	}
 	for _, want := range []string{"4 validators (CometBFT), 7 runners, 81 blocks in 23.5 s", "submitted 160, completed 158, expired 2, lost 0",
-		"240 for 230 assignments (1.04 each)", "p50 3.5 ms, p99 12.2 ms", "interval p50 240 ms, p99 610 ms",
-		"app hashes agree at 81 heights: yes; block log replay agrees: yes"} {
+		"240 for 236 committee seats of 230 assignments (1.04 a seat)", "p50 3.5 ms, p99 12.2 ms", "interval p50 240 ms, p99 610 ms",
+		"app hashes agree at 81 heights: yes\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("text report lacks %q:\n%s", want, out)
 		}
@@ -175,7 +175,7 @@ func TestDevnetNetworkWiring(t *testing.T) {
 		{"lost", func(r *cometbft.DevnetReport) { r.Lost = 2 }, false, "2 jobs lost"},
 		{"app hashes", func(r *cometbft.DevnetReport) { r.AppHashesAgree = false }, false, "app hashes differ"},
 		{"catch-up", func(r *cometbft.DevnetReport) { r.CaughtUp = false }, true, "did not catch up"},
-		{"replay", func(r *cometbft.DevnetReport) { r.ReplayAgrees = false }, false, "replay disagrees"},
+		{"replay", func(r *cometbft.DevnetReport) { r.ReplayAgrees = false }, true, "does not replay"},
 	} {
 		r := goodNetReport()
 		tc.edit(r)
@@ -189,12 +189,18 @@ func TestDevnetNetworkWiring(t *testing.T) {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit 1 naming %q after the report", tc.name, code, out, errOut, tc.want)
 		}
 	}
-	// Without -chaos a report with CaughtUp false is no failure (nothing was killed).
+	// Without -chaos nothing is killed or replayed: CaughtUp and
+	// ReplayAgrees false are no failure.
 	r := goodNetReport()
-	r.CaughtUp = false
+	r.CaughtUp, r.ReplayAgrees = false, false
 	fakeNetDevnet(t, r, nil)
 	if code, _, errOut := cli("devnet", "-validators", "4", "-quiet"); code != 0 {
-		t.Errorf("no -chaos, CaughtUp false: exit %d, %s", code, errOut)
+		t.Errorf("no -chaos, CaughtUp and ReplayAgrees false: exit %d, %s", code, errOut)
+	}
+	fakeNetDevnet(t, goodNetReport(), nil)
+	if code, out, errOut := cli("devnet", "-validators", "4", "-chaos", "-quiet"); code != 0 ||
+		!strings.Contains(out, "2 validator kills; the restarted validator caught up: yes; its block log replays: yes") {
+		t.Errorf("-chaos: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 
 	fakeNetDevnet(t, nil, errors.New("validator 2 would not start"))
@@ -220,7 +226,8 @@ func TestDevnetNetworkRuns(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("report %q: %v", out, err)
 	}
-	if rep.Validators != 4 || rep.Runners != 8 || rep.Submitted == 0 || rep.Lost != 0 || !rep.AppHashesAgree || rep.HeightsCompared == 0 {
+	if rep.Validators != 4 || rep.Runners != 8 || rep.Submitted == 0 || rep.Completed == 0 || rep.Lost != 0 || !rep.AppHashesAgree || rep.HeightsCompared == 0 {
 		t.Fatalf("report %+v", rep)
 	}
+	t.Logf("report %+v", rep)
 }

@@ -410,8 +410,8 @@ up. -block-time, -phase, -http and -fail-per-mille do not apply.`)
 	failRate := c.intVar("fail-per-mille", 0, 0, 1000, "`N` demo executions per thousand that fail (0 to 1000)")
 	quiet := c.fs.Bool("quiet", false, "no progress lines")
 	level := c.strVar("log", "warn", logLevel, "log `LEVEL` (debug, info, warn, error)")
-	validators := c.intVarText("validators", 0, 0, 64, "0 (today's single-validator devnet) or a count from 1 to 64",
-		"run a network of `N` validators agreeing through CometBFT in this process (1 to 64; 0: the single-validator devnet)")
+	validators := c.intVarText("validators", 0, 0, 16, "0 (today's single-validator devnet) or a count from 1 to 16",
+		"run a network of `N` validators agreeing through CometBFT in this process (1 to 16; 0: the single-validator devnet)")
 	kills := c.intVar("kills", 3, 1, 1000, "with -validators -chaos: kill and restart a validator at least `N` times (1 to 1000)")
 	if code, ok := c.parse(args, stdout, stderr); !ok {
 		return code
@@ -435,6 +435,9 @@ up. -block-time, -phase, -http and -fail-per-mille do not apply.`)
 		}
 		if c.given("kills") && !*chaos {
 			return c.usageError(stderr, "-kills needs -chaos")
+		}
+		if *chaos && *validators < 4 {
+			return c.usageError(stderr, "-chaos kills one validator and needs -validators 4 or more (f = 1), not %d", *validators)
 		}
 		return runNetworkDevnet(stdout, stderr, cometbft.DevnetConfig{Validators: *validators, Runners: *runners, Duration: *duration,
 			JobsPerBlock: *jobs, MultiPerMille: m, Chaos: *chaos, Kills: *kills, Dir: *data, NoSync: *data == "", Seed: *seed, Logger: log}, *asJSON, *quiet)
