@@ -215,7 +215,11 @@ func TestDevnetNetworkRuns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a four-validator network")
 	}
-	code, out, errOut := cli("devnet", "-validators", "4", "-runners", "8", "-duration", "3s", "-json", "-quiet")
+	d := "6s"
+	if raceEnabled() {
+		d = "12s" // blocks come about 5× slower: the runners join later
+	}
+	code, out, errOut := cli("devnet", "-validators", "4", "-runners", "8", "-duration", d, "-json", "-quiet")
 	if strings.Contains(errOut, "RunDevnet: not yet") {
 		t.Skip("cometbft.RunDevnet is still a stub")
 	}
