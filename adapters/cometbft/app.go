@@ -5,10 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/cip11/cip11/adapters/cometbft/layout"
 	"log/slog"
 	"sync"
 
 	abci "github.com/cometbft/cometbft/abci/types"
+	cryptoenc "github.com/cometbft/cometbft/crypto/encoding"
 	cmttypes "github.com/cometbft/cometbft/api/cometbft/types/v1"
 
 	"github.com/cip11/cip11"
@@ -79,7 +81,7 @@ type App struct {
 	seeds    map[uint64]seed.Signature
 	verified map[partialKey]bool // extensions VerifyVoteExtension accepted, by height
 	proposed *proposal           // this validator's last proposal
-	checked  *proposal // the last proposal ProcessProposal accepted
+	checked  *proposal           // the last proposal ProcessProposal accepted
 }
 
 type partialKey struct {
@@ -192,8 +194,19 @@ func (a *App) Info(context.Context, *abci.InfoRequest) (*abci.InfoResponse, erro
 // static, equal power) and changes nothing.
 func (a *App) InitChain(_ context.Context, req *abci.InitChainRequest) (*abci.InitChainResponse, error) {
 	if len(req.Validators) != len(a.addrs) {
-		return nil, fmt.Errorf("cometbft: InitChain with %d validators, the CIP-11 genesis has %d", len(req.Validators), len(a.addrs))
+		return nil, fmt.Errorf("%w: InitChain with %d validators, the CIP-11 genesis has %d", ErrValidatorSet, len(req.Validators), len(a.addrs))
 	}
+	for _, u := range req.Validators {
+		pk, err := cryptoenc.PubKeyFromTypeAndBytes(u.PubKeyType, u.PubKeyBytes)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrValidatorSet, err)
+		}
+		if a.indexOf(pk.Address()) == 0 || u.Power != req.Validators[0].Power {
+			return nil, fmt.Errorf("%w: validator %X is not in the CIP-11 set with equal power (D29)", ErrValidatorSet, pk.Address())
+		}
+	}
+	// The response names no validators: CometBFT keeps the genesis set, and
+	// the application never returns a validator update (D29: static set).
 	return &abci.InitChainResponse{}, nil
 }
 
@@ -330,7 +343,7 @@ func (a *App) prepare(h uint64, req *abci.PrepareProposalRequest) ([][]byte, err
 	if err != nil {
 		return nil, err
 	}
-	txs, err := EncodeProposal(b, specs, req.Txs, req.MaxTxBytes)
+	txs, err := layout.EncodeProposal(b, specs, req.Txs, req.MaxTxBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -363,16 +376,16 @@ func (a *App) ProcessProposal(_ context.Context, req *abci.ProcessProposalReques
 
 // Verify is ProcessProposal's check of the block at height h, returning
 // the decoded proposal or why it is invalid: a layout sentinel
-// (ErrHeaderMissing, …, blockheader's), ErrBeaconInvalid, or the core's
+// (layout.ErrHeaderMissing, …, blockheader's), layout.ErrBeaconInvalid, or the core's
 // chain.ErrInvalidBlock wrapping the executor's reason.
-func (a *App) Verify(h uint64, txs [][]byte) (*Proposal, error) {
-	p, err := DecodeProposal(txs, h, a.chainID)
+func (a *App) Verify(h uint64, txs [][]byte) (*layout.Proposal, error) {
+	p, err := layout.DecodeProposal(txs, h, a.chainID)
 	if err != nil {
 		return nil, err
 	}
 	if pb := p.Header.ParentBeacon; pb != nil {
 		if err := a.group.Verify(pb.Round, pb.Signature[:]); err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrBeaconInvalid, err)
+			return nil, fmt.Errorf("%w: %w", layout.ErrBeaconInvalid, err)
 		}
 	}
 	if err := a.v.CheckBlock(p.Block); err != nil {
@@ -399,6 +412,10 @@ func (a *App) VerifyVoteExtension(_ context.Context, req *abci.VerifyVoteExtensi
 	}
 	return &abci.VerifyVoteExtensionResponse{Status: abci.VERIFY_VOTE_EXTENSION_STATUS_ACCEPT}, nil
 }
+
+// ErrValidatorSet: CometBFT's validator set is not the CIP-11 genesis set
+// (D29: static, equal power).
+var ErrValidatorSet = errors.New("cometbft: validator set differs from the CIP-11 genesis")
 
 // ErrExtension: a vote extension is not a verifying partial of the
 // height's round from a member of the set.
@@ -438,7 +455,7 @@ func (a *App) FinalizeBlock(_ context.Context, req *abci.FinalizeBlockRequest) (
 	a.mu.Unlock()
 	var raw [][]byte
 	if b == nil { // replayed, or decided without our ProcessProposal
-		p, err := DecodeProposal(req.Txs, h, a.chainID)
+		p, err := layout.DecodeProposal(req.Txs, h, a.chainID)
 		if err != nil {
 			return nil, fmt.Errorf("cometbft: decided block %d does not decode: %w", h, err)
 		}

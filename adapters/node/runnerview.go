@@ -78,6 +78,13 @@ func (v *Validator) LastHeartbeat(runner cip11.Address) (uint64, bool, error) {
 // at height (§10.1: a runner re-selected away, or pushed an assignment the
 // chain has since replaced, is no longer assigned at that height).
 func (v *Validator) Assigned(job cip11.Hash, runner cip11.Address, height uint64) (bool, error) {
+	if m := v.fresh.Load(); m != nil {
+		// a seat the last committed block created is assigned as of the
+		// committed tip: no later block changed it yet
+		if f, ok := (*m)[job]; ok && f.height == height && slices.Contains(f.runners, runner) {
+			return true, nil
+		}
+	}
 	var jv httpapi.JobView
 	var ok bool
 	if err := v.do(func(c *chain.Core) { jv, ok = c.Job(job) }); err != nil {
@@ -146,4 +153,10 @@ func (c *swapChain) Assigned(ctx context.Context, j cip11.Hash, r cip11.Address,
 		return false, err
 	}
 	return LocalChain{v}.Assigned(ctx, j, r, h)
+}
+
+// freshSeats are one job's seats created by the last committed block.
+type freshSeats struct {
+	height  uint64
+	runners []cip11.Address
 }

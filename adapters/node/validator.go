@@ -171,6 +171,9 @@ type Validator struct {
 	notHeld  atomic.Uint64
 	dupAcks  atomic.Uint64
 	seats    atomic.Uint64
+	// fresh are the seats the last committed block created (§10.1 still
+	// assigned, answered without the loop: Assigned)
+	fresh atomic.Pointer[map[cip11.Hash]freshSeats]
 	beacons  []chainlog.Beacon // the block log's last parent beacons (recover; read-only after)
 	height   atomic.Uint64
 	failed   atomic.Pointer[error] // the core's sticky failure, for callers outside loop
@@ -732,6 +735,14 @@ func (v *Validator) commit(c *chain.Core, start time.Time) error {
 	c.NoteBlock(httpapi.BlockSummary{Height: h, Time: applied, Txs: len(b.Txs), Assignments: len(b.Out.Assignments),
 		Pushed: len(res.Pushes), ExecMillis: float64(exec.Microseconds()) / 1000})
 	v.seats.Add(uint64(len(res.Pushes)))
+	fresh := make(map[cip11.Hash]freshSeats, len(res.Pushes))
+	for _, a := range res.Pushes {
+		f := fresh[a.JobID]
+		f.height = a.AssignmentHeight
+		f.runners = append(f.runners, a.Runner)
+		fresh[a.JobID] = f
+	}
+	v.fresh.Store(&fresh)
 	v.sendq.post(sendItem{h: h, pushes: res.Pushes, cancels: res.Cancels}) // also ticks the server to h
 	v.log.Debug("block", "height", h, "txs", len(b.Txs), "assignments", len(b.Out.Assignments), "heartbeats", len(b.Heartbeats),
 		"pushes", len(res.Pushes), "cancels", len(res.Cancels))

@@ -1,4 +1,4 @@
-package cometbft
+package layout
 
 import (
 	"bytes"
@@ -36,23 +36,23 @@ const BodyMagic = "C11B"
 var (
 	// ErrHeaderMissing: the block has no transaction, or its first is not
 	// a header (magic).
-	ErrHeaderMissing = errors.New("cometbft: block header missing (D32: the first transaction)")
+	ErrHeaderMissing = errors.New("cometbft layout: block header missing (D32: the first transaction)")
 	// ErrHeaderMisplaced: a header appears after the first transaction.
-	ErrHeaderMisplaced = errors.New("cometbft: block header not first")
+	ErrHeaderMisplaced = errors.New("cometbft layout: block header not first")
 	// ErrBodyMissing: the second transaction is not the body.
-	ErrBodyMissing = errors.New("cometbft: block body missing (the second transaction)")
+	ErrBodyMissing = errors.New("cometbft layout: block body missing (the second transaction)")
 	// ErrBodyMalformed: the body does not decode, or carries fields that
 	// belong to the header or to execution.
-	ErrBodyMalformed = errors.New("cometbft: malformed block body")
+	ErrBodyMalformed = errors.New("cometbft layout: malformed block body")
 	// ErrBadTx: a raw transaction is neither a well-formed job spec nor a
 	// well-formed node transaction of this chain.
-	ErrBadTx = errors.New("cometbft: malformed transaction in block")
+	ErrBadTx = errors.New("cometbft layout: malformed transaction in block")
 	// ErrSpecMissing: the body submits a job whose spec the block does not
 	// carry, or carries with different fields.
-	ErrSpecMissing = errors.New("cometbft: job submit without its spec")
+	ErrSpecMissing = errors.New("cometbft layout: job submit without its spec")
 	// ErrBeaconInvalid: the parent beacon does not verify under the group
 	// key (D31).
-	ErrBeaconInvalid = errors.New("cometbft: parent beacon does not verify")
+	ErrBeaconInvalid = errors.New("cometbft layout: parent beacon does not verify")
 )
 
 // Proposal is a decoded CometBFT block: its header, the chainlog block
@@ -80,7 +80,7 @@ func EncodeProposal(b *chainlog.Block, specs [][]byte, extra [][]byte, maxBytes 
 	if len(b.ConsumedSeeds) > 0 {
 		cs, err := seed.DecodeConsumedSeedsV1(b.ConsumedSeeds)
 		if err != nil {
-			return nil, fmt.Errorf("cometbft: consumed seeds: %w", err)
+			return nil, fmt.Errorf("cometbft layout: consumed seeds: %w", err)
 		}
 		h.ConsumedSeeds = cs
 	}
