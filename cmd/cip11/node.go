@@ -73,11 +73,12 @@ threshold shares included, is derived from -seed: DEVNET ONLY. A network is
 never overwritten (remove DIR to start over); -quic, -http, -runner,
 -runners-file and -force do not apply.
 
-Without -validators: write a single-validator devnet genesis (DIR/genesis.json), the validator's
-key file (DIR/validator.key) and one key file per derived runner
-(DIR/runner-NNNN.key), as described in docs/genesis.md. Every key is derived
-from -seed: DEVNET ONLY. Runners whose keys are elsewhere are registered with
--runner and -runners-file (no key file is written for them). -phase sets the
+Without -validators: write a single-validator devnet genesis
+(DIR/genesis.json), the validator's key file (DIR/validator.key) and one key
+file per derived runner (DIR/runner-NNNN.key), as described in
+docs/genesis.md. Every key is derived from -seed: DEVNET ONLY. Runners
+whose keys are elsewhere are registered with -runner and -runners-file (no
+key file is written for them). -phase sets the
 §14 delivery flags: 0 none (no QUIC, poll only), 1 CIP11_TRANSPORT_ENABLED
 (push alongside poll), 2 also CIP11_PRESENT_FIRST_ENABLED (push primary, poll
 fallback), 3 also CIP11_POLL_DISABLED (push only, poll 410).
