@@ -220,9 +220,6 @@ func TestDevnetNetworkRuns(t *testing.T) {
 		d = "12s" // blocks come about 5× slower: the runners join later
 	}
 	code, out, errOut := cli("devnet", "-validators", "4", "-runners", "8", "-duration", d, "-json", "-quiet")
-	if strings.Contains(errOut, "RunDevnet: not yet") {
-		t.Skip("cometbft.RunDevnet is still a stub")
-	}
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
