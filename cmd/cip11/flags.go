@@ -80,6 +80,25 @@ func (c *command) nargs(stderr io.Writer, lo, hi int) (int, bool) {
 	return 0, true
 }
 
+// given reports whether the flag name was set on the command line.
+func (c *command) given(name string) bool {
+	set := false
+	c.fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+// notWith refuses, as a usage error, any of names that was given: those
+// flags do not apply in the mode the command runs in, which where says
+// ("with -home: the home holds the keys").
+func (c *command) notWith(stderr io.Writer, where string, names ...string) (int, bool) {
+	for _, n := range names {
+		if c.given(n) {
+			return c.usageError(stderr, "-%s does not apply %s", n, where), false
+		}
+	}
+	return 0, true
+}
+
 // intFlag is an int flag allowed in [min, max].
 type intFlag struct {
 	p        *int

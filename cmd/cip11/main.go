@@ -2,10 +2,15 @@
 //
 //	cip11 devnet [-runners N] [-duration D] [-phase N] [-chaos] [-http ADDR] [-json]
 //	                                    one-process devnet: validator, runners over QUIC, jobs, report
+//	cip11 devnet -validators N [-runners N] [-duration D] [-chaos [-kills N]] [-json]
+//	                                    the same over N validators agreeing through CometBFT
 //	cip11 genesis [-o DIR] [-runners N] [-phase N] [-runner ADDRESS[:STAKE]]... [-runners-file FILE] [-force]
 //	                                    write a devnet genesis and key files
+//	cip11 genesis -validators N [-o DIR] [-runners N] [-seed N] [-base-port P]
+//	                                    write a network: one validator home per validator (DIR/v<i>)
 //	cip11 validator [-genesis F] [-key F] [-data DIR]
 //	                                    a single-validator chain node
+//	cip11 validator -home DIR           one validator of a network (CometBFT in-process)
 //	cip11 runner [-genesis F] [-key F] [-api URL]
 //	                                    a runner process
 //	cip11 replay [-blocks N] [-json] [-no-cache] [-quiet] [FILE]
@@ -41,10 +46,16 @@ func main() {
 const usage = `usage:
   cip11 devnet [-runners N] [-duration D] [-phase N] [-chaos] [-http ADDR] [-json]
                                         a validator, N runners over QUIC and a job generator, then a report
+  cip11 devnet -validators N [-runners N] [-duration D] [-chaos [-kills N]] [-json]
+                                        the same over N validators agreeing through CometBFT, in one process
   cip11 genesis [-o DIR] [-runners N] [-seed N] [-phase N] [-runner ADDRESS[:STAKE]]... [-runners-file FILE] [-force]
                                         write a devnet genesis.json and key files (docs/genesis.md)
+  cip11 genesis -validators N [-o DIR] [-runners N] [-seed N] [-base-port P]
+                                        write a network of N validators: homes DIR/v0 … DIR/v<N-1>
   cip11 validator [-genesis FILE] [-key FILE] [-data DIR] [-block-time D]
                                         run a single-validator chain node (QUIC, HTTP API, metrics)
+  cip11 validator -home DIR [-http ADDR] [-log LEVEL] [-comet-log LEVEL]
+                                        run one validator of a network from its home (e.g. net/v0)
   cip11 runner [-genesis FILE] [-key FILE] [-api URL]
                                         run a runner process (QUIC push, on-chain heartbeats, poll fallback)
   cip11 replay [-blocks N] [-json] [-no-cache] [-quiet] [FILE]

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/adapters/cometbft"
 	"github.com/cip11/cip11/adapters/node"
 	"github.com/cip11/cip11/adapters/node/httpapi"
 	"github.com/prometheus/client_golang/prometheus"
@@ -60,12 +61,24 @@ func (l *runnerList) Set(s string) error {
 
 // cip11 genesis: write a devnet genesis and its key files.
 func runGenesis(args []string, stdout, stderr io.Writer) int {
-	c := newCommand("genesis", "[-o DIR] [-runners N] [-seed N] [-phase N] [-runner ADDRESS[:STAKE]]... [-runners-file FILE] [-force] [flags]", `
-Write a single-validator devnet genesis (DIR/genesis.json), the validator's
-key file (DIR/validator.key) and one key file per derived runner
-(DIR/runner-NNNN.key), as described in docs/genesis.md. Every key is derived
-from -seed: DEVNET ONLY. Runners whose keys are elsewhere are registered with
--runner and -runners-file (no key file is written for them). -phase sets the
+	c := newCommand("genesis", "[-o DIR] [-runners N] [-seed N] [-phase N] [-runner ADDRESS[:STAKE]]... [-runners-file FILE] [-force] [flags]\n       cip11 genesis -validators N [-o DIR] [-runners N] [-seed N] [-phase N] [-base-port P] [-chain-id N]", `
+With -validators N: write a network of N validators run by CometBFT
+(D29–D33), one home per validator in DIR/v0 … DIR/v<N-1> (cip11.json,
+validator.key, config/config.toml with every other validator as a
+persistent peer, config/genesis.json, config/node_key.json,
+config/priv_validator_key.json) and the runner key files in DIR. Validator
+i listens on -base-port + 10·i (CometBFT p2p, TCP), + 1 (QUIC, UDP) and + 2
+(HTTP API); cip11 validator -home DIR/v<i> runs it. Every key, the
+threshold shares included, is derived from -seed: DEVNET ONLY. A network is
+never overwritten (remove DIR to start over); -quic, -http, -runner,
+-runners-file and -force do not apply.
+
+Without -validators: write a single-validator devnet genesis
+(DIR/genesis.json), the validator's key file (DIR/validator.key) and one key
+file per derived runner (DIR/runner-NNNN.key), as described in
+docs/genesis.md. Every key is derived from -seed: DEVNET ONLY. Runners
+whose keys are elsewhere are registered with -runner and -runners-file (no
+key file is written for them). -phase sets the
 §14 delivery flags: 0 none (no QUIC, poll only), 1 CIP11_TRANSPORT_ENABLED
 (push alongside poll), 2 also CIP11_PRESENT_FIRST_ENABLED (push primary, poll
 fallback), 3 also CIP11_POLL_DISABLED (push only, poll 410).
@@ -81,6 +94,9 @@ genesis orphans the chain the old one started. No positional arguments.`)
 	phase := c.intVar("phase", 2, 0, 3, "§14 phase `N` (0 to 3): the delivery flags the genesis sets (0: no QUIC, poll only; 1: push alongside poll; 2: push primary, poll fallback; 3: push only)")
 	pollDisabled := c.fs.Bool("poll-disabled", false, "the same as -phase 3 (CIP11_POLL_DISABLED: the poll endpoint answers 410 Gone)")
 	force := c.fs.Bool("force", false, "overwrite an existing genesis and its key files (orphans the chain's data directory)")
+	validators := c.intVarText("validators", 0, 0, 64, "0 (a single-validator genesis) or a count from 1 to 64",
+		"write a network of `N` validators run by CometBFT, one home each in DIR/v<i> (1 to 64; 0: a single-validator genesis)")
+	basePort := c.intVar("base-port", 26600, 1024, 65535, "with -validators: validator i listens on `P` + 10·i (p2p), + 1 (QUIC) and + 2 (HTTP) (1024 to 65535)")
 	var extra runnerList
 	c.fs.Var(&extra, "runner", "register a runner whose key this genesis does not hold: `ADDRESS[:STAKE]` is 40 hex digits and a stake in wei (default 10^15, not 0); repeatable")
 	runnersFile := c.strVar("runners-file", "", func(string) error { return nil }, "register the runners listed in `FILE`: one \"ADDRESS [STAKE]\" per line, # comments")
@@ -97,6 +113,20 @@ genesis orphans the chain the old one started. No positional arguments.`)
 			return c.usageError(stderr, "-poll-disabled is phase 3, but -phase is %d", *phase)
 		}
 		*phase = 3
+	}
+	if *validators > 0 {
+		if code, ok := c.notWith(stderr, "with -validators (a network's addresses follow -base-port, its runners are derived, and it is never overwritten)",
+			"quic", "http", "runner", "runners-file", "force"); !ok {
+			return code
+		}
+		if *basePort+10**validators > 65535 {
+			return c.usageError(stderr, "-base-port %d leaves no room for %d validators (ports up to -base-port + 10·N must be at most 65535)", *basePort, *validators)
+		}
+		return writeNetwork(stdout, stderr, *dir, cometbft.NetworkOptions{Validators: *validators, Runners: *runners, Seed: *seed,
+			ChainID: *chainID, BasePort: *basePort}, node.Phase(*phase))
+	}
+	if code, ok := c.notWith(stderr, "without -validators (a single-validator genesis listens on -quic and -http)", "base-port"); !ok {
+		return code
 	}
 	if *runnersFile != "" {
 		f, err := os.Open(*runnersFile)
@@ -145,12 +175,22 @@ genesis orphans the chain the old one started. No positional arguments.`)
 
 // cip11 validator: a single-validator chain node.
 func runValidator(args []string, stdout, stderr io.Writer) int {
-	c := newCommand("validator", "[-genesis FILE] [-key FILE] [-data DIR] [-block-time D] [flags]", `
+	c := newCommand("validator", "[-genesis FILE] [-key FILE] [-data DIR] [-block-time D] [flags]\n       cip11 validator -home DIR [-http ADDR] [-no-fsync] [-log LEVEL] [-comet-log LEVEL]", `
 Run a single-validator chain node: it produces a block every -block-time,
 pushes assignments to connected runners over QUIC (no QUIC in §14 phase 0,
 set by the genesis flags: runners poll), serves the HTTP API
 (docs/http-api.md) with metrics, and keeps its state in -data (Pebble). It
-runs until SIGINT or SIGTERM. No positional arguments.`)
+runs until SIGINT or SIGTERM. No positional arguments.
+
+With -home DIR: run one validator of a network that cip11 genesis
+-validators wrote (DIR is its home, e.g. net/v0): CometBFT, in the same
+process, agrees on every block with the other validators (its persistent
+peers), and the validator executes it, pushes assignments to the runners
+it holds over QUIC and serves the HTTP API on the genesis validator.http
+(-http overrides). Its state and block log are in DIR/node, CometBFT's in
+DIR/data; restarted on the same home it catches up from its peers.
+-genesis, -key, -data, -block-time, -skip-per-mille, -listen and
+-push-window do not apply (the home and consensus decide them).`)
 	gpath := c.strVar("genesis", "devnet/genesis.json", nil, "genesis `FILE`")
 	kpath := c.strVar("key", "devnet/validator.key", nil, "validator key `FILE`")
 	data := c.fs.String("data", "", "data `DIR` (Pebble state, block log); empty: a fresh temporary directory")
@@ -162,16 +202,29 @@ runs until SIGINT or SIGTERM. No positional arguments.`)
 	pushWindow := c.intVarText("push-window", 0, -1, 1<<20, "-1 (all at once), 0 (automatic) or a count from 1 to 1048576",
 		"`N` unanswered assignments in flight per block push; 0: 256 when the UDP receive buffer is under 2 MiB (an unprivileged host), else all at once; -1: all at once")
 	level := c.strVar("log", "info", logLevel, "log `LEVEL` (debug, info, warn, error)")
+	home := c.strVar("home", "", nil, "run one validator of a network from its home `DIR` (cip11 genesis -validators writes DIR/v<i>)")
+	cometLevelFlag := c.strVar("comet-log", "none", cometLevel, "with -home: CometBFT's own log `LEVEL` on stderr (none, error, info, debug)")
 	if code, ok := c.parse(args, stdout, stderr); !ok {
 		return code
 	}
 	if code, ok := c.nargs(stderr, 0, 0); !ok {
 		return code
 	}
+	if *home != "" {
+		if code, ok := c.notWith(stderr, "with -home (the home holds the genesis, the keys and the data; consensus sets the pace)",
+			"genesis", "key", "data", "block-time", "skip-per-mille", "listen", "push-window"); !ok {
+			return code
+		}
+	} else if code, ok := c.notWith(stderr, "without -home (a single-validator node has no CometBFT)", "comet-log"); !ok {
+		return code
+	}
 	log, err := logger(stderr, *level)
 	if err != nil {
 		fmt.Fprintf(stderr, "cip11 validator: %v\n", err)
 		return 2
+	}
+	if *home != "" {
+		return runNetworkValidator(stdout, stderr, netValidator{home: *home, httpAddr: *httpAddr, noSync: *noSync, log: log, cometLevel: *cometLevelFlag})
 	}
 	fail := func(err error) int { fmt.Fprintf(stderr, "cip11 validator: %v\n", err); return 1 }
 	g, err := node.LoadGenesis(*gpath)
@@ -182,12 +235,7 @@ runs until SIGINT or SIGTERM. No positional arguments.`)
 	if err != nil {
 		return fail(err)
 	}
-	reg := prometheus.NewRegistry()
-	m, err := httpapi.NewMetrics(reg)
-	if err != nil {
-		return fail(err)
-	}
-	vm, err := node.NewMetrics(reg)
+	reg, m, vm, err := validatorMetrics()
 	if err != nil {
 		return fail(err)
 	}
@@ -197,40 +245,74 @@ runs until SIGINT or SIGTERM. No positional arguments.`)
 		return fail(err)
 	}
 	defer v.Close()
-	addr := *httpAddr
-	if addr == "" {
-		addr = g.Validator.HTTP
+	httpURL, stop, err := serveAPI(v, g, *httpAddr, reg, m, log)
+	if err != nil {
+		return fail(err)
 	}
-	httpURL := "off"
-	if addr != "off" && addr != "" {
-		h, err := httpapi.NewHandler(node.Backend{V: v}, httpapi.Options{PollDisabled: g.P().PollDisabled, Gatherer: reg, Metrics: m, Logger: log})
-		if err != nil {
-			return fail(err)
-		}
-		ln, err := net.Listen("tcp", addr)
-		if err != nil {
-			return fail(err)
-		}
-		srv := node.ServeHTTP(ln, h, log)
-		defer srv.Shutdown(node.DefaultHTTPShutdown)
-		httpURL = "http://" + ln.Addr().String()
-	}
-	st := v.Status()
-	window := "all at once"
-	if w := v.PushWindow(); w > 0 {
-		window = fmt.Sprintf("%d in flight", w)
-	}
-	if v.Addr() == nil {
-		window = "none (poll only)"
-	}
-	fmt.Fprintf(stdout, "cip11 validator\n  chain_id            %d\n  phase               %s\n  quic                %s\n  peer_pubkey         %s\n  validator_set_hash  %s\n  subset_epoch        %d\n  http                %s\n  data                %s\n  height              %d\n  push                %s\n",
-		st.ChainID, v.Phase(), st.QUICAddr, st.PeerKey, st.ValidatorSetHash, st.SubsetEpoch, httpURL, v.Dir(), st.Height, window)
+	defer stop()
+	printBanner(stdout, v, httpURL, nil)
 	ctx, cancel := signalContext()
 	defer cancel()
 	if err := v.Run(ctx); err != nil {
 		return fail(err)
 	}
 	return 0
+}
+
+// validatorMetrics registers the HTTP API's and the validator's metrics
+// on a new registry (GET /metrics).
+func validatorMetrics() (*prometheus.Registry, *httpapi.Metrics, *node.Metrics, error) {
+	reg := prometheus.NewRegistry()
+	m, err := httpapi.NewMetrics(reg)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	vm, err := node.NewMetrics(reg)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return reg, m, vm, nil
+}
+
+// serveAPI serves v's HTTP API (docs/http-api.md) and the metrics in reg
+// on addr: empty is the genesis validator.http, "off" serves nothing. It
+// returns the API's URL ("off") and the function that shuts it down.
+func serveAPI(v *node.Validator, g *node.Genesis, addr string, reg *prometheus.Registry, m *httpapi.Metrics, log *slog.Logger) (string, func(), error) {
+	if addr == "" {
+		addr = g.Validator.HTTP
+	}
+	if addr == "off" || addr == "" {
+		return "off", func() {}, nil
+	}
+	h, err := httpapi.NewHandler(node.Backend{V: v}, httpapi.Options{PollDisabled: g.P().PollDisabled, Gatherer: reg, Metrics: m, Logger: log})
+	if err != nil {
+		return "", nil, err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", nil, err
+	}
+	srv := node.ServeHTTP(ln, h, log)
+	return "http://" + ln.Addr().String(), func() { _ = srv.Shutdown(node.DefaultHTTPShutdown) }, nil
+}
+
+// printBanner prints the validator's start-up summary; pre are extra
+// "name value" lines printed first.
+func printBanner(w io.Writer, v *node.Validator, httpURL string, pre [][2]string) {
+	st := v.Status()
+	window := "all at once"
+	if pw := v.PushWindow(); pw > 0 {
+		window = fmt.Sprintf("%d in flight", pw)
+	}
+	if v.Addr() == nil {
+		window = "none (poll only)"
+	}
+	fmt.Fprintln(w, "cip11 validator")
+	for _, l := range pre {
+		fmt.Fprintf(w, "  %-19s %s\n", l[0], l[1])
+	}
+	fmt.Fprintf(w, "  chain_id            %d\n  phase               %s\n  quic                %s\n  peer_pubkey         %s\n  validator_set_hash  %s\n  subset_epoch        %d\n  http                %s\n  data                %s\n  height              %d\n  push                %s\n",
+		st.ChainID, v.Phase(), st.QUICAddr, st.PeerKey, st.ValidatorSetHash, st.SubsetEpoch, httpURL, v.Dir(), st.Height, window)
 }
 
 // cip11 runner: a runner process.
@@ -297,14 +379,24 @@ until SIGINT or SIGTERM. No positional arguments.`)
 
 // cip11 devnet: validator, runners and a job generator in one process.
 func runDevnet(args []string, stdout, stderr io.Writer) int {
-	c := newCommand("devnet", "[-runners N] [-duration D] [-phase N] [-chaos] [-http ADDR] [-json] [flags]", `
+	c := newCommand("devnet", "[-runners N] [-duration D] [-phase N] [-chaos] [-http ADDR] [-json] [flags]\n       cip11 devnet -validators N [-runners N] [-duration D] [-chaos [-kills N]] [-json] [flags]", `
 Run a whole devnet in one process: a validator, -runners runners connected
 over QUIC on loopback and a job generator submitting -jobs-per-block jobs a
 block for -duration; then wait for the last jobs to end and print a report
 (the §14 phase, jobs, pushes, poll deliveries, latencies, first-draw hit
 rate). -phase picks the delivery flags as for cip11 genesis (0: no QUIC, poll
 only; 1: push alongside poll; 2: push primary, poll fallback; 3: push only).
-Exit 1 if a job was lost. No positional arguments.`)
+Exit 1 if a job was lost. No positional arguments.
+
+With -validators N: the same in one process over a network of N validators
+agreeing through in-process CometBFT nodes on loopback (each with its own
+Pebble and CometBFT directories), runners dialing the validators of their
+Sub(R); the report adds pushes per assignment, block intervals, whether
+every validator's app hash agreed at every height and whether a block log
+replays. -chaos then kills one validator and restarts it on its
+directories -kills times, checking that it catches up. Exit 1 also if the
+app hashes differ, the replay disagrees or a killed validator did not catch
+up. -block-time, -phase, -http and -fail-per-mille do not apply.`)
 	runners := c.intVar("runners", 50, 1, 5000, "`N` runners (1 to 5000)")
 	duration := c.durVar("duration", 20*time.Second, time.Millisecond, maxDuration, "`D`: how long jobs are generated, then the last jobs drain (1ms to 24h)")
 	blockTime := c.durVar("block-time", 250*time.Millisecond, time.Millisecond, maxBlock, "block interval `D` (1ms to 1h)")
@@ -319,6 +411,9 @@ Exit 1 if a job was lost. No positional arguments.`)
 	failRate := c.intVar("fail-per-mille", 0, 0, 1000, "`N` demo executions per thousand that fail (0 to 1000)")
 	quiet := c.fs.Bool("quiet", false, "no progress lines")
 	level := c.strVar("log", "warn", logLevel, "log `LEVEL` (debug, info, warn, error)")
+	validators := c.intVarText("validators", 0, 0, 16, "0 (today's single-validator devnet) or a count from 1 to 16",
+		"run a network of `N` validators agreeing through CometBFT in this process (1 to 16; 0: the single-validator devnet)")
+	kills := c.intVar("kills", 3, 1, 1000, "with -validators -chaos: kill and restart a validator at least `N` times (1 to 1000)")
 	if code, ok := c.parse(args, stdout, stderr); !ok {
 		return code
 	}
@@ -333,6 +428,23 @@ Exit 1 if a job was lost. No positional arguments.`)
 	m := *multi
 	if m == 0 {
 		m = -1
+	}
+	if *validators > 0 {
+		if code, ok := c.notWith(stderr, "with -validators (CometBFT sets the block pace; the network devnet takes no phase, dashboard or failure rate)",
+			"block-time", "phase", "http", "fail-per-mille"); !ok {
+			return code
+		}
+		if c.given("kills") && !*chaos {
+			return c.usageError(stderr, "-kills needs -chaos")
+		}
+		if *chaos && *validators < 4 {
+			return c.usageError(stderr, "-chaos kills one validator and needs -validators 4 or more (f = 1), not %d", *validators)
+		}
+		return runNetworkDevnet(stdout, stderr, cometbft.DevnetConfig{Validators: *validators, Runners: *runners, Duration: *duration,
+			JobsPerBlock: *jobs, MultiPerMille: m, Chaos: *chaos, Kills: *kills, Dir: *data, NoSync: *data == "", Seed: *seed, Logger: log}, *asJSON, *quiet)
+	}
+	if code, ok := c.notWith(stderr, "without -validators (the single-validator devnet's chaos has its own plan)", "kills"); !ok {
+		return code
 	}
 	ph := node.Phase(*phase)
 	cfg := node.DevnetConfig{Phase: &ph, Runners: *runners, Duration: *duration, BlockTime: *blockTime, JobsPerBlock: *jobs, MultiPerMille: m,

@@ -1,0 +1,222 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"golang.org/x/term"
+
+	"github.com/cip11/cip11/adapters/cometbft"
+	"github.com/cip11/cip11/adapters/node"
+)
+
+// The network commands (issue 19 §4): a genesis of N validators, one
+// validator of such a network as a process, and the in-process network
+// devnet. Each is the -validators or -home form of the command of the same
+// name in node.go.
+
+// writeNetwork is cip11 genesis -validators: cometbft.NewNetwork and
+// Network.Write into dir.
+func writeNetwork(stdout, stderr io.Writer, dir string, o cometbft.NetworkOptions, ph node.Phase) int {
+	p, err := node.WithPhase(node.DevnetParams(), ph)
+	if err != nil {
+		fmt.Fprintf(stderr, "cip11 genesis: %v\n", err)
+		return 2
+	}
+	o.Params = &p
+	nw, err := cometbft.NewNetwork(o)
+	if err == nil {
+		err = nw.Write(dir)
+	}
+	if errors.Is(err, node.ErrGenesisExists) {
+		fmt.Fprintf(stderr, "cip11 genesis: %v\n(a network is never overwritten: its validators' chain lives in their homes; remove %s to start over)\n", err, dir)
+		return 1
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "cip11 genesis: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "wrote a %d-validator network (chain_id %d, phase %s): %s and %d runner key files in %s\n",
+		len(nw.Homes), nw.Homes[0].Genesis.ChainID, ph, homeRange(dir, len(nw.Homes)), o.Runners, dir)
+	for i, h := range nw.Homes {
+		fmt.Fprintf(stdout, "  v%-3d p2p %s  quic %s  http %s\n", i, strings.TrimPrefix(h.Config.P2P.ListenAddress, "tcp://"),
+			h.Genesis.Validator.QUIC, h.Genesis.Validator.HTTP)
+	}
+	return 0
+}
+
+// homeRange names the homes of an n-validator network in dir.
+func homeRange(dir string, n int) string {
+	if n == 1 {
+		return filepath.Join(dir, "v0")
+	}
+	return filepath.Join(dir, "v0") + " … " + filepath.Join(dir, "v"+strconv.Itoa(n-1))
+}
+
+// cometLevel accepts CometBFT's log levels (cometbft.NewLogger's).
+func cometLevel(s string) error {
+	if _, err := cometbft.NewLogger(nil, s); err != nil {
+		return errors.New("must be none, error, info or debug")
+	}
+	return nil
+}
+
+// netValidator is what cip11 validator -home takes from its flags.
+type netValidator struct {
+	home, httpAddr string
+	noSync         bool
+	log            *slog.Logger
+	cometLevel     string
+}
+
+// runNetworkValidator is cip11 validator -home: one validator of a network
+// (cometbft.StartNode) with the HTTP API on the genesis validator.http,
+// until SIGINT or SIGTERM.
+func runNetworkValidator(stdout, stderr io.Writer, cfg netValidator) int {
+	fail := func(err error) int { fmt.Fprintf(stderr, "cip11 validator: %v\n", err); return 1 }
+	h, err := cometbft.ReadHome(cfg.home)
+	if err != nil {
+		return fail(err)
+	}
+	comet, err := cometbft.NewLogger(stderr, cfg.cometLevel)
+	if err != nil {
+		return fail(err)
+	}
+	reg, m, vm, err := validatorMetrics()
+	if err != nil {
+		return fail(err)
+	}
+	ctx, cancel := signalContext()
+	defer cancel()
+	nd, err := cometbft.StartNode(ctx, cometbft.NodeConfig{Home: cfg.home, Logger: cfg.log, CometLogger: comet, NoSync: cfg.noSync,
+		Metrics: vm, Registerer: reg})
+	if err != nil {
+		return fail(err)
+	}
+	defer func() {
+		if err := nd.Close(); err != nil {
+			cfg.log.Warn("closing the node", "err", err)
+		}
+	}()
+	httpURL, stop, err := serveAPI(nd.V, h.Genesis, cfg.httpAddr, reg, m, cfg.log)
+	if err != nil {
+		return fail(err)
+	}
+	defer stop()
+	printBanner(stdout, nd.V, httpURL, [][2]string{
+		{"home", cfg.home},
+		{"validator", fmt.Sprintf("%d of %d (share index %d)", h.Index, len(h.Genesis.Set), h.Index+1)},
+		{"p2p", strings.TrimPrefix(h.Config.P2P.ListenAddress, "tcp://")},
+	})
+	if err := nd.V.Run(ctx); err != nil {
+		return fail(err)
+	}
+	return 0
+}
+
+// netDevnet runs the network devnet; tests replace it to check the flags'
+// wiring without running a network.
+var netDevnet = cometbft.RunDevnet
+
+// runNetworkDevnet is cip11 devnet -validators: cometbft.RunDevnet and its
+// report. Exit 1 if a job was lost or the validators' app hashes differ,
+// and with -chaos if the killed validator did not catch up or its block
+// log does not replay (RunDevnet replays it only then).
+func runNetworkDevnet(stdout, stderr io.Writer, cfg cometbft.DevnetConfig, asJSON, quiet bool) int {
+	tty := false
+	if f, ok := stderr.(*os.File); ok {
+		tty = term.IsTerminal(int(f.Fd()))
+	}
+	if !quiet {
+		cfg.Progress = func(p cometbft.DevnetProgress) {
+			phase := "running"
+			if p.Draining {
+				phase = "draining"
+			}
+			end := "\n"
+			if tty {
+				end = "\r"
+			}
+			fmt.Fprintf(stderr, "[%5.1fs] %s height %d, jobs %d submitted, %d completed%s",
+				p.Elapsed.Seconds(), phase, p.Height, p.Submitted, p.Completed, end)
+		}
+	}
+	ctx, cancel := signalContext()
+	defer cancel()
+	rep, err := netDevnet(ctx, cfg)
+	if tty && !quiet {
+		fmt.Fprintln(stderr)
+	}
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			fmt.Fprintln(stderr, "cip11 devnet: interrupted")
+			return 1
+		}
+		fmt.Fprintf(stderr, "cip11 devnet: %v\n", err)
+		return 1
+	}
+	if rep == nil {
+		fmt.Fprintln(stderr, "cip11 devnet: no report")
+		return 1
+	}
+	if asJSON {
+		b, err := json.Marshal(rep)
+		if err != nil {
+			fmt.Fprintf(stderr, "cip11 devnet: %v\n", err)
+			return 1
+		}
+		fmt.Fprintln(stdout, string(b))
+	} else {
+		printNetworkReport(stdout, rep, cfg.Chaos)
+	}
+	var bad []string
+	if rep.Lost != 0 {
+		bad = append(bad, fmt.Sprintf("%d jobs lost", rep.Lost))
+	}
+	if !rep.AppHashesAgree {
+		bad = append(bad, "the validators' app hashes differ")
+	}
+	if cfg.Chaos && !rep.CaughtUp {
+		bad = append(bad, "a restarted validator did not catch up")
+	}
+	if cfg.Chaos && !rep.ReplayAgrees {
+		bad = append(bad, "the restarted validator's block log does not replay")
+	}
+	if len(bad) > 0 {
+		fmt.Fprintf(stderr, "cip11 devnet: %s\n", strings.Join(bad, "; "))
+		return 1
+	}
+	return 0
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "NO"
+}
+
+func printNetworkReport(w io.Writer, r *cometbft.DevnetReport, chaos bool) {
+	fmt.Fprintf(w, "cip11 devnet: %d validators (CometBFT), %d runners, %d blocks in %.1f s\n", r.Validators, r.Runners, r.Blocks, r.Elapsed)
+	fmt.Fprintf(w, "  jobs        submitted %d, completed %d, expired %d, lost %d\n", r.Submitted, r.Completed, r.Expired, r.Lost)
+	fmt.Fprintf(w, "  pushes      %d for %d committee seats of %d assignments (%.2f a seat); %d duplicate acks; %d not held (another validator of Sub(R) delivered)\n",
+		r.Pushes, r.Seats, r.Assignments, r.PushesPerAssign, r.DuplicateAcks, r.NotHeld)
+	fmt.Fprintf(w, "  push        latency p50 %.1f ms, p99 %.1f ms\n", r.PushP50Millis, r.PushP99Millis)
+	fmt.Fprintf(w, "  blocks      interval p50 %.0f ms, p99 %.0f ms\n", r.BlockP50Millis, r.BlockP99Millis)
+	fmt.Fprintf(w, "  agreement   app hashes agree at %d heights: %s\n", r.HeightsCompared, yesNo(r.AppHashesAgree))
+	if chaos {
+		fmt.Fprintf(w, "  chaos       %d validator kills; the restarted validator caught up: %s; its block log replays: %s\n",
+			r.ValidatorKills, yesNo(r.CaughtUp), yesNo(r.ReplayAgrees))
+	}
+	if r.Dir != "" {
+		fmt.Fprintf(w, "  dir         %s\n", r.Dir)
+	}
+}
