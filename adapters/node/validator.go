@@ -173,10 +173,10 @@ type Validator struct {
 	seats    atomic.Uint64
 	// fresh are the seats the last committed block created (§10.1 still
 	// assigned, answered without the loop: Assigned)
-	fresh atomic.Pointer[map[cip11.Hash]freshSeats]
-	beacons  []chainlog.Beacon // the block log's last parent beacons (recover; read-only after)
-	height   atomic.Uint64
-	failed   atomic.Pointer[error] // the core's sticky failure, for callers outside loop
+	fresh   atomic.Pointer[map[cip11.Hash]freshSeats]
+	beacons []chainlog.Beacon // the block log's last parent beacons (recover; read-only after)
+	height  atomic.Uint64
+	failed  atomic.Pointer[error] // the core's sticky failure, for callers outside loop
 
 	reqs   chan func()
 	inbox  *mailbox[event]
