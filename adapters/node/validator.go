@@ -637,7 +637,7 @@ func (v *Validator) Run(ctx context.Context) error {
 	t := time.NewTicker(v.cfg.BlockTime)
 	defer t.Stop()
 	if v.cfg.Engine != nil {
-		t.Stop()
+		return v.watch(ctx)
 	}
 	for {
 		select {
@@ -653,6 +653,29 @@ func (v *Validator) Run(ctx context.Context) error {
 				if errors.Is(err, ErrClosed) {
 					return nil
 				}
+				return err
+			}
+		}
+	}
+}
+
+// watch is Run under an Engine: it returns when ctx ends (nil), the store
+// fails, or a consensus step failed the core (its sticky error), so that
+// an operator's process stops rather than idling behind a halted engine.
+func (v *Validator) watch(ctx context.Context) error {
+	t := time.NewTicker(250 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-v.pstore.Failed():
+			err := fmt.Errorf("%w: state store: %w", ErrFailed, v.pstore.Err())
+			v.failed.CompareAndSwap(nil, &err)
+			v.log.Error("the state store failed; the validator stops", "err", err)
+			return err
+		case <-t.C:
+			if err := v.Err(); err != nil {
 				return err
 			}
 		}
@@ -936,7 +959,7 @@ func (v *Validator) Status() httpapi.Status {
 		}
 	})
 	return httpapi.Status{
-		ChainID: uint64(v.g.ChainID), Height: h, BlockTimeMillis: v.cfg.BlockTime.Milliseconds(),
+		ChainID: uint64(v.g.ChainID), Height: h, BlockTimeMillis: v.blockTimeMillis(),
 		QUICAddr: quicAddr, PeerKey: fmt.Sprintf("%x", v.PeerKey()), ValidatorSetHash: v.snap.Hash(),
 		SubsetEpoch: v.snap.Epoch(), Runners: n, Connected: connected, Present: present,
 		Mempool: mp, PollDisabled: v.p.PollDisabled, Version: "cip11 r1.3.1",
@@ -957,4 +980,13 @@ func (r committedRegistry) At(h uint64) (state.RegistryView, error) {
 		return nil, fmt.Errorf("%w: height %d is not committed yet (at %d)", state.ErrUnknownHeight, h, c)
 	}
 	return r.reg.At(h)
+}
+
+// blockTimeMillis is the configured block time; 0 under an Engine, whose
+// consensus decides when blocks come.
+func (v *Validator) blockTimeMillis() int64 {
+	if v.cfg.Engine != nil {
+		return 0
+	}
+	return v.cfg.BlockTime.Milliseconds()
 }

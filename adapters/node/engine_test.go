@@ -1,0 +1,98 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/adapters/node/chain"
+	"github.com/cip11/cip11/chainlog"
+)
+
+// nopEngine takes every broadcast (the test drives no consensus).
+type nopEngine struct{ txs, jobs int }
+
+func (e *nopEngine) BroadcastTx([]byte) error  { e.txs++; return nil }
+func (e *nopEngine) BroadcastJob([]byte) error { e.jobs++; return nil }
+
+// oneValidatorNetwork is a network genesis whose set is the devnet's one
+// validator (its BLS key then is both the group key and share 1).
+func oneValidatorNetwork(t *testing.T) (*Devnet, *Genesis) {
+	t.Helper()
+	d, err := NewDevnet(GenesisOptions{Seed: 5, Runners: 3, QUIC: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := *d.Genesis
+	g.Set = []GenesisValidator{g.Validator}
+	if err := g.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return d, &g
+}
+
+// TestEngineValidator: under an Engine the validator produces no block
+// itself, submissions go to the engine, the consensus steps drive the core,
+// /status reports no block time, and Run returns the core's sticky failure
+// (an operator's process stops instead of idling behind a halted engine).
+func TestEngineValidator(t *testing.T) {
+	d, g := oneValidatorNetwork(t)
+	e := &nopEngine{}
+	if _, err := NewValidator(ValidatorConfig{Genesis: g, Keys: d.Validator}); !errors.Is(err, ErrNilConfig) {
+		t.Fatalf("a network genesis without an Engine: %v, want ErrNilConfig", err)
+	}
+	v, err := NewValidator(ValidatorConfig{Genesis: g, Keys: d.Validator, Engine: e, BlockTime: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- v.Run(ctx) }()
+	time.Sleep(50 * time.Millisecond)
+	if h := v.Height(); h != 0 {
+		t.Fatalf("Run under an Engine produced blocks: height %d", h)
+	}
+	if _, err := v.SubmitJob(&JobSpec{Submitter: cip11.Address{1}, Kind: 1, Runners: 1, TimeoutBlocks: 5}); err != nil || e.jobs != 1 {
+		t.Fatalf("SubmitJob under an Engine: %v, engine saw %d jobs", err, e.jobs)
+	}
+	solo := &Solo{Key: d.Validator.Threshold, Namespace: g.Namespace}
+	solo.Schedule.ViewsPerEpoch, solo.Schedule.FirstView, solo.Schedule.LastKnownEpoch = uint64(g.Schedule.ViewsPerEpoch), 1, 99
+	for h := uint64(1); h <= 3; h++ {
+		cs, err := solo.Next(h, v.LastBlock())
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _, err := v.ProposeBlock(cs, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fb, err := v.FinalizeBlock(b)
+		if err != nil || fb.Out.StateDigest == (cip11.Hash{}) {
+			t.Fatalf("FinalizeBlock %d: %v", h, err)
+		}
+		if err := v.CommitBlock(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if v.Height() != 3 || v.Status().BlockTimeMillis != 0 {
+		t.Fatalf("height %d, block_time_ms %d", v.Height(), v.Status().BlockTimeMillis)
+	}
+	if err := v.CheckBlock(&chainlog.Block{Height: 9}); !errors.Is(err, chain.ErrOutOfOrder) {
+		t.Fatalf("CheckBlock of a block not next: %v", err)
+	}
+	fail := fmt.Errorf("%w: injected", chain.ErrFailed)
+	v.failed.Store(&fail)
+	select {
+	case err := <-done:
+		if !errors.Is(err, chain.ErrFailed) {
+			t.Fatalf("Run returned %v, want the core's failure", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not return after the core failed")
+	}
+	cancel()
+}
