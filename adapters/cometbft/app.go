@@ -17,6 +17,7 @@ import (
 	"github.com/cip11/cip11/adapters/node"
 	"github.com/cip11/cip11/adapters/node/chain"
 	"github.com/cip11/cip11/chainlog"
+	"github.com/cip11/cip11/presence"
 	"github.com/cip11/cip11/seed"
 )
 
@@ -76,6 +77,7 @@ type App struct {
 	shares  []*seed.Verifier // by index−1
 	addrs   [][]byte         // by index−1
 	onFin   func(uint64, cip11.Hash)
+	gossip  *presenceReactor // nil: each proposer's own view only
 
 	mu       sync.Mutex // the fields below: ABCI connections run concurrently
 	seeds    map[uint64]seed.Signature
@@ -339,6 +341,13 @@ func (a *App) prepare(h uint64, req *abci.PrepareProposalRequest) ([][]byte, err
 		a.log.Warn("no local presence input; proposing an empty present set (fail-open, §7.3)", "height", h, "err", err)
 		pres = nil
 	}
+	if a.gossip != nil && pres != nil {
+		if agg, err := a.aggregate(h, pres); err != nil {
+			a.log.Warn("presence aggregation failed; proposing the local view (fail-open, §7.3)", "height", h, "err", err)
+		} else {
+			pres = agg
+		}
+	}
 	b, specs, err := a.v.ProposeBlock(cs, pres)
 	if err != nil {
 		return nil, err
@@ -351,6 +360,29 @@ func (a *App) prepare(h uint64, req *abci.PrepareProposalRequest) ([][]byte, err
 	a.proposed = &proposal{height: h, hdr: txs[0], body: txs[1], b: b}
 	a.mu.Unlock()
 	return txs, nil
+}
+
+// aggregate is PresenceInput(h): the local view own (over registry(h−1))
+// united with the peers' views published for heights ≥ h −
+// PRESENCE_TIMEOUT_BLOCKS, restricted to registry(h−1) (§8.2, D33).
+func (a *App) aggregate(h uint64, own []byte) ([]byte, error) {
+	n, err := a.v.RegistrySize(h - 1)
+	if err != nil {
+		return nil, err
+	}
+	set, err := presence.Decode(own, n)
+	if err != nil {
+		return nil, err
+	}
+	minH := uint64(1)
+	if t := a.g.P().PresenceTimeoutBlocks; h > t {
+		minH = h - t
+	}
+	all, err := presence.NewSet(n, a.gossip.union(set.Indices(), n, minH))
+	if err != nil {
+		return nil, err
+	}
+	return presence.Encode(all), nil
 }
 
 // ProcessProposal accepts a block iff its layout decodes, its parent beacon
@@ -494,6 +526,12 @@ func (a *App) FinalizeBlock(_ context.Context, req *abci.FinalizeBlockRequest) (
 func (a *App) Commit(context.Context, *abci.CommitRequest) (*abci.CommitResponse, error) {
 	if err := a.v.CommitBlock(); err != nil {
 		return nil, err
+	}
+	if a.gossip != nil {
+		h := a.v.Height()
+		if field, n, err := a.v.LocalPresence(h); err == nil && field != nil {
+			a.gossip.publish(h, n, field)
+		}
 	}
 	return &abci.CommitResponse{}, nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/adapters/node"
 	"github.com/cip11/cip11/adapters/node/chain"
+	"github.com/cip11/cip11/presence"
 	"github.com/cip11/cip11/replay"
 	"github.com/cip11/cip11/wire"
 )
@@ -34,12 +35,15 @@ type DevnetConfig struct {
 	WorkTime      time.Duration // 30 ms
 	// Chaos kills one validator (f = 1) and restarts it on its directories,
 	// at least Kills times (default 3), checking that it catches up.
-	Chaos  bool
-	Kills  int
-	Dir    string // "": a temporary directory
-	NoSync bool
-	Seed   uint64
-	Logger *slog.Logger
+	Chaos bool
+	Kills int
+	// NoGossip turns presence gossip off: each proposer proposes its own
+	// local presence only (the baseline of presence_coverage, §8.2).
+	NoGossip bool
+	Dir      string // "": a temporary directory
+	NoSync   bool
+	Seed     uint64
+	Logger   *slog.Logger
 	// Progress is called about once a second.
 	Progress func(DevnetProgress)
 }
@@ -72,12 +76,23 @@ type DevnetReport struct {
 	BlockP50Millis  float64 `json:"block_interval_p50_ms"`
 	BlockP99Millis  float64 `json:"block_interval_p99_ms"`
 	AppHashesAgree  bool    `json:"app_hashes_agree"`
-	HeightsCompared uint64  `json:"heights_compared"`
-	ValidatorKills  int     `json:"validator_kills"`
-	CaughtUp        bool    `json:"restarted_caught_up"`
-	ReplayAgrees    bool    `json:"replay_agrees"`
-	Dir             string  `json:"dir,omitempty"`
-	Elapsed         float64 `json:"elapsed_s"`
+	Gossip          bool    `json:"presence_gossip"`
+	// PresenceCoverage: |PresenceInput(h)| / the runners connected to at
+	// least one validator when h committed, over the blocks with any
+	// connected runner: median, minimum, and the share of blocks at 1.
+	CoverageP50      float64 `json:"presence_coverage_p50"`
+	CoverageMin      float64 `json:"presence_coverage_min"`
+	CoverageFullPct  float64 `json:"presence_coverage_full_pct"`
+	CoverageBlocks   int     `json:"presence_coverage_blocks"`
+	JobsPerRunnerMax int64   `json:"jobs_per_runner_max"`
+	JobsPerRunnerAvg float64 `json:"jobs_per_runner_mean"`
+	GossipBytes      uint64  `json:"gossip_bytes_sent"`
+	HeightsCompared  uint64  `json:"heights_compared"`
+	ValidatorKills   int     `json:"validator_kills"`
+	CaughtUp         bool    `json:"restarted_caught_up"`
+	ReplayAgrees     bool    `json:"replay_agrees"`
+	Dir              string  `json:"dir,omitempty"`
+	Elapsed          float64 `json:"elapsed_s"`
 }
 
 func (c *DevnetConfig) defaults() error {
@@ -137,6 +152,8 @@ type netDevnet struct {
 	// transport counts of stopped validator instances
 	pushed, dup, notHeld int64
 	ackLat               chain.Histogram
+	gossipBytes          uint64
+	coverage             []float64 // per block with a connected runner
 }
 
 func (n *netDevnet) hook(i int) func(uint64, cip11.Hash) {
@@ -157,7 +174,8 @@ func (n *netDevnet) start(ctx context.Context, i int) error {
 	var nd *Node
 	var err error
 	for range 50 { // a restarted validator's ports may take a moment to free
-		if nd, err = StartNode(ctx, NodeConfig{Home: n.homes[i], NoSync: n.cfg.NoSync, Logger: n.cfg.Logger, OnFinalized: n.hook(i)}); err == nil {
+		if nd, err = StartNode(ctx, NodeConfig{Home: n.homes[i], NoSync: n.cfg.NoSync, Logger: n.cfg.Logger, OnFinalized: n.hook(i),
+			NoGossip: n.cfg.NoGossip}); err == nil {
 			break
 		}
 		time.Sleep(100 * time.Millisecond)
@@ -196,6 +214,7 @@ func (n *netDevnet) stop(i int) error {
 	n.dup += int64(nd.V.DuplicateAcks())
 	n.notHeld += int64(nd.V.NotHeld())
 	n.ackLat.Merge(&s.AckMicros)
+	n.gossipBytes += nd.Gossip().BytesSent
 	n.mu.Unlock()
 	return nd.Close()
 }
@@ -412,6 +431,9 @@ func (n *netDevnet) run(ctx context.Context, runners []*node.Runner) (*DevnetRep
 		if now.Sub(lastAdvance) > stallAfter {
 			return nil, fmt.Errorf("%w: the chain made no block for %v (height %d)", ErrStalled, stallAfter, h)
 		}
+		if h > last {
+			n.sampleCoverage()
+		}
 		last = max(last, h)
 		// chaos: kill the victim (f = 1), restart it on its directories
 		if cfg.Chaos && (!draining || rep.ValidatorKills < cfg.Kills) && downUntil.IsZero() && now.After(nextKill) {
@@ -451,6 +473,15 @@ func (n *netDevnet) run(ctx context.Context, runners []*node.Runner) (*DevnetRep
 				if cfg.Chaos { // the last restart catches up before the report
 					n.waitLevel(cfg.Validators-1, 30*time.Second)
 				}
+				var total int64
+				for _, r := range runners {
+					x := r.Executed()
+					total += x
+					rep.JobsPerRunnerMax = max(rep.JobsPerRunnerMax, x)
+				}
+				if len(runners) > 0 {
+					rep.JobsPerRunnerAvg = float64(total*100/int64(len(runners))) / 100
+				}
 				return n.report(rep, v, len(open), catchUp, time.Since(start))
 			}
 		}
@@ -478,6 +509,41 @@ func (n *netDevnet) waitLevel(i int, within time.Duration) {
 	}
 }
 
+// sampleCoverage records presence_coverage for the newest block of
+// validator 0: its PresenceInput's size over the runners connected to at
+// least one running validator now.
+func (n *netDevnet) sampleCoverage() {
+	v, err := n.live(0)
+	if err != nil {
+		return
+	}
+	b := v.LastBlock()
+	if b == nil || b.Presence == nil || b.Height < 2 {
+		return
+	}
+	size, err := v.RegistrySize(uint64(b.Height) - 1)
+	if err != nil {
+		return
+	}
+	set, err := presence.Decode(*b.Presence, size)
+	if err != nil {
+		return
+	}
+	n.mu.Lock()
+	conn := map[cip11.Address]bool{}
+	for _, nd := range n.nodes {
+		if nd != nil {
+			for _, a := range nd.V.ConnectedRunners() {
+				conn[a] = true
+			}
+		}
+	}
+	if len(conn) > 0 {
+		n.coverage = append(n.coverage, float64(set.Len())/float64(len(conn)))
+	}
+	n.mu.Unlock()
+}
+
 func submitter(i int) cip11.Address {
 	h := cip11.Keccak256([]byte("cip11-devnet/submitter"), []byte{byte(i)})
 	return cip11.Address(h[12:])
@@ -500,6 +566,25 @@ func (n *netDevnet) report(rep *DevnetReport, v *node.Validator, open int, catch
 		}
 	}
 	rep.Pushes, rep.DuplicateAcks, rep.NotHeld = pushed, dup, notHeld
+	rep.Gossip = !n.cfg.NoGossip
+	gb := n.gossipBytes
+	for _, nd := range n.nodes {
+		if nd != nil {
+			gb += nd.Gossip().BytesSent
+		}
+	}
+	rep.GossipBytes = gb
+	if cv := slices.Clone(n.coverage); len(cv) > 0 {
+		slices.Sort(cv)
+		rep.CoverageBlocks, rep.CoverageP50, rep.CoverageMin = len(cv), cv[len(cv)/2], cv[0]
+		full := 0
+		for _, c := range cv {
+			if c >= 1 {
+				full++
+			}
+		}
+		rep.CoverageFullPct = float64(full*10000/len(cv)) / 100
+	}
 	rep.Seats = int64(v.Seats()) // validator 0 is never killed: every seat
 	if rep.Seats > 0 {
 		rep.PushesPerAssign = float64(pushed*100/rep.Seats) / 100

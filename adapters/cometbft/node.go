@@ -50,6 +50,9 @@ type NodeConfig struct {
 	Registerer   prometheus.Registerer
 	// OnFinalized: as AppConfig's.
 	OnFinalized func(h uint64, digest cip11.Hash)
+	// NoGossip turns presence gossip off (§8.2): each proposer proposes
+	// its own local presence only (the devnet's -gossip=false baseline).
+	NoGossip bool
 }
 
 // Node is one validator of a network: the CIP-11 validator (QUIC server,
@@ -187,9 +190,14 @@ func StartNode(ctx context.Context, cfg NodeConfig) (*Node, error) {
 	if logger == nil {
 		logger = cmtlog.NewNopLogger()
 	}
+	var opts []cmtnode.Option
+	if !cfg.NoGossip {
+		app.gossip = newPresenceReactor(app.log)
+		opts = append(opts, cmtnode.CustomReactors(map[string]p2p.Reactor{"CIP11PRESENCE": app.gossip}))
+	}
 	cn, err := cmtnode.NewNode(ctx, h.Config, pv, h.NodeKey, proxy.NewLocalClientCreator(app),
 		cmtnode.DefaultGenesisDocProviderFunc(h.Config), dbs.provide,
-		cmtnode.DefaultMetricsProvider(h.Config.Instrumentation), logger)
+		cmtnode.DefaultMetricsProvider(h.Config.Instrumentation), logger, opts...)
 	if err != nil {
 		v.Close()
 		return nil, errors.Join(fmt.Errorf("cometbft: %w", err), dbs.closeAll())
@@ -213,6 +221,14 @@ func loadFilePV(c *cmtcfg.Config) (pv *privval.FilePV, err error) {
 		}
 	}()
 	return privval.LoadOrGenFilePV(c.PrivValidatorKeyFile(), c.PrivValidatorStateFile(), nil)
+}
+
+// Gossip is the presence gossip's counters (zero with NoGossip).
+func (n *Node) Gossip() GossipStats {
+	if n.App.gossip == nil {
+		return GossipStats{}
+	}
+	return n.App.gossip.stats()
 }
 
 // Height is CometBFT's last committed block height.

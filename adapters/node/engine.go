@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/adapters/node/chain"
 	"github.com/cip11/cip11/chainlog"
 )
@@ -149,3 +150,41 @@ func (v *Validator) DuplicateAcks() uint64 { return v.dupAcks.Load() }
 // since it started assigned: the pushes one validator per seat would send
 // (§10.1).
 func (v *Validator) Seats() uint64 { return v.seats.Load() }
+
+// LocalPresence is this validator's local presence (§7.4) as a
+// PresenceInputV1 over registry(h) and that registry's size: what it
+// publishes to its peers after committing h (D33 presence gossip), the
+// basis of PresenceInput(h+1). nil when the transport is off.
+func (v *Validator) LocalPresence(h uint64) (field []byte, n int, err error) {
+	if v.srv == nil || h == 0 {
+		return nil, 0, nil
+	}
+	view, err := v.x.Store().Registry().At(h)
+	if err != nil {
+		return nil, 0, err
+	}
+	field, err = v.srv.ProposerInput(h)
+	return field, len(view.ActiveRunners()), err
+}
+
+// RegistrySize is |registry(h)|, the PresenceInput index basis of block
+// h+1 (§7.2).
+func (v *Validator) RegistrySize(h uint64) (int, error) {
+	if h == 0 {
+		return 0, nil
+	}
+	view, err := v.x.Store().Registry().At(h)
+	if err != nil {
+		return 0, err
+	}
+	return len(view.ActiveRunners()), nil
+}
+
+// ConnectedRunners are the runners holding an admitted QUIC connection to
+// this validator (none when the transport is off).
+func (v *Validator) ConnectedRunners() []cip11.Address {
+	if v.srv == nil {
+		return nil
+	}
+	return v.srv.ConnectedRunners()
+}

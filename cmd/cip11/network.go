@@ -212,6 +212,12 @@ func printNetworkReport(w io.Writer, r *cometbft.DevnetReport, chaos bool) {
 	fmt.Fprintf(w, "  push        latency p50 %.1f ms, p99 %.1f ms\n", r.PushP50Millis, r.PushP99Millis)
 	fmt.Fprintf(w, "  blocks      interval p50 %.0f ms, p99 %.0f ms\n", r.BlockP50Millis, r.BlockP99Millis)
 	fmt.Fprintf(w, "  agreement   app hashes agree at %d heights: %s\n", r.HeightsCompared, yesNo(r.AppHashesAgree))
+	gossip := "off"
+	if r.Gossip {
+		gossip = fmt.Sprintf("on (%d bytes sent)", r.GossipBytes)
+	}
+	fmt.Fprintf(w, "  presence    gossip %s; coverage p50 %.3f, min %.3f, full in %.1f%% of %d blocks; jobs per runner max %d, mean %.2f\n",
+		gossip, r.CoverageP50, r.CoverageMin, r.CoverageFullPct, r.CoverageBlocks, r.JobsPerRunnerMax, r.JobsPerRunnerAvg)
 	if chaos {
 		fmt.Fprintf(w, "  chaos       %d validator kills; the restarted validator caught up: %s; its block log replays: %s\n",
 			r.ValidatorKills, yesNo(r.CaughtUp), yesNo(r.ReplayAgrees))

@@ -136,6 +136,13 @@ func TestDevnetNetworkWiring(t *testing.T) {
 		!got.Chaos || got.Kills != 2 || got.Seed != 9 || got.Dir != "" || !got.NoSync || got.Logger == nil || got.Progress != nil {
 		t.Fatalf("RunDevnet got %+v", *got)
 	}
+	if got.NoGossip {
+		t.Fatal("presence gossip is off by default")
+	}
+	got = fakeNetDevnet(t, rep, nil)
+	if code, _, errOut := cli("devnet", "-validators", "4", "-gossip=false", "-quiet"); code != 0 || !got.NoGossip {
+		t.Fatalf("-gossip=false: exit %d (%s), NoGossip %v", code, errOut, got.NoGossip)
+	}
 	var back cometbft.DevnetReport
 	if err := json.Unmarshal([]byte(out), &back); err != nil || back != *rep {
 		t.Fatalf("-json printed %q (%v), want the report %+v", out, err, *rep)

@@ -393,7 +393,9 @@ agreeing through in-process CometBFT nodes on loopback (each with its own
 Pebble and CometBFT directories), runners dialing the validators of their
 Sub(R); the report adds pushes per assignment, block intervals, whether
 every validator's app hash agreed at every height and whether a block log
-replays. -chaos then kills one validator and restarts it on its
+replays, presence coverage (the proposer's PresenceInput over the runners
+connected to any validator; -gossip=false turns presence gossip off) and
+jobs per runner. -chaos then kills one validator and restarts it on its
 directories -kills times, checking that it catches up. Exit 1 also if the
 app hashes differ, the replay disagrees or a killed validator did not catch
 up. -block-time, -phase, -http and -fail-per-mille do not apply.`)
@@ -414,6 +416,7 @@ up. -block-time, -phase, -http and -fail-per-mille do not apply.`)
 	validators := c.intVarText("validators", 0, 0, 16, "0 (today's single-validator devnet) or a count from 1 to 16",
 		"run a network of `N` validators agreeing through CometBFT in this process (1 to 16; 0: the single-validator devnet)")
 	kills := c.intVar("kills", 3, 1, 1000, "with -validators -chaos: kill and restart a validator at least `N` times (1 to 1000)")
+	gossip := c.fs.Bool("gossip", true, "with -validators: presence gossip between validators (§8.2); -gossip=false: each proposer proposes its own connections only")
 	if code, ok := c.parse(args, stdout, stderr); !ok {
 		return code
 	}
@@ -434,6 +437,9 @@ up. -block-time, -phase, -http and -fail-per-mille do not apply.`)
 			"block-time", "phase", "http", "fail-per-mille"); !ok {
 			return code
 		}
+		if c.given("gossip") && *validators < 2 {
+			return c.usageError(stderr, "-gossip needs -validators 2 or more")
+		}
 		if c.given("kills") && !*chaos {
 			return c.usageError(stderr, "-kills needs -chaos")
 		}
@@ -441,9 +447,9 @@ up. -block-time, -phase, -http and -fail-per-mille do not apply.`)
 			return c.usageError(stderr, "-chaos kills one validator and needs -validators 4 or more (f = 1), not %d", *validators)
 		}
 		return runNetworkDevnet(stdout, stderr, cometbft.DevnetConfig{Validators: *validators, Runners: *runners, Duration: *duration,
-			JobsPerBlock: *jobs, MultiPerMille: m, Chaos: *chaos, Kills: *kills, Dir: *data, NoSync: *data == "", Seed: *seed, Logger: log}, *asJSON, *quiet)
+			JobsPerBlock: *jobs, MultiPerMille: m, Chaos: *chaos, Kills: *kills, Dir: *data, NoSync: *data == "", Seed: *seed, Logger: log, NoGossip: !*gossip}, *asJSON, *quiet)
 	}
-	if code, ok := c.notWith(stderr, "without -validators (the single-validator devnet's chaos has its own plan)", "kills"); !ok {
+	if code, ok := c.notWith(stderr, "without -validators (the single-validator devnet's chaos has its own plan; one validator has no peers to gossip with)", "kills", "gossip"); !ok {
 		return code
 	}
 	ph := node.Phase(*phase)

@@ -1,0 +1,153 @@
+package cometbft
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/cometbft/cometbft/p2p"
+	"github.com/cometbft/cometbft/p2p/mock"
+	gogotypes "github.com/cosmos/gogoproto/types"
+
+	"github.com/cip11/cip11/presence"
+)
+
+func gossipMsg(t testing.TB, h uint64, n int, idx ...int) []byte {
+	t.Helper()
+	s, err := presence.NewSet(n, idx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := EncodeGossip(h, n, presence.Encode(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestGossipCodec: a message decodes to what was published; every
+// malformation is ErrGossip (with the presence sentinel underneath).
+func TestGossipCodec(t *testing.T) {
+	b := gossipMsg(t, 42, 10, 1, 3, 9)
+	h, set, err := DecodeGossip(b)
+	if err != nil || h != 42 || set.Len() != 3 || !set.Has(9) || set.Has(2) {
+		t.Fatalf("decode: h %d, set %v, err %v", h, set.Indices(), err)
+	}
+	bad := map[string][]byte{
+		"short":   b[:10],
+		"magic":   append([]byte("C11X"), b[4:]...),
+		"version": append(append([]byte{}, b[:4]...), append([]byte{2}, b[5:]...)...),
+		"field":   append(append([]byte{}, b[:17]...), 0x09),
+		"bit beyond registry": func() []byte {
+			c := bytes.Clone(b)
+			c[16] = 2 // registry size 2 with index 9 set
+			return c
+		}(),
+	}
+	for name, x := range bad {
+		if _, _, err := DecodeGossip(x); !errors.Is(err, ErrGossip) {
+			t.Errorf("%s: %v, want ErrGossip", name, err)
+		}
+	}
+	if _, _, err := DecodeGossip(b[:len(b)-1]); !errors.Is(err, ErrGossip) || !errors.Is(err, presence.ErrSparseLength) && !errors.Is(err, presence.ErrBitmapLength) {
+		t.Errorf("truncated field: %v", err)
+	}
+}
+
+// TestGossipReactor: views are kept per peer and united with the local
+// view under the timeout and the registry bound (§8.2); a garbage message
+// or a flood drops the peer and leaves its view out.
+func TestGossipReactor(t *testing.T) {
+	r := newPresenceReactor(slog.New(slog.DiscardHandler))
+	now := time.Unix(1000, 0)
+	r.now = func() time.Time { return now }
+	p1, p2, p3 := mock.NewPeer(nil), mock.NewPeer(nil), mock.NewPeer(nil)
+	for _, p := range []p2p.Peer{p1, p2, p3} {
+		r.AddPeer(p)
+	}
+	send := func(p p2p.Peer, b []byte) {
+		r.Receive(p2p.Envelope{Src: p, ChannelID: PresenceChannel, Message: &gogotypes.BytesValue{Value: b}})
+	}
+	send(p1, gossipMsg(t, 10, 8, 1, 2))
+	send(p2, gossipMsg(t, 3, 8, 5))      // too old for minH 5
+	send(p3, gossipMsg(t, 10, 12, 4, 11)) // 11 is beyond registry(h−1) = 8
+	got := r.union([]int{0, 2}, 8, 5)
+	if want := []int{0, 1, 2, 4}; !slicesEqual(got, want) {
+		t.Fatalf("union %v, want %v", got, want)
+	}
+	send(p2, []byte("garbage"))
+	if s := r.stats(); s.Dropped != 1 {
+		t.Fatalf("dropped %d after garbage, want 1", s.Dropped)
+	}
+	r.RemovePeer(p2, nil)
+	for range gossipBurst { // one message already spent: the last of these floods the bucket, no time passing
+		send(p1, gossipMsg(t, 11, 8, 3))
+	}
+	if s := r.stats(); s.Dropped != 2 {
+		t.Fatalf("dropped %d after a flood, want 2", s.Dropped)
+	}
+}
+
+func slicesEqual(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// FuzzDecodeGossip: no input panics the decoder; a decoded message
+// re-encodes (as the set's canonical PresenceInputV1) to a message that
+// decodes to the same height and set.
+func FuzzDecodeGossip(f *testing.F) {
+	f.Add(gossipMsg(f, 7, 20, 0, 5, 19))
+	f.Add(gossipMsg(f, 1, 0))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		h, set, err := DecodeGossip(b)
+		if err != nil {
+			return
+		}
+		again, err := EncodeGossip(h, set.RegistrySize(), presence.Encode(set))
+		if err != nil {
+			t.Fatal(err)
+		}
+		h2, set2, err := DecodeGossip(again)
+		if err != nil || h2 != h || !set2.Equal(set) {
+			t.Fatalf("re-encoded message differs: %v", err)
+		}
+	})
+}
+
+// TestDevnetGossipCoverage runs the 4-validator devnet with and without
+// presence gossip (each runner holds streams to k = 3 of 4 validators):
+// without it a proposer sees only its own connections, with it the
+// proposer's PresenceInput covers every connected runner (issue 20 §1).
+func TestDevnetGossipCoverage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two 4-validator networks")
+	}
+	var reps [2]*DevnetReport
+	for i, off := range []bool{true, false} {
+		rep, err := RunDevnet(context.Background(), DevnetConfig{Validators: 4, Runners: 16, Duration: 5 * time.Second, NoSync: true, Seed: 9, NoGossip: off})
+		if err != nil {
+			t.Fatal(err)
+		}
+		reps[i] = rep
+		t.Logf("gossip %v: coverage p50 %.3f min %.3f full %.1f%% over %d blocks; jobs/runner max %d mean %.2f; gossip bytes %d; lost %d",
+			!off, rep.CoverageP50, rep.CoverageMin, rep.CoverageFullPct, rep.CoverageBlocks, rep.JobsPerRunnerMax, rep.JobsPerRunnerAvg, rep.GossipBytes, rep.Lost)
+		if rep.Lost != 0 || !rep.AppHashesAgree {
+			t.Fatalf("lost %d, AppHashes agree %v", rep.Lost, rep.AppHashesAgree)
+		}
+	}
+	if off, on := reps[0], reps[1]; on.CoverageP50 < 0.99 || off.CoverageP50 > 0.9 || off.GossipBytes != 0 || on.GossipBytes == 0 {
+		t.Fatalf("coverage p50 without gossip %.3f (want ≤ 0.9), with gossip %.3f (want ≥ 0.99); gossip bytes %d / %d",
+			off.CoverageP50, on.CoverageP50, off.GossipBytes, on.GossipBytes)
+	}
+}
