@@ -72,7 +72,7 @@ func TestGossipReactor(t *testing.T) {
 		r.Receive(p2p.Envelope{Src: p, ChannelID: PresenceChannel, Message: &gogotypes.BytesValue{Value: b}})
 	}
 	send(p1, gossipMsg(t, 10, 8, 1, 2))
-	send(p2, gossipMsg(t, 3, 8, 5))      // too old for minH 5
+	send(p2, gossipMsg(t, 3, 8, 5))       // too old for minH 5
 	send(p3, gossipMsg(t, 10, 12, 4, 11)) // 11 is beyond registry(h−1) = 8
 	got := r.union([]int{0, 2}, 8, 5)
 	if want := []int{0, 1, 2, 4}; !slicesEqual(got, want) {
