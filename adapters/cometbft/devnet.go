@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	cmtlog "github.com/cometbft/cometbft/libs/log"
+
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/adapters/node"
 	"github.com/cip11/cip11/adapters/node/chain"
@@ -40,10 +42,12 @@ type DevnetConfig struct {
 	// NoGossip turns presence gossip off: each proposer proposes its own
 	// local presence only (the baseline of presence_coverage, §8.2).
 	NoGossip bool
-	Dir      string // "": a temporary directory
-	NoSync   bool
-	Seed     uint64
-	Logger   *slog.Logger
+	// CometLogger, if set, receives the validators' CometBFT logs.
+	CometLogger cmtlog.Logger
+	Dir         string // "": a temporary directory
+	NoSync      bool
+	Seed        uint64
+	Logger      *slog.Logger
 	// Progress is called about once a second.
 	Progress func(DevnetProgress)
 }
@@ -175,7 +179,7 @@ func (n *netDevnet) start(ctx context.Context, i int) error {
 	var err error
 	for range 50 { // a restarted validator's ports may take a moment to free
 		if nd, err = StartNode(ctx, NodeConfig{Home: n.homes[i], NoSync: n.cfg.NoSync, Logger: n.cfg.Logger, OnFinalized: n.hook(i),
-			NoGossip: n.cfg.NoGossip}); err == nil {
+			NoGossip: n.cfg.NoGossip, CometLogger: n.cfg.CometLogger}); err == nil {
 			break
 		}
 		time.Sleep(100 * time.Millisecond)
@@ -208,6 +212,7 @@ func (n *netDevnet) stop(i int) error {
 	if nd == nil {
 		return nil
 	}
+	defer n.evict(nd.ID())
 	s := nd.V.Stats()
 	n.mu.Lock()
 	n.pushed += s.Pushed
@@ -217,6 +222,18 @@ func (n *netDevnet) stop(i int) error {
 	n.gossipBytes += nd.Gossip().BytesSent
 	n.mu.Unlock()
 	return nd.Close()
+}
+
+// evict has every running validator drop its connection under id, after
+// that validator stopped (Node.DropPeer).
+func (n *netDevnet) evict(id string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, nd := range n.nodes {
+		if nd != nil {
+			nd.DropPeer(id)
+		}
+	}
 }
 
 // live is a running validator, preferring i.

@@ -231,6 +231,22 @@ func (n *Node) Gossip() GossipStats {
 	return n.App.gossip.stats()
 }
 
+// ID is the node's p2p ID (from its peer key, D29).
+func (n *Node) ID() string { return string(n.cmt.NodeInfo().ID()) }
+
+// DropPeer disconnects the peer with p2p ID id, if connected. An
+// in-process restart needs it: CometBFT v1.0.1's reconnect routines of a
+// stopped node can still complete a dial after Stop, leaving its peers a
+// connection nobody serves under the node's ID until the pong timeout,
+// and they refuse the restarted node's connections as a duplicate ID
+// meanwhile. A killed process leaves no such connection.
+func (n *Node) DropPeer(id string) {
+	sw := n.cmt.Switch()
+	if p := sw.Peers().Get(p2p.ID(id)); p != nil {
+		sw.StopPeerForError(p, "the peer restarted")
+	}
+}
+
 // Height is CometBFT's last committed block height.
 func (n *Node) Height() int64 { return n.cmt.BlockStore().Height() }
 

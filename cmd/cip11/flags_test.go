@@ -179,7 +179,7 @@ func TestHelpEveryCommand(t *testing.T) {
 		flags []string
 		says  string
 	}{
-		{[]string{"devnet"}, []string{"block-time", "chaos", "data", "duration", "fail-per-mille", "gossip", "http", "jobs-per-block", "json", "kills", "log", "multi-per-mille", "phase", "quiet", "runners", "seed", "validators"}, "one process"},
+		{[]string{"devnet"}, []string{"block-time", "chaos", "comet-log", "data", "duration", "fail-per-mille", "gossip", "http", "jobs-per-block", "json", "kills", "log", "multi-per-mille", "phase", "quiet", "runners", "seed", "validators"}, "one process"},
 		{[]string{"genesis"}, []string{"base-port", "chain-id", "force", "http", "o", "phase", "poll-disabled", "quic", "runner", "runners", "runners-file", "seed", "validators"}, "genesis"},
 		{[]string{"validator"}, []string{"block-time", "comet-log", "data", "genesis", "home", "http", "key", "listen", "log", "no-fsync", "push-window", "skip-per-mille"}, "chain node"},
 		{[]string{"runner"}, []string{"api", "fail-per-mille", "genesis", "key", "log", "validator", "work"}, "runner process"},

@@ -416,6 +416,7 @@ up. -block-time, -phase, -http and -fail-per-mille do not apply.`)
 	validators := c.intVarText("validators", 0, 0, 16, "0 (today's single-validator devnet) or a count from 1 to 16",
 		"run a network of `N` validators agreeing through CometBFT in this process (1 to 16; 0: the single-validator devnet)")
 	kills := c.intVar("kills", 3, 1, 1000, "with -validators -chaos: kill and restart a validator at least `N` times (1 to 1000)")
+	devCometLevel := c.strVar("comet-log", "none", cometLevel, "with -validators: CometBFT's own log `LEVEL` on stderr (none, error, info, debug)")
 	gossip := c.fs.Bool("gossip", true, "with -validators: presence gossip between validators (§8.2); -gossip=false: each proposer proposes its own connections only")
 	if code, ok := c.parse(args, stdout, stderr); !ok {
 		return code
@@ -437,6 +438,10 @@ up. -block-time, -phase, -http and -fail-per-mille do not apply.`)
 			"block-time", "phase", "http", "fail-per-mille"); !ok {
 			return code
 		}
+		cl, err := cometbft.NewLogger(stderr, *devCometLevel)
+		if err != nil {
+			return c.usageError(stderr, "-comet-log: %v", err)
+		}
 		if c.given("gossip") && *validators < 2 {
 			return c.usageError(stderr, "-gossip needs -validators 2 or more")
 		}
@@ -447,9 +452,9 @@ up. -block-time, -phase, -http and -fail-per-mille do not apply.`)
 			return c.usageError(stderr, "-chaos kills one validator and needs -validators 4 or more (f = 1), not %d", *validators)
 		}
 		return runNetworkDevnet(stdout, stderr, cometbft.DevnetConfig{Validators: *validators, Runners: *runners, Duration: *duration,
-			JobsPerBlock: *jobs, MultiPerMille: m, Chaos: *chaos, Kills: *kills, Dir: *data, NoSync: *data == "", Seed: *seed, Logger: log, NoGossip: !*gossip}, *asJSON, *quiet)
+			JobsPerBlock: *jobs, MultiPerMille: m, Chaos: *chaos, Kills: *kills, Dir: *data, NoSync: *data == "", Seed: *seed, Logger: log, NoGossip: !*gossip, CometLogger: cl}, *asJSON, *quiet)
 	}
-	if code, ok := c.notWith(stderr, "without -validators (the single-validator devnet's chaos has its own plan; one validator has no peers to gossip with)", "kills", "gossip"); !ok {
+	if code, ok := c.notWith(stderr, "without -validators (the single-validator devnet's chaos has its own plan; one validator has no peers to gossip with)", "kills", "gossip", "comet-log"); !ok {
 		return code
 	}
 	ph := node.Phase(*phase)
