@@ -84,19 +84,20 @@ type DevnetReport struct {
 	// PresenceCoverage: |PresenceInput(h)| / the runners connected to at
 	// least one validator when h committed, over the blocks with any
 	// connected runner: median, minimum, and the share of blocks at 1.
-	CoverageP50      float64 `json:"presence_coverage_p50"`
-	CoverageMin      float64 `json:"presence_coverage_min"`
-	CoverageFullPct  float64 `json:"presence_coverage_full_pct"`
-	CoverageBlocks   int     `json:"presence_coverage_blocks"`
-	JobsPerRunnerMax int64   `json:"jobs_per_runner_max"`
-	JobsPerRunnerAvg float64 `json:"jobs_per_runner_mean"`
-	GossipBytes      uint64  `json:"gossip_bytes_sent"`
-	HeightsCompared  uint64  `json:"heights_compared"`
-	ValidatorKills   int     `json:"validator_kills"`
-	CaughtUp         bool    `json:"restarted_caught_up"`
-	ReplayAgrees     bool    `json:"replay_agrees"`
-	Dir              string  `json:"dir,omitempty"`
-	Elapsed          float64 `json:"elapsed_s"`
+	CoverageP50       float64 `json:"presence_coverage_p50"`
+	CoverageMin       float64 `json:"presence_coverage_min"`
+	CoverageFullPct   float64 `json:"presence_coverage_full_pct"`
+	CoverageBlocks    int     `json:"presence_coverage_blocks"`
+	JobsPerRunnerMax  int64   `json:"jobs_per_runner_max"`
+	JobsPerRunnerAvg  float64 `json:"jobs_per_runner_mean"`
+	GossipBytes       uint64  `json:"gossip_bytes_sent"`
+	HeightsCompared   uint64  `json:"heights_compared"`
+	ValidatorKills    int     `json:"validator_kills"`
+	CaughtUp          bool    `json:"restarted_caught_up"`
+	CatchUpMaxSeconds float64 `json:"catch_up_max_s"`
+	ReplayAgrees      bool    `json:"replay_agrees"`
+	Dir               string  `json:"dir,omitempty"`
+	Elapsed           float64 `json:"elapsed_s"`
 }
 
 func (c *DevnetConfig) defaults() error {
@@ -412,6 +413,7 @@ func (n *netDevnet) run(ctx context.Context, runners []*node.Runner) (*DevnetRep
 	nextKill := start.Add(3 * time.Second)
 	var catchUp []uint64 // heights the restarted validator had to reach
 	var catchFrom []int  // and its restart count index
+	catching, restartedAt := false, time.Time{}
 	lastProgress, lastAdvance := start, start
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
@@ -453,12 +455,23 @@ func (n *netDevnet) run(ctx context.Context, runners []*node.Runner) (*DevnetRep
 		}
 		last = max(last, h)
 		// chaos: kill the victim (f = 1), restart it on its directories
-		if cfg.Chaos && (!draining || rep.ValidatorKills < cfg.Kills) && downUntil.IsZero() && now.After(nextKill) {
+		if catching && n.levelled(victim) { // the restarted validator caught up
+			catching = false
+			d := now.Sub(restartedAt)
+			rep.CatchUpMaxSeconds = max(rep.CatchUpMaxSeconds, float64(d.Milliseconds())/1000)
+			cfg.Logger.Info("devnet: restarted validator caught up", "validator", victim, "after", d, "height", h)
+			nextKill = now.Add(time.Duration(1000+rng.IntN(1000)) * time.Millisecond)
+		}
+		if catching && now.Sub(restartedAt) > catchUpLimit {
+			return nil, fmt.Errorf("%w: validator %d restarted %v ago and is not level with the others", ErrStalled, victim, catchUpLimit)
+		}
+		if cfg.Chaos && (!draining || rep.ValidatorKills < cfg.Kills) && downUntil.IsZero() && !catching && now.After(nextKill) {
 			if err := n.stop(victim); err != nil {
 				return nil, fmt.Errorf("killing validator %d: %w", victim, err)
 			}
 			rep.ValidatorKills++
-			downAt, downUntil = h, now.Add(time.Duration(1500+rng.IntN(1000))*time.Millisecond)
+			// down from after the stop (Close waits for CometBFT's stores)
+			downAt, downUntil = h, time.Now().Add(time.Duration(1500+rng.IntN(1000))*time.Millisecond)
 			cfg.Logger.Info("devnet: validator stopped", "validator", victim, "height", h)
 		}
 		if !downUntil.IsZero() && now.After(downUntil) {
@@ -468,7 +481,7 @@ func (n *netDevnet) run(ctx context.Context, runners []*node.Runner) (*DevnetRep
 			catchUp, catchFrom = append(catchUp, n.height()), append(catchFrom, rep.ValidatorKills)
 			cfg.Logger.Info("devnet: validator restarted", "validator", victim, "down_at", downAt, "height", n.height())
 			downUntil = time.Time{}
-			nextKill = now.Add(time.Duration(2000+rng.IntN(1000)) * time.Millisecond)
+			catching, restartedAt = true, time.Now()
 		}
 		if cfg.Progress != nil && now.Sub(lastProgress) >= time.Second {
 			lastProgress = now
@@ -477,7 +490,7 @@ func (n *netDevnet) run(ctx context.Context, runners []*node.Runner) (*DevnetRep
 				cfg.Progress(DevnetProgress{Elapsed: now.Sub(start), Height: h, Submitted: s.Submitted, Completed: s.Completed, Draining: draining})
 			}
 		}
-		if draining && downUntil.IsZero() && (!cfg.Chaos || rep.ValidatorKills >= cfg.Kills) {
+		if draining && downUntil.IsZero() && !catching && (!cfg.Chaos || rep.ValidatorKills >= cfg.Kills) {
 			if drainUntil == 0 {
 				drainUntil = h + 4*(cfg.TimeoutBlocks+1) + 20
 			}
@@ -510,6 +523,18 @@ var ErrStalled = errors.New("cometbft: devnet chain stalled")
 
 // stallAfter bounds a devnet's wait for the next block.
 const stallAfter = 60 * time.Second
+
+// catchUpLimit bounds a restarted validator's catch-up.
+const catchUpLimit = 60 * time.Second
+
+// levelled reports whether validator i runs and is level with the greatest
+// height of the others.
+func (n *netDevnet) levelled(i int) bool {
+	n.mu.Lock()
+	nd := n.nodes[i]
+	n.mu.Unlock()
+	return nd != nil && nd.V.Height() >= n.height()
+}
 
 // waitLevel waits (at most within) until validator i is level with the
 // greatest height of the others.

@@ -219,8 +219,8 @@ func printNetworkReport(w io.Writer, r *cometbft.DevnetReport, chaos bool) {
 	fmt.Fprintf(w, "  presence    gossip %s; coverage p50 %.3f, min %.3f, full in %.1f%% of %d blocks; jobs per runner max %d, mean %.2f\n",
 		gossip, r.CoverageP50, r.CoverageMin, r.CoverageFullPct, r.CoverageBlocks, r.JobsPerRunnerMax, r.JobsPerRunnerAvg)
 	if chaos {
-		fmt.Fprintf(w, "  chaos       %d validator kills; the restarted validator caught up: %s; its block log replays: %s\n",
-			r.ValidatorKills, yesNo(r.CaughtUp), yesNo(r.ReplayAgrees))
+		fmt.Fprintf(w, "  chaos       %d validator kills; the restarted validator caught up: %s (slowest %.1f s); its block log replays: %s\n",
+			r.ValidatorKills, yesNo(r.CaughtUp), r.CatchUpMaxSeconds, yesNo(r.ReplayAgrees))
 	}
 	if r.Dir != "" {
 		fmt.Fprintf(w, "  dir         %s\n", r.Dir)
