@@ -176,7 +176,9 @@ func (c *Core) observe(b *chainlog.Block, at time.Time, present func(cip11.Addre
 			}
 		}
 		if t.p == nil {
-			c.log.Warn("no job spec for an assigned job: it cannot be pushed", "job", t.id)
+			if present != nil { // a live commit; restoring the block log pushes nothing (a job without its spec there has ended)
+				c.log.Warn("no job spec for an assigned job: it cannot be pushed", "job", t.id)
+			}
 			continue
 		}
 		for _, r := range a.Committee {
