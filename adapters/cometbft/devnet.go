@@ -77,6 +77,8 @@ type DevnetReport struct {
 	NotHeld         int64   `json:"not_held"`
 	PushP50Millis   float64 `json:"push_latency_p50_ms"`
 	PushP99Millis   float64 `json:"push_latency_p99_ms"`
+	SentP50Millis   float64 `json:"push_sent_p50_ms"`
+	SentP99Millis   float64 `json:"push_sent_p99_ms"`
 	BlockP50Millis  float64 `json:"block_interval_p50_ms"`
 	BlockP99Millis  float64 `json:"block_interval_p99_ms"`
 	AppHashesAgree  bool    `json:"app_hashes_agree"`
@@ -157,6 +159,7 @@ type netDevnet struct {
 	// transport counts of stopped validator instances
 	pushed, dup, notHeld int64
 	ackLat               chain.Histogram
+	sentLat              chain.Histogram
 	gossipBytes          uint64
 	coverage             []float64 // per block with a connected runner
 }
@@ -220,6 +223,7 @@ func (n *netDevnet) stop(i int) error {
 	n.dup += int64(nd.V.DuplicateAcks())
 	n.notHeld += int64(nd.V.NotHeld())
 	n.ackLat.Merge(&s.AckMicros)
+	n.sentLat.Merge(&s.SentMicros)
 	n.gossipBytes += nd.Gossip().BytesSent
 	n.mu.Unlock()
 	return nd.Close()
@@ -597,7 +601,7 @@ func (n *netDevnet) report(rep *DevnetReport, v *node.Validator, open int, catch
 	rep.Submitted, rep.Completed, rep.Expired, rep.Assignments = s.Submitted, s.Completed, s.Expired, s.Assigned
 	rep.Lost = open
 	n.mu.Lock()
-	pushed, dup, notHeld, lat := n.pushed, n.dup, n.notHeld, n.ackLat
+	pushed, dup, notHeld, lat, sent := n.pushed, n.dup, n.notHeld, n.ackLat, n.sentLat
 	for _, nd := range n.nodes {
 		if nd != nil {
 			st := nd.V.Stats()
@@ -605,6 +609,7 @@ func (n *netDevnet) report(rep *DevnetReport, v *node.Validator, open int, catch
 			dup += int64(nd.V.DuplicateAcks())
 			notHeld += int64(nd.V.NotHeld())
 			lat.Merge(&st.AckMicros)
+			sent.Merge(&st.SentMicros)
 		}
 	}
 	rep.Pushes, rep.DuplicateAcks, rep.NotHeld = pushed, dup, notHeld
@@ -633,6 +638,9 @@ func (n *netDevnet) report(rep *DevnetReport, v *node.Validator, open int, catch
 	}
 	if lat.Count() > 0 {
 		rep.PushP50Millis, rep.PushP99Millis = float64(lat.Quantile(500))/1000, float64(lat.Quantile(990))/1000
+	}
+	if sent.Count() > 0 {
+		rep.SentP50Millis, rep.SentP99Millis = float64(sent.Quantile(500))/1000, float64(sent.Quantile(990))/1000
 	}
 	// block intervals: between consecutive first finalizations
 	var iv []time.Duration

@@ -126,6 +126,9 @@ func TestDevnetFourValidators(t *testing.T) {
 	if !rep.AppHashesAgree || rep.HeightsCompared < rep.Blocks/2 {
 		t.Fatalf("AppHashes agree %v over %d of %d heights", rep.AppHashesAgree, rep.HeightsCompared, rep.Blocks)
 	}
+	if rep.SentP50Millis <= 0 || rep.SentP50Millis > rep.PushP50Millis {
+		t.Fatalf("dispatch p50 %.3f ms against push (ack) p50 %.3f ms: sending is part of the push latency", rep.SentP50Millis, rep.PushP50Millis)
+	}
 	if rep.PushesPerAssign < 2 || rep.PushesPerAssign > 3 || rep.DuplicateAcks == 0 {
 		t.Fatalf("pushes per assignment %.2f, duplicate acks %d: k-fold delivery not seen", rep.PushesPerAssign, rep.DuplicateAcks)
 	}

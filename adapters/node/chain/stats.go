@@ -25,6 +25,9 @@ type Stats struct {
 	ResultsForwarded             int64
 	// AckMicros: block committed → JobAck received, in microseconds.
 	AckMicros Histogram
+	// SentMicros: block committed → JobAssignment written (the dispatch
+	// part of AckMicros), in microseconds.
+	SentMicros Histogram
 	// JobLatencyBlocks: submit → included verified result.
 	JobLatencyBlocks Histogram
 	Blocks           uint64
@@ -103,6 +106,9 @@ func (c *Core) RecentBlocks() []httpapi.BlockSummary {
 // Pushed records a push the transport sent (§10.1).
 func (c *Core) Pushed(a Assignment, h uint64, at time.Time) {
 	c.stats.Pushed++
+	if t := c.jobs[a.JobID]; t != nil && !t.appliedAt.IsZero() && !at.Before(t.appliedAt) {
+		c.stats.SentMicros.Add(uint64(at.Sub(t.appliedAt).Microseconds()))
+	}
 	r := a.Runner
 	c.tevent(a.JobID, h, httpapi.EventPushed, &r, "", at)
 }
