@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
+	"math/bits"
 	"sync"
 	"time"
 
@@ -190,19 +190,33 @@ func (r *presenceReactor) publish(h uint64, n int, field []byte) {
 func (r *presenceReactor) union(own []int, n int, minH uint64) []int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	all := slices.Clone(own)
+	// a bitmap over registry(h−1): no sort, one pass over each view
+	words := make([]uint64, (n+63)/64)
+	set := func(i int) {
+		if i >= 0 && i < n {
+			words[i/64] |= 1 << (i % 64)
+		}
+	}
+	for _, i := range own {
+		set(i)
+	}
 	for _, v := range r.views {
 		if v.h < minH || v.h == 0 {
 			continue
 		}
 		for _, i := range v.indices {
-			if i < n {
-				all = append(all, i)
-			}
+			set(i)
 		}
 	}
-	slices.Sort(all)
-	return slices.Compact(all)
+	var all []int
+	for w, x := range words {
+		for x != 0 {
+			b := bits.TrailingZeros64(x)
+			all = append(all, w*64+b)
+			x &= x - 1
+		}
+	}
+	return all
 }
 
 // GossipStats are the reactor's counters.

@@ -151,3 +151,87 @@ func TestDevnetGossipCoverage(t *testing.T) {
 			off.CoverageP50, on.CoverageP50, off.GossipBytes, on.GossipBytes)
 	}
 }
+
+// gossipViews are 4 validators' local views of n runners, each runner
+// connected to 3 of the 4 (k = 3, D33).
+func gossipViews(b *testing.B, n int) [][]int {
+	views := make([][]int, 4)
+	for r := range n {
+		for v := range 4 {
+			if r%4 != v { // runner r is not connected to validator r mod 4
+				views[v] = append(views[v], r)
+			}
+		}
+	}
+	return views
+}
+
+// BenchmarkGossipBlock is one block's presence gossip CPU on the whole
+// network of 4 validators over 5,000 runners (§6.6 plans for about that):
+// each validator encodes and publishes its view, each decodes its 3
+// peers' messages, and the proposer unites them into PresenceInput(h).
+// It reports the bytes of one message. BenchmarkPresenceBlock, the
+// baseline, is what a block's PresenceInput costs without gossip (the
+// proposer encodes its own view, every validator decodes the field).
+func BenchmarkGossipBlock(b *testing.B) {
+	const n = 5000
+	views := gossipViews(b, n)
+	r := newPresenceReactor(slog.New(slog.DiscardHandler))
+	base := time.Unix(1_700_000_000, 0)
+	r.now = func() time.Time { return base }
+	peers := []p2p.Peer{mock.NewPeer(nil), mock.NewPeer(nil), mock.NewPeer(nil)}
+	for _, p := range peers {
+		r.AddPeer(p)
+	}
+	var msgBytes int
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		now := base.Add(time.Duration(i) * time.Second) // one block a second: the rate limit never bites
+		r.now = func() time.Time { return now }
+		msgs := make([][]byte, 4)
+		for v := range 4 {
+			s, err := presence.NewSet(n, views[v])
+			if err != nil {
+				b.Fatal(err)
+			}
+			if msgs[v], err = EncodeGossip(uint64(i+1), n, presence.Encode(s)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		msgBytes = len(msgs[1])
+		for v := 1; v < 4; v++ { // the proposer (validator 0) receives its peers' views
+			r.Receive(p2p.Envelope{Src: peers[v-1], ChannelID: PresenceChannel, Message: &gogotypes.BytesValue{Value: msgs[v]}})
+		}
+		// the other 3 validators decode 3 messages each too
+		for range 9 {
+			if _, _, err := DecodeGossip(msgs[1]); err != nil {
+				b.Fatal(err)
+			}
+		}
+		all, err := presence.NewSet(n, r.union(views[0], n, 1))
+		if err != nil || all.Len() != n {
+			b.Fatalf("union of %d runners: %v", all.Len(), err)
+		}
+		_ = presence.Encode(all)
+	}
+	b.ReportMetric(float64(msgBytes), "bytes/msg")
+}
+
+// BenchmarkPresenceBlock is BenchmarkGossipBlock's baseline (see there).
+func BenchmarkPresenceBlock(b *testing.B) {
+	const n = 5000
+	views := gossipViews(b, n)
+	b.ReportAllocs()
+	for b.Loop() {
+		s, err := presence.NewSet(n, views[0])
+		if err != nil {
+			b.Fatal(err)
+		}
+		field := presence.Encode(s)
+		for range 4 {
+			if _, err := presence.Decode(field, n); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
