@@ -96,8 +96,12 @@ type RunnerConfig struct {
 	Tick time.Duration
 	// Validator overrides the genesis QUIC address of the validator.
 	Validator string
-	Logger    *slog.Logger
-	Seed      uint64
+	// PingSpread spreads the per-height HeartbeatPings over that much time
+	// (quic.ClientConfig.PingSpread; default DefaultPingSpread, negative:
+	// at once).
+	PingSpread time.Duration
+	Logger     *slog.Logger
+	Seed       uint64
 }
 
 // Runner is a runner process: a QUIC client to Sub(R) (adapters/quic),
@@ -217,7 +221,7 @@ func NewRunner(ctx context.Context, cfg RunnerConfig) (*Runner, error) {
 	cl, err := cquic.NewClient(ctx, cquic.ClientConfig{
 		Key: cfg.Key, ChainID: uint64(g.ChainID), Params: p, Validators: cquic.NewStaticValidatorSets(ep),
 		Directory: dir, Executor: cquic.ExecutorFunc(r.execute), Specs: SpecCodec{}, Submitter: submitter{r},
-		MaxConcurrent: cfg.MaxConcurrent, Listen: cfg.Listen, Offline: !phase.Transport(),
+		MaxConcurrent: cfg.MaxConcurrent, Listen: cfg.Listen, Offline: !phase.Transport(), PingSpread: pingSpread(cfg.PingSpread),
 		Assigned: cfg.Chain.Assigned, // §10.1 still assigned
 	}, h)
 	if err != nil {
@@ -458,4 +462,18 @@ func (r *Runner) submitWorker(ctx context.Context) {
 			r.mu.Unlock()
 		}
 	}
+}
+
+// DefaultPingSpread is RunnerConfig.PingSpread's default: a fifth of the
+// devnet's fastest block interval.
+const DefaultPingSpread = 40 * time.Millisecond
+
+func pingSpread(d time.Duration) time.Duration {
+	switch {
+	case d == 0:
+		return DefaultPingSpread
+	case d < 0:
+		return 0
+	}
+	return d
 }

@@ -72,6 +72,13 @@ type ClientConfig struct {
 	// from the validators' pongs (§6.3). 0 (the default) pings only on
 	// new heights.
 	ProbeEvery time.Duration
+	// PingSpread, if > 0, sends each connection's per-height HeartbeatPing
+	// (§6.3) after a random delay below it instead of at once, so that a
+	// runner's signatures, and the validators' verifications and pongs, do
+	// not all land in the moment a block commits, when its pushes go out.
+	// Keep it well under the block interval: the ping still belongs to
+	// the height it names.
+	PingSpread time.Duration
 	// OnPongRejected is told about every rejected HeartbeatPong (§6.3).
 	OnPongRejected func(v validators.PeerKey, err error)
 	// Logger receives admissions and connection loss (Info) and refusals
@@ -302,7 +309,24 @@ func (c *Client) Tick(h uint64) {
 	}
 	c.mu.Unlock()
 	for _, l := range links {
-		l.ping(h)
+		if c.cfg.PingSpread <= 0 {
+			l.ping(h)
+			continue
+		}
+		if !c.track() {
+			return
+		}
+		d := time.Duration(rand.Int64N(int64(c.cfg.PingSpread)))
+		go func() {
+			defer c.wg.Done()
+			t := time.NewTimer(d)
+			defer t.Stop()
+			select {
+			case <-t.C:
+				l.ping(h)
+			case <-c.ctx.Done():
+			}
+		}()
 	}
 	c.jobsTick(h)
 }
