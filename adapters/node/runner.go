@@ -464,9 +464,9 @@ func (r *Runner) submitWorker(ctx context.Context) {
 	}
 }
 
-// DefaultPingSpread is RunnerConfig.PingSpread's default: a fifth of the
-// devnet's fastest block interval.
-const DefaultPingSpread = 40 * time.Millisecond
+// DefaultPingSpread is RunnerConfig.PingSpread's default; the client caps
+// it at half the time between heights.
+const DefaultPingSpread = 120 * time.Millisecond
 
 func pingSpread(d time.Duration) time.Duration {
 	switch {

@@ -76,8 +76,8 @@ type ClientConfig struct {
 	// (§6.3) after a random delay below it instead of at once, so that a
 	// runner's signatures, and the validators' verifications and pongs, do
 	// not all land in the moment a block commits, when its pushes go out.
-	// Keep it well under the block interval: the ping still belongs to
-	// the height it names.
+	// The spread is capped at half the time between the last two heights,
+	// so the ping still goes out within the height it names.
 	PingSpread time.Duration
 	// OnPongRejected is told about every rejected HeartbeatPong (§6.3).
 	OnPongRejected func(v validators.PeerKey, err error)
@@ -116,17 +116,19 @@ type Client struct {
 		dials, admissions, pings, pongsOK, pongsRejected, executions, acks, delivered atomic.Int64
 	}
 
-	mu      sync.Mutex
-	rng     local.RandSource
-	height  uint64
-	tick    chan struct{} // closed and replaced on every new height
-	links   map[validators.PeerKey]*link
-	jobs    map[cip11.Hash]*job
-	active  int
-	full    bool          // at capacity: the BackpressureSignal state (§6.4)
-	bpWake  chan struct{} // wakes backpressureLoop (capacity 1)
-	pairsOf []wire.EpochPair
-	closed  bool
+	mu        sync.Mutex
+	rng       local.RandSource
+	height    uint64
+	tick      chan struct{} // closed and replaced on every new height
+	tickAt    time.Time     // when the last new height arrived (Tick)
+	tickEvery time.Duration // the time between the last two heights
+	links     map[validators.PeerKey]*link
+	jobs      map[cip11.Hash]*job
+	active    int
+	full      bool          // at capacity: the BackpressureSignal state (§6.4)
+	bpWake    chan struct{} // wakes backpressureLoop (capacity 1)
+	pairsOf   []wire.EpochPair
+	closed    bool
 }
 
 // link is the runner's connection to one validator, across reconnects.
@@ -298,6 +300,15 @@ func (c *Client) Tick(h uint64) {
 		return
 	}
 	c.height = h
+	now := time.Now()
+	if !c.tickAt.IsZero() {
+		c.tickEvery = now.Sub(c.tickAt)
+	}
+	c.tickAt = now
+	spread := c.cfg.PingSpread
+	if c.tickEvery > 0 && spread > c.tickEvery/2 {
+		spread = c.tickEvery / 2 // within the first half of the height
+	}
 	close(c.tick)
 	c.tick = make(chan struct{})
 	if ep, err := c.cfg.Validators.EpochsAt(h); err == nil && !c.cfg.Offline && !samePairs(ep.Pairs(h, c.cfg.Params), c.pairsOf) {
@@ -309,14 +320,14 @@ func (c *Client) Tick(h uint64) {
 	}
 	c.mu.Unlock()
 	for _, l := range links {
-		if c.cfg.PingSpread <= 0 {
+		if spread <= 0 {
 			l.ping(h)
 			continue
 		}
 		if !c.track() {
 			return
 		}
-		d := time.Duration(rand.Int64N(int64(c.cfg.PingSpread)))
+		d := time.Duration(rand.Int64N(int64(spread)))
 		go func() {
 			defer c.wg.Done()
 			t := time.NewTimer(d)
