@@ -162,33 +162,16 @@ func startBareNet(t *testing.T, n int, clock *blockClock) (stop func()) {
 	return stop
 }
 
-// startNetClock is startNet with validator 0's finalizations on clock.
+// startNetClock is startNet with validator 0's finalizations on clock;
+// stop closes the network early (it also closes at cleanup).
 func startNetClock(t *testing.T, n, runners int, clock *blockClock) (nodes []*Node, stop func()) {
 	t.Helper()
-	nw, err := NewNetwork(NetworkOptions{Validators: n, Runners: runners, Seed: 1, BasePort: freeBase(t, n)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	if err := nw.Write(dir); err != nil {
-		t.Fatal(err)
-	}
-	stop = func() {
-		closeAll(nodes)
-		nodes = nil
-	}
-	t.Cleanup(stop)
-	for i := range n {
-		var hook func(uint64, cip11.Hash)
-		if i == 0 {
-			hook = func(h uint64, _ cip11.Hash) { clock.mark(h) }
+	_, nodes, stop = startNetWith(t, n, runners, func(i int) func(uint64, cip11.Hash) {
+		if i != 0 {
+			return nil
 		}
-		nd, err := StartNode(context.Background(), NodeConfig{Home: filepath.Join(dir, fmt.Sprintf("v%d", i)), NoSync: true, OnFinalized: hook})
-		if err != nil {
-			t.Fatal(err)
-		}
-		nodes = append(nodes, nd)
-	}
+		return func(h uint64, _ cip11.Hash) { clock.mark(h) }
+	})
 	return nodes, stop
 }
 

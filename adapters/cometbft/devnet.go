@@ -437,7 +437,7 @@ func (n *netDevnet) run(ctx context.Context, runners []*node.Runner) (*DevnetRep
 				if rng.IntN(1000) < cfg.MultiPerMille {
 					m = 2 + uint32(rng.IntN(2))
 				}
-				spec := &node.JobSpec{Submitter: submitter(rng.IntN(8)), Kind: uint8(rng.IntN(6)), Runners: m,
+				spec := &node.JobSpec{Submitter: node.DevnetSubmitter(rng.IntN(8)), Kind: uint8(rng.IntN(6)), Runners: m,
 					TimeoutBlocks: cfg.TimeoutBlocks, WorkMillis: uint32(cfg.WorkTime.Milliseconds()), Nonce: nonce}
 				v, err := n.live(int(nonce) % cfg.Validators)
 				if err != nil {
@@ -588,11 +588,6 @@ func (n *netDevnet) sampleCoverage() {
 		n.coverage = append(n.coverage, float64(set.Len())/float64(len(conn)))
 	}
 	n.mu.Unlock()
-}
-
-func submitter(i int) cip11.Address {
-	h := cip11.Keccak256([]byte("cip11-devnet/submitter"), []byte{byte(i)})
-	return cip11.Address(h[12:])
 }
 
 func (n *netDevnet) report(rep *DevnetReport, v *node.Validator, open int, catchUp []uint64, elapsed time.Duration) (*DevnetReport, error) {

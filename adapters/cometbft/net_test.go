@@ -43,6 +43,16 @@ func (d *digests) hook(i int) func(uint64, cip11.Hash) {
 
 func startNet(t *testing.T, n, runners int) (*Network, []*Node, *digests) {
 	t.Helper()
+	d := &digests{}
+	nw, nodes, _ := startNetWith(t, n, runners, d.hook)
+	return nw, nodes, d
+}
+
+// startNetWith starts an n-validator network on loopback, validator i
+// told its finalizations through hook(i) (nil: none); stop closes it once
+// (it also runs at cleanup).
+func startNetWith(t *testing.T, n, runners int, hook func(i int) func(uint64, cip11.Hash)) (*Network, []*Node, func()) {
+	t.Helper()
 	nw, err := NewNetwork(NetworkOptions{Validators: n, Runners: runners, Seed: 1, BasePort: freeBase(t, n)})
 	if err != nil {
 		t.Fatal(err)
@@ -51,17 +61,18 @@ func startNet(t *testing.T, n, runners int) (*Network, []*Node, *digests) {
 	if err := nw.Write(dir); err != nil {
 		t.Fatal(err)
 	}
-	d := &digests{}
 	nodes := make([]*Node, n)
+	var once sync.Once
+	stop := func() { once.Do(func() { closeAll(nodes) }) }
+	t.Cleanup(stop)
 	for i := range n {
-		nd, err := StartNode(context.Background(), NodeConfig{Home: filepath.Join(dir, fmt.Sprintf("v%d", i)), NoSync: true, OnFinalized: d.hook(i)})
+		nd, err := StartNode(context.Background(), NodeConfig{Home: filepath.Join(dir, fmt.Sprintf("v%d", i)), NoSync: true, OnFinalized: hook(i)})
 		if err != nil {
 			t.Fatal(err)
 		}
 		nodes[i] = nd
 	}
-	t.Cleanup(func() { closeAll(nodes) })
-	return nw, nodes, d
+	return nw, nodes, stop
 }
 
 func waitHeight(t *testing.T, nodes []*Node, h uint64, within time.Duration) {

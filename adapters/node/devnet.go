@@ -395,7 +395,7 @@ func (n *devnet) run(ctx context.Context) (*Report, error) {
 				if rng.IntN(1000) < cfg.MultiPerMille {
 					m = 2 + uint32(rng.IntN(2))
 				}
-				spec := &JobSpec{Submitter: devnetSubmitter(rng.IntN(8)), Kind: uint8(rng.IntN(6)), Runners: m,
+				spec := &JobSpec{Submitter: DevnetSubmitter(rng.IntN(8)), Kind: uint8(rng.IntN(6)), Runners: m,
 					TimeoutBlocks: cfg.TimeoutBlocks, WorkMillis: uint32(cfg.WorkTime.Milliseconds()), Nonce: nonce}
 				if _, err := v.SubmitJob(spec); err != nil {
 					return nil, fmt.Errorf("submit: %w", err)
@@ -437,7 +437,8 @@ func presentCount(v *Validator) int {
 	return len(v.srv.Present())
 }
 
-func devnetSubmitter(i int) cip11.Address {
+// DevnetSubmitter is the devnets' i-th job submitter address (DEVNET ONLY).
+func DevnetSubmitter(i int) cip11.Address {
 	h := cip11.Keccak256([]byte("cip11-devnet/submitter"), []byte{byte(i)})
 	return cip11.Address(h[12:])
 }

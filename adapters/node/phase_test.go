@@ -186,7 +186,7 @@ func TestPushedJobNotRerunByPollAfterDrop(t *testing.T) {
 	}
 	defer r.Close()
 	waitFor(t, "runner present", func() bool { return v.Server().IsPresent(rk.Address()) })
-	id, err := v.SubmitJob(&JobSpec{Submitter: devnetSubmitter(0), Runners: 1, TimeoutBlocks: 60, WorkMillis: 800, Nonce: 1})
+	id, err := v.SubmitJob(&JobSpec{Submitter: DevnetSubmitter(0), Runners: 1, TimeoutBlocks: 60, WorkMillis: 800, Nonce: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

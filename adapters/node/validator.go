@@ -634,20 +634,17 @@ func (v *Validator) Err() error {
 // error, wrapping ErrFailed). With an Engine it produces nothing and only
 // watches the store.
 func (v *Validator) Run(ctx context.Context) error {
-	t := time.NewTicker(v.cfg.BlockTime)
-	defer t.Stop()
 	if v.cfg.Engine != nil {
 		return v.watch(ctx)
 	}
+	t := time.NewTicker(v.cfg.BlockTime)
+	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-v.pstore.Failed():
-			err := fmt.Errorf("%w: state store: %w", ErrFailed, v.pstore.Err())
-			v.failed.CompareAndSwap(nil, &err)
-			v.log.Error("the state store failed; the validator stops", "err", err)
-			return err
+			return v.storeFailed()
 		case <-t.C:
 			if err := v.ProduceBlock(); err != nil {
 				if errors.Is(err, ErrClosed) {
@@ -657,6 +654,15 @@ func (v *Validator) Run(ctx context.Context) error {
 			}
 		}
 	}
+}
+
+// storeFailed records the state store's background failure as the
+// validator's (Run, watch) and returns it.
+func (v *Validator) storeFailed() error {
+	err := fmt.Errorf("%w: state store: %w", ErrFailed, v.pstore.Err())
+	v.failed.CompareAndSwap(nil, &err)
+	v.log.Error("the state store failed; the validator stops", "err", err)
+	return err
 }
 
 // watch is Run under an Engine: it returns when ctx ends (nil), the store
@@ -670,10 +676,7 @@ func (v *Validator) watch(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-v.pstore.Failed():
-			err := fmt.Errorf("%w: state store: %w", ErrFailed, v.pstore.Err())
-			v.failed.CompareAndSwap(nil, &err)
-			v.log.Error("the state store failed; the validator stops", "err", err)
-			return err
+			return v.storeFailed()
 		case <-t.C:
 			if err := v.Err(); err != nil {
 				return err

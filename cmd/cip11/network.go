@@ -7,12 +7,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-
-	"golang.org/x/term"
 
 	"github.com/cip11/cip11/adapters/cometbft"
 	"github.com/cip11/cip11/adapters/node"
@@ -131,22 +128,11 @@ var netDevnet = cometbft.RunDevnet
 // and with -chaos if the killed validator did not catch up or its block
 // log does not replay (RunDevnet replays it only then).
 func runNetworkDevnet(stdout, stderr io.Writer, cfg cometbft.DevnetConfig, asJSON, quiet bool) int {
-	tty := false
-	if f, ok := stderr.(*os.File); ok {
-		tty = term.IsTerminal(int(f.Fd()))
-	}
+	tty := isTerminal(stderr)
 	if !quiet {
+		line := progressLine(stderr, tty)
 		cfg.Progress = func(p cometbft.DevnetProgress) {
-			phase := "running"
-			if p.Draining {
-				phase = "draining"
-			}
-			end := "\n"
-			if tty {
-				end = "\r"
-			}
-			fmt.Fprintf(stderr, "[%5.1fs] %s height %d, jobs %d submitted, %d completed%s",
-				p.Elapsed.Seconds(), phase, p.Height, p.Submitted, p.Completed, end)
+			line(p.Elapsed, p.Draining, fmt.Sprintf("height %d, jobs %d submitted, %d completed", p.Height, p.Submitted, p.Completed))
 		}
 	}
 	ctx, cancel := signalContext()

@@ -460,22 +460,12 @@ up. -block-time, -phase, -http and -fail-per-mille do not apply.`)
 	ph := node.Phase(*phase)
 	cfg := node.DevnetConfig{Phase: &ph, Runners: *runners, Duration: *duration, BlockTime: *blockTime, JobsPerBlock: *jobs, MultiPerMille: m,
 		Chaos: *chaos, HTTP: *httpAddr, DataDir: *data, Seed: *seed, FailPerMille: uint32(*failRate), Logger: log, NoSync: *data == ""}
-	tty := false
-	if f, ok := stderr.(*os.File); ok {
-		tty = term.IsTerminal(int(f.Fd()))
-	}
+	tty := isTerminal(stderr)
 	if !*quiet {
+		line := progressLine(stderr, tty)
 		cfg.Progress = func(p node.DevnetProgress) {
-			phase := "running"
-			if p.Draining {
-				phase = "draining"
-			}
-			end := "\n"
-			if tty {
-				end = "\r"
-			}
-			fmt.Fprintf(stderr, "[%5.1fs] %s height %d, present %d, jobs %d submitted, %d completed, %d expired%s",
-				p.Elapsed.Seconds(), phase, p.Height, p.Present, p.Submitted, p.Completed, p.Expired, end)
+			line(p.Elapsed, p.Draining, fmt.Sprintf("height %d, present %d, jobs %d submitted, %d completed, %d expired",
+				p.Height, p.Present, p.Submitted, p.Completed, p.Expired))
 		}
 	}
 	ctx, cancel := signalContext()
@@ -511,4 +501,26 @@ up. -block-time, -phase, -http and -fail-per-mille do not apply.`)
 		return 1
 	}
 	return 0
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// progressLine prints a devnet's progress lines to stderr ("[  1.0s]
+// running …"): on a terminal each rewrites the last.
+func progressLine(stderr io.Writer, tty bool) func(elapsed time.Duration, draining bool, what string) {
+	end := "\n"
+	if tty {
+		end = "\r"
+	}
+	return func(elapsed time.Duration, draining bool, what string) {
+		phase := "running"
+		if draining {
+			phase = "draining"
+		}
+		fmt.Fprintf(stderr, "[%5.1fs] %s %s%s", elapsed.Seconds(), phase, what, end)
+	}
 }
