@@ -92,14 +92,10 @@ func New(h chainlog.Header, o Options) (*Executor, error) {
 		}
 		x.order, x.cfgOK = slices.Clone(v.ActiveRunners()), true
 	}
-	sched := seed.FixedSchedule{
-		ViewsPerEpoch: uint64(h.Schedule.ViewsPerEpoch), FirstView: uint64(h.Schedule.FirstView),
-		LastKnownEpoch: uint64(h.Schedule.LastKnownEpoch),
-	}
 	eng, err := engine.New(engine.Config{
 		Params: h.Params, GenesisBeacon: beaconFrom(h.GenesisBeacon),
 		Registry: st.Registry(), Validators: h, Jobs: st.Jobs(), Pending: st.Pending(),
-		Keys: x.pre, Advance: sched.Advance, MRU: st.MRU(),
+		Keys: x.pre, Advance: Advance(h.Schedule), MRU: st.MRU(),
 		Presence: presence.NewPresenceSource(h.Params), SnapshotCache: o.SnapshotCache, Root: new(rootHasher).root,
 	})
 	if err != nil {
@@ -433,3 +429,17 @@ func (x *Executor) VerifyAhead(b *chainlog.Block) { x.pre.ahead(b) }
 // Store is the executor's chain state. Reads must not race with a block
 // in progress.
 func (x *Executor) Store() store.Store { return x.s }
+
+// Advance is the advance_round a header's schedule describes (D13, D30):
+// seed.HeightSchedule when it lists activations, seed.FixedSchedule
+// otherwise.
+func Advance(s chainlog.Schedule) seed.AdvanceRound {
+	if s.Height() {
+		hs := seed.HeightSchedule{KnownThrough: uint64(s.KnownThrough)}
+		for _, a := range s.Activations {
+			hs.Activations = append(hs.Activations, uint64(a))
+		}
+		return hs.Advance
+	}
+	return seed.FixedSchedule{ViewsPerEpoch: uint64(s.ViewsPerEpoch), FirstView: uint64(s.FirstView), LastKnownEpoch: uint64(s.LastKnownEpoch)}.Advance
+}

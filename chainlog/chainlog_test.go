@@ -527,3 +527,42 @@ func TestWriterRejectsGap(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// TestHeightSchedule: a schedule with activations (D30) round-trips with
+// its literal wire form, and a schedule mixing both forms, activations not
+// rising or a horizon before the last activation is malformed.
+func TestHeightSchedule(t *testing.T) {
+	h := withFormat(sampleHeader())
+	h.Schedule = Schedule{Activations: []U64{1, 40}, KnownThrough: 1 << 40}
+	b, err := EncodeHeader(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = `"schedule":{"views_per_epoch":"0","first_view":"0","last_known_epoch":"0","activations":["1","40"],"known_through":"1099511627776"}`
+	if !strings.Contains(string(b), want) {
+		t.Fatalf("wire form %s lacks %s", b, want)
+	}
+	back, err := DecodeHeader(b)
+	if err != nil || !back.Schedule.Height() || len(back.Schedule.Activations) != 2 || back.Schedule.KnownThrough != 1<<40 {
+		t.Fatalf("round trip: %+v, %v", back.Schedule, err)
+	}
+	fixed, err := EncodeHeader(withFormat(sampleHeader()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(fixed), "activations") || strings.Contains(string(fixed), "known_through") {
+		t.Fatalf("a fixed schedule writes the new keys: %s", fixed)
+	}
+	for name, s := range map[string]Schedule{
+		"both forms":          {ViewsPerEpoch: 10, Activations: []U64{1}, KnownThrough: 5},
+		"not rising":          {Activations: []U64{1, 1}, KnownThrough: 5},
+		"horizon before last": {Activations: []U64{1, 9}, KnownThrough: 8},
+		"horizon alone":       {ViewsPerEpoch: 10, KnownThrough: 5},
+	} {
+		h := withFormat(sampleHeader())
+		h.Schedule = s
+		if _, err := EncodeHeader(h); !errors.Is(err, ErrMalformed) {
+			t.Errorf("%s: EncodeHeader got %v, want ErrMalformed", name, err)
+		}
+	}
+}

@@ -48,10 +48,45 @@ type EpochKey struct {
 // Schedule is the devnet epoch schedule (seed.FixedSchedule) that answers
 // advance_round: every epoch has ViewsPerEpoch views numbered from FirstView,
 // and epochs after LastKnownEpoch are not mappable yet.
+//
+// A schedule with Activations is instead the height schedule of DECISIONS
+// D30 (seed.HeightSchedule, the CometBFT network): the view is the block
+// height, epoch e holds the heights from Activations[e] on, and the epoch of
+// a height after KnownThrough is not final yet; its fixed-schedule fields are
+// then zero.
 type Schedule struct {
-	ViewsPerEpoch  U64 `json:"views_per_epoch"`
-	FirstView      U64 `json:"first_view"`
-	LastKnownEpoch U64 `json:"last_known_epoch"`
+	ViewsPerEpoch  U64   `json:"views_per_epoch"`
+	FirstView      U64   `json:"first_view"`
+	LastKnownEpoch U64   `json:"last_known_epoch"`
+	Activations    []U64 `json:"activations,omitempty"`
+	KnownThrough   U64   `json:"known_through,omitempty"`
+}
+
+// Height reports whether s is the D30 height schedule.
+func (s Schedule) Height() bool { return len(s.Activations) > 0 }
+
+func (s Schedule) validate() error {
+	if !s.Height() {
+		if s.ViewsPerEpoch == 0 {
+			return fmt.Errorf("%w: header: schedule.views_per_epoch is 0", ErrMalformed)
+		}
+		if s.KnownThrough != 0 {
+			return fmt.Errorf("%w: header: schedule.known_through without activations", ErrMalformed)
+		}
+		return nil
+	}
+	if s.ViewsPerEpoch != 0 || s.FirstView != 0 || s.LastKnownEpoch != 0 {
+		return fmt.Errorf("%w: header: schedule has both activations and fixed-epoch fields", ErrMalformed)
+	}
+	for i := 1; i < len(s.Activations); i++ {
+		if s.Activations[i] <= s.Activations[i-1] {
+			return fmt.Errorf("%w: header: schedule.activations not strictly ascending", ErrMalformed)
+		}
+	}
+	if s.KnownThrough < s.Activations[len(s.Activations)-1] {
+		return fmt.Errorf("%w: header: schedule.known_through precedes the last activation", ErrMalformed)
+	}
+	return nil
 }
 
 // ReputationConfig is the CIP-2 v3 weight configuration (§9.3).
@@ -278,8 +313,8 @@ func (h Header) validate() error {
 			return fmt.Errorf("%w: header: validator_sets[%d]: empty or not ascending", ErrMalformed, i)
 		}
 	}
-	if h.Schedule.ViewsPerEpoch == 0 {
-		return fmt.Errorf("%w: header: schedule.views_per_epoch is 0", ErrMalformed)
+	if err := h.Schedule.validate(); err != nil {
+		return err
 	}
 	if h.Reputation.Normalizer == 0 {
 		return fmt.Errorf("%w: header: reputation_config.normalizer is 0", ErrMalformed)

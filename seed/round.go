@@ -84,3 +84,75 @@ func (s FixedSchedule) Advance(r Round, k uint64) (Round, bool, error) {
 	next := Round{Epoch: epoch, View: s.FirstView + view}
 	return next, epoch <= s.LastKnownEpoch, nil
 }
+
+// HeightSchedule is advance_round on a chain whose view is the block height
+// and whose threshold-key epoch changes at activation heights (DECISIONS
+// D30, the CometBFT integration): epoch e holds the views Activations[e] …
+// Activations[e+1]−1, and the last epoch holds every view from its
+// activation on. advance_round(r, k) walks k heights forward and changes
+// epoch at an activation height. The epoch of a view after KnownThrough is
+// not final yet (a reconfiguration may still be activated before it), so a
+// target there is "not mappable yet" (§9.2): the pending selection waits.
+// Like [FixedSchedule] it is a devnet/integration schedule; a production
+// chain injects its consensus engine's advance_round (D13).
+type HeightSchedule struct {
+	Activations  []uint64 // strictly ascending, at least one; [0] is the first view
+	KnownThrough uint64   // the last view whose epoch is final
+}
+
+// check validates the schedule.
+func (s HeightSchedule) check() error {
+	if len(s.Activations) == 0 {
+		return fmt.Errorf("%w: height schedule without activations", ErrInvalidSchedule)
+	}
+	for i := 1; i < len(s.Activations); i++ {
+		if s.Activations[i] <= s.Activations[i-1] {
+			return fmt.Errorf("%w: activation %d at view %d does not follow %d", ErrInvalidSchedule, i, s.Activations[i], s.Activations[i-1])
+		}
+	}
+	if last := s.Activations[len(s.Activations)-1]; s.KnownThrough < last {
+		return fmt.Errorf("%w: known through view %d, before the last activation %d", ErrInvalidSchedule, s.KnownThrough, last)
+	}
+	return nil
+}
+
+// EpochAt is the epoch active at view (a block height, D30). A view before
+// the first activation belongs to no epoch: [ErrRoundOutsideSchedule].
+func (s HeightSchedule) EpochAt(view uint64) (uint64, error) {
+	if err := s.check(); err != nil {
+		return 0, err
+	}
+	if view < s.Activations[0] {
+		return 0, fmt.Errorf("%w: view %d precedes the first activation %d", ErrRoundOutsideSchedule, view, s.Activations[0])
+	}
+	e := uint64(0)
+	for i := 1; i < len(s.Activations) && s.Activations[i] <= view; i++ {
+		e = uint64(i)
+	}
+	return e, nil
+}
+
+// Advance implements [AdvanceRound] for the height schedule (§9.2, D30). The
+// round r must be a round of the schedule (its epoch the one active at its
+// view, its view within KnownThrough).
+func (s HeightSchedule) Advance(r Round, k uint64) (Round, bool, error) {
+	e, err := s.EpochAt(r.View)
+	if err != nil {
+		return Round{}, false, err
+	}
+	if e != r.Epoch || r.View > s.KnownThrough {
+		return Round{}, false, fmt.Errorf("%w: %v (view %d is in epoch %d, schedule known through %d)", ErrRoundOutsideSchedule, r, r.View, e, s.KnownThrough)
+	}
+	view, over := bits.Add64(r.View, k, 0)
+	if over != 0 {
+		return Round{}, false, fmt.Errorf("%w: %v + %d views", ErrRoundOverflow, r, k)
+	}
+	if view > s.KnownThrough {
+		return Round{}, false, nil
+	}
+	e, err = s.EpochAt(view)
+	if err != nil {
+		return Round{}, false, err
+	}
+	return Round{Epoch: e, View: view}, true, nil
+}
