@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cip11/cip11/adapters/node"
+	"github.com/cip11/cip11/adapters/node/chain"
 )
 
 // TestPushLatencyRatio is a harness, not a timed assertion (gated by
@@ -26,6 +27,7 @@ func TestPushLatencyRatio(t *testing.T) {
 		b, _ := os.ReadFile("/proc/loadavg")
 		return strings.TrimSpace(string(b))
 	}
+	var singleAll, netAll chain.Histogram
 	for round := range rounds() {
 		single, err := node.RunDevnet(context.Background(), node.DevnetConfig{Runners: runners, Duration: dur, NoSync: true, Seed: uint64(10 + round)})
 		if err != nil {
@@ -42,7 +44,16 @@ func TestPushLatencyRatio(t *testing.T) {
 			t.Fatalf("lost jobs: single %d, network %d", single.Lost, net.Lost)
 		}
 		t.Logf("round %d ratio network/single: p50 %.2f, p99 %.2f", round, net.PushP50Millis/single.PushP50Millis, net.PushP99Millis/single.PushP99Millis)
+		singleAll.Merge(&single.PushMicros)
+		netAll.Merge(&net.PushMicros)
 	}
+	if singleAll.Count() == 0 || netAll.Count() == 0 {
+		t.Fatal("no push latencies recorded")
+	}
+	ms := func(h *chain.Histogram, q uint64) float64 { return float64(h.Quantile(q)) / 1000 }
+	t.Logf("pooled over %d rounds: single p50 %.2f p99 %.2f ms (%d acks); network p50 %.2f p99 %.2f ms (%d acks); ratio p50 %.2f, p99 %.2f (load %s)",
+		rounds(), ms(&singleAll, 500), ms(&singleAll, 990), singleAll.Count(), ms(&netAll, 500), ms(&netAll, 990), netAll.Count(),
+		ms(&netAll, 500)/ms(&singleAll, 500), ms(&netAll, 990)/ms(&singleAll, 990), load())
 }
 
 // rounds is CIP11_BENCH_ROUNDS (default 2).

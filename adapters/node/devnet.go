@@ -74,30 +74,33 @@ type DevnetProgress struct {
 // runners running at the end accepted from a poll answer
 // (quic.ClientStats.Delivered).
 type Report struct {
-	Phase           string  `json:"phase"`
-	Runners         int     `json:"runners"`
-	Blocks          uint64  `json:"blocks"`
-	Submitted       int64   `json:"jobs_submitted"`
-	Assigned        int64   `json:"jobs_assigned"`
-	Pushed          int64   `json:"pushes"`
-	Acked           int64   `json:"acks"`
-	Polled          int64   `json:"poll_deliveries"`
-	Completed       int64   `json:"jobs_completed"`
-	Expired         int64   `json:"jobs_expired"`
-	Lost            int     `json:"jobs_lost"`
-	Reselections    int64   `json:"reselections"`
-	PushP50Millis   float64 `json:"push_latency_p50_ms"`
-	PushP99Millis   float64 `json:"push_latency_p99_ms"`
-	JobBlocksP50    uint64  `json:"job_latency_p50_blocks"`
-	JobBlocksP99    uint64  `json:"job_latency_p99_blocks"`
-	FirstDraws      int64   `json:"first_draws"`
-	FirstDrawHitPct float64 `json:"first_draw_present_pct"`
-	ValidatorStarts int     `json:"validator_starts"`
-	RunnerKills     int     `json:"runner_kills"`
-	ConnDrops       int     `json:"connection_drops"`
-	DataDir         string  `json:"data_dir,omitempty"`
-	BlockLog        string  `json:"block_log,omitempty"`
-	Elapsed         float64 `json:"elapsed_s"`
+	Phase         string  `json:"phase"`
+	Runners       int     `json:"runners"`
+	Blocks        uint64  `json:"blocks"`
+	Submitted     int64   `json:"jobs_submitted"`
+	Assigned      int64   `json:"jobs_assigned"`
+	Pushed        int64   `json:"pushes"`
+	Acked         int64   `json:"acks"`
+	Polled        int64   `json:"poll_deliveries"`
+	Completed     int64   `json:"jobs_completed"`
+	Expired       int64   `json:"jobs_expired"`
+	Lost          int     `json:"jobs_lost"`
+	Reselections  int64   `json:"reselections"`
+	PushP50Millis float64 `json:"push_latency_p50_ms"`
+	PushP99Millis float64 `json:"push_latency_p99_ms"`
+	// PushMicros is the push-latency histogram behind the two figures
+	// above (harnesses pool it across runs).
+	PushMicros      chain.Histogram `json:"-"`
+	JobBlocksP50    uint64          `json:"job_latency_p50_blocks"`
+	JobBlocksP99    uint64          `json:"job_latency_p99_blocks"`
+	FirstDraws      int64           `json:"first_draws"`
+	FirstDrawHitPct float64         `json:"first_draw_present_pct"`
+	ValidatorStarts int             `json:"validator_starts"`
+	RunnerKills     int             `json:"runner_kills"`
+	ConnDrops       int             `json:"connection_drops"`
+	DataDir         string          `json:"data_dir,omitempty"`
+	BlockLog        string          `json:"block_log,omitempty"`
+	Elapsed         float64         `json:"elapsed_s"`
 }
 
 // swapChain is the runners' Chain across validator restarts.
@@ -526,6 +529,7 @@ func (n *devnet) report(v *Validator, open int, elapsed time.Duration) *Report {
 	if lat.Count() > 0 {
 		r.PushP50Millis = float64(lat.Quantile(500)) / 1000
 		r.PushP99Millis = float64(lat.Quantile(990)) / 1000
+		r.PushMicros = lat
 	}
 	if s.JobLatencyBlocks.Count() > 0 {
 		r.JobBlocksP50, r.JobBlocksP99 = s.JobLatencyBlocks.Quantile(500), s.JobLatencyBlocks.Quantile(990)
