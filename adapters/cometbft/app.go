@@ -11,6 +11,7 @@ import (
 
 	abci "github.com/cometbft/cometbft/abci/types"
 	cmttypes "github.com/cometbft/cometbft/api/cometbft/types/v1"
+	cmted25519 "github.com/cometbft/cometbft/crypto/ed25519"
 	cryptoenc "github.com/cometbft/cometbft/crypto/encoding"
 
 	"github.com/cip11/cip11"
@@ -39,8 +40,11 @@ type AppConfig struct {
 	// position in the genesis validator_set plus one.
 	Share seed.Share
 	// VoteAddrs[i] is the CometBFT address (of the vote-signing key) of the
-	// validator whose share index is i+1.
+	// epoch-0 validator whose share index is i+1.
 	VoteAddrs [][]byte
+	// Keys holds the validator's shares of later epochs (a genesis with
+	// Epochs, D30–D31); nil when it has none.
+	Keys *node.ValidatorKeys
 	// Logger (default: the validator's is not reachable; discard).
 	Logger *slog.Logger
 	// OnFinalized, if set, is told each finalized height and its state
@@ -71,11 +75,7 @@ type App struct {
 	g       *node.Genesis
 	chainID uint64
 	log     *slog.Logger
-	share   seed.Share
-	t       int
-	group   *seed.Verifier
-	shares  []*seed.Verifier // by index−1
-	addrs   [][]byte         // by index−1
+	epochs  []*epochKeys // ascending by activation (D30)
 	onFin   func(uint64, cip11.Hash)
 	gossip  *presenceReactor // nil: each proposer's own view only
 
@@ -84,6 +84,30 @@ type App struct {
 	verified map[partialKey]bool // extensions VerifyVoteExtension accepted, by height
 	proposed *proposal           // this validator's last proposal
 	checked  *proposal           // the last proposal ProcessProposal accepted
+}
+
+// epochKeys is one threshold-key epoch's consensus view (D30–D31): its
+// validators' CometBFT addresses and public shares by share index − 1,
+// the group key, t, and this validator's share when it is a member.
+type epochKeys struct {
+	epoch, activation uint64
+	t                 int
+	group             *seed.Verifier
+	shares            []*seed.Verifier
+	addrs             [][]byte
+	share             *seed.Share
+	set               []node.GenesisValidator
+}
+
+// indexOf is the share index of the validator with CometBFT address addr
+// (0: not in the epoch).
+func (e *epochKeys) indexOf(addr []byte) uint32 {
+	for i, x := range e.addrs {
+		if bytes.Equal(x, addr) {
+			return uint32(i + 1)
+		}
+	}
+	return 0
 }
 
 type partialKey struct {
@@ -117,37 +141,94 @@ func NewApp(cfg AppConfig) (*App, error) {
 	if !g.Network() {
 		return nil, fmt.Errorf("%w: the genesis has no validator_set", node.ErrGenesis)
 	}
-	n := len(g.Set)
-	t, err := seed.Threshold(n)
-	if err != nil {
-		return nil, err
-	}
-	if len(cfg.VoteAddrs) != n {
-		return nil, fmt.Errorf("%w: %d vote addresses for %d validators", node.ErrBadRequest, len(cfg.VoteAddrs), n)
+	if len(cfg.VoteAddrs) != len(g.Set) {
+		return nil, fmt.Errorf("%w: %d vote addresses for %d validators", node.ErrBadRequest, len(cfg.VoteAddrs), len(g.Set))
 	}
 	if int(cfg.Share.Index) != g.SelfIndex()+1 {
 		return nil, fmt.Errorf("%w: share index %d, this validator is validator_set[%d]", node.ErrKeyFile, cfg.Share.Index, g.SelfIndex())
 	}
-	a := &App{v: cfg.Validator, g: g, chainID: uint64(g.ChainID), log: cfg.Logger, share: cfg.Share, t: t,
-		addrs: cfg.VoteAddrs, onFin: cfg.OnFinalized, seeds: map[uint64]seed.Signature{}, verified: map[partialKey]bool{}}
+	a := &App{v: cfg.Validator, g: g, chainID: uint64(g.ChainID), log: cfg.Logger,
+		onFin: cfg.OnFinalized, seeds: map[uint64]seed.Signature{}, verified: map[partialKey]bool{}}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}
-	if a.group, err = seed.NewVerifier(g.Validator.ThresholdPubKey[:], g.Namespace); err != nil {
-		return nil, fmt.Errorf("group key: %w", err)
-	}
-	for i, v := range g.Set {
-		sv, err := seed.NewVerifier(v.ThresholdPubKey[:], g.Namespace)
-		if err != nil {
-			return nil, fmt.Errorf("validator_set[%d] share: %w", i, err)
+	for _, es := range g.EpochSets() {
+		e := &epochKeys{epoch: es.Epoch, activation: es.Activation, set: es.Set}
+		var err error
+		if e.t, err = seed.Threshold(len(es.Set)); err != nil {
+			return nil, err
 		}
-		a.shares = append(a.shares, sv)
+		if e.group, err = seed.NewVerifier(es.GroupKey[:], g.Namespace); err != nil {
+			return nil, fmt.Errorf("epoch %d group key: %w", es.Epoch, err)
+		}
+		for i, v := range es.Set {
+			sv, err := seed.NewVerifier(v.ThresholdPubKey[:], g.Namespace)
+			if err != nil {
+				return nil, fmt.Errorf("epoch %d validator_set[%d] share: %w", es.Epoch, i, err)
+			}
+			e.shares = append(e.shares, sv)
+			switch {
+			case v.ConsensusPubKey != nil:
+				e.addrs = append(e.addrs, cmted25519.PubKey(v.ConsensusPubKey[:]).Address())
+			case es.Epoch == 0:
+				e.addrs = append(e.addrs, cfg.VoteAddrs[i])
+			default:
+				return nil, fmt.Errorf("%w: epoch %d validator_set[%d] has no consensus_pubkey", node.ErrGenesis, es.Epoch, i)
+			}
+		}
+		if es.Epoch == 0 && len(es.Set) > 0 && es.Set[0].ConsensusPubKey != nil {
+			for i := range es.Set { // the CometBFT genesis must agree with the CIP-11 one
+				if !bytes.Equal(e.addrs[i], cfg.VoteAddrs[i]) {
+					return nil, fmt.Errorf("%w: validator_set[%d].consensus_pubkey is not CometBFT genesis validator cip11-v%d", node.ErrGenesis, i, i)
+				}
+			}
+		}
+		if i := node.IndexIn(es.Set, g.Validator.PeerPubKey); i >= 0 {
+			sh := cfg.Share
+			if es.Epoch > 0 {
+				var ok bool
+				if cfg.Keys == nil {
+					return nil, fmt.Errorf("%w: no keys for this validator's share of epoch %d", node.ErrKeyFile, es.Epoch)
+				}
+				if sh.Key, ok = cfg.Keys.Share(es.Epoch); !ok {
+					return nil, fmt.Errorf("%w: no share of epoch %d in the key file", node.ErrKeyFile, es.Epoch)
+				}
+				sh.Index = uint32(i + 1)
+			}
+			e.share = &sh
+		}
+		if es.Epoch > 0 && es.Activation < 3 {
+			return nil, fmt.Errorf("%w: epoch %d activates at %d; CometBFT applies validator updates two heights after the block that returns them (≥ 3)", node.ErrGenesis, es.Epoch, es.Activation)
+		}
+		a.epochs = append(a.epochs, e)
 	}
 	if err := a.loadSeeds(); err != nil {
 		return nil, err
 	}
 	return a, nil
 }
+
+// epochAt is the epoch active at height h (D30).
+func (a *App) epochAt(h uint64) *epochKeys {
+	e := a.epochs[0]
+	for _, x := range a.epochs[1:] {
+		if x.activation <= h {
+			e = x
+		}
+	}
+	return e
+}
+
+// epoch is the epoch numbered n (nil: none).
+func (a *App) epoch(n uint64) *epochKeys {
+	if n < uint64(len(a.epochs)) {
+		return a.epochs[n]
+	}
+	return nil
+}
+
+// round is Round(E, h) with E the epoch active at h (D30).
+func (a *App) round(h uint64) seed.Round { return seed.Round{Epoch: a.epochAt(h).epoch, View: h} }
 
 // loadSeeds remembers the seeds the block log committed (parent beacons),
 // so that a restarted proposer can still consume them (§9.2).
@@ -168,9 +249,10 @@ func (a *App) rememberSeed(view uint64, sig seed.Signature) {
 }
 
 // seedOf is the Consensus.Seed of a proposal: a seed observed in a
-// committed header or recovered from vote extensions (epoch 0, D30).
+// committed header or recovered from vote extensions (the view is the
+// height, so its epoch is the one active there, D30).
 func (a *App) seedOf(r seed.Round) (seed.Signature, bool, error) {
-	if r.Epoch != 0 {
+	if r.View == 0 || r.Epoch != a.epochAt(r.View).epoch {
 		return seed.Signature{}, false, nil
 	}
 	a.mu.Lock()
@@ -178,8 +260,6 @@ func (a *App) seedOf(r seed.Round) (seed.Signature, bool, error) {
 	s, ok := a.seeds[r.View]
 	return s, ok, nil
 }
-
-func round(h uint64) seed.Round { return seed.Round{Epoch: 0, View: h} }
 
 // Info reports the validator's committed height and state digest, so that
 // CometBFT's handshake replays only the blocks it is missing.
@@ -195,15 +275,16 @@ func (a *App) Info(context.Context, *abci.InfoRequest) (*abci.InfoResponse, erro
 // InitChain checks that CometBFT's validator set is the genesis set (D29:
 // static, equal power) and changes nothing.
 func (a *App) InitChain(_ context.Context, req *abci.InitChainRequest) (*abci.InitChainResponse, error) {
-	if len(req.Validators) != len(a.addrs) {
-		return nil, fmt.Errorf("%w: InitChain with %d validators, the CIP-11 genesis has %d", ErrValidatorSet, len(req.Validators), len(a.addrs))
+	e0 := a.epochs[0]
+	if len(req.Validators) != len(e0.addrs) {
+		return nil, fmt.Errorf("%w: InitChain with %d validators, the CIP-11 genesis has %d", ErrValidatorSet, len(req.Validators), len(e0.addrs))
 	}
 	for _, u := range req.Validators {
 		pk, err := cryptoenc.PubKeyFromTypeAndBytes(u.PubKeyType, u.PubKeyBytes)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrValidatorSet, err)
 		}
-		if a.indexOf(pk.Address()) == 0 || u.Power != req.Validators[0].Power {
+		if e0.indexOf(pk.Address()) == 0 || u.Power != req.Validators[0].Power {
 			return nil, fmt.Errorf("%w: validator %X is not in the CIP-11 set with equal power (D29)", ErrValidatorSet, pk.Address())
 		}
 	}
@@ -272,16 +353,17 @@ func errOf(code uint32, log string) error {
 // commit (D31). Extensions CometBFT did not verify (late precommits,
 // cometbft#2361) are verified here; a bad one is skipped.
 func (a *App) recoverBeacon(h uint64, votes []abci.ExtendedVoteInfo) (seed.Signature, error) {
-	r := round(h - 1)
+	e := a.epochAt(h - 1)
+	r := a.round(h - 1)
 	if s, ok, _ := a.seedOf(r); ok {
 		return s, nil
 	}
 	var ps []seed.Partial
 	for _, vote := range votes {
-		if vote.BlockIdFlag != cmttypes.BlockIDFlagCommit || len(ps) == a.t {
+		if vote.BlockIdFlag != cmttypes.BlockIDFlagCommit || len(ps) == e.t {
 			continue
 		}
-		idx := a.indexOf(vote.Validator.Address)
+		idx := e.indexOf(vote.Validator.Address)
 		if idx == 0 || len(vote.VoteExtension) != seed.SignatureSize {
 			continue
 		}
@@ -289,27 +371,18 @@ func (a *App) recoverBeacon(h uint64, votes []abci.ExtendedVoteInfo) (seed.Signa
 		a.mu.Lock()
 		known := a.verified[partialKey{h - 1, idx, p.Signature}]
 		a.mu.Unlock()
-		if !known && a.shares[idx-1].Verify(r, p.Signature[:]) != nil {
+		if !known && e.shares[idx-1].Verify(r, p.Signature[:]) != nil {
 			a.log.Warn("a partial seed signature in the last commit does not verify; skipped", "height", h-1, "index", idx)
 			continue
 		}
 		ps = append(ps, p)
 	}
-	sig, err := seed.Recover(len(a.shares), a.t, ps)
+	sig, err := seed.Recover(len(e.shares), e.t, ps)
 	if err != nil {
 		return seed.Signature{}, fmt.Errorf("recovering the seed of %v from %d partials: %w", r, len(ps), err)
 	}
 	a.rememberSeed(h-1, sig)
 	return sig, nil
-}
-
-func (a *App) indexOf(addr []byte) uint32 {
-	for i, x := range a.addrs {
-		if bytes.Equal(x, addr) {
-			return uint32(i + 1)
-		}
-	}
-	return 0
 }
 
 // PrepareProposal builds this validator's block (D32). It never returns an
@@ -326,13 +399,14 @@ func (a *App) PrepareProposal(_ context.Context, req *abci.PrepareProposalReques
 }
 
 func (a *App) prepare(h uint64, req *abci.PrepareProposalRequest) ([][]byte, error) {
-	cs := node.Consensus{Round: round(h), Seed: a.seedOf}
+	cs := node.Consensus{Round: a.round(h), Seed: a.seedOf}
 	if h > 1 {
 		sig, err := a.recoverBeacon(h, req.LocalLastCommit.Votes)
 		if err != nil {
 			return nil, err
 		}
-		cs.ParentBeacon = &chainlog.Beacon{Epoch: 0, View: chainlog.U64(h - 1), Signature: chainlog.Signature(sig)}
+		r := a.round(h - 1)
+		cs.ParentBeacon = &chainlog.Beacon{Epoch: chainlog.U64(r.Epoch), View: chainlog.U64(r.View), Signature: chainlog.Signature(sig)}
 		f := h - 1
 		cs.Finalized = &f
 	}
@@ -416,7 +490,11 @@ func (a *App) Verify(h uint64, txs [][]byte) (*layout.Proposal, error) {
 		return nil, err
 	}
 	if pb := p.Header.ParentBeacon; pb != nil {
-		if err := a.group.Verify(pb.Round, pb.Signature[:]); err != nil {
+		e := a.epoch(pb.Round.Epoch)
+		if e == nil {
+			return nil, fmt.Errorf("%w: parent beacon of epoch %d, which the schedule does not have", layout.ErrBeaconInvalid, pb.Round.Epoch)
+		}
+		if err := e.group.Verify(pb.Round, pb.Signature[:]); err != nil {
 			return nil, fmt.Errorf("%w: %w", layout.ErrBeaconInvalid, err)
 		}
 	}
@@ -426,9 +504,15 @@ func (a *App) Verify(h uint64, txs [][]byte) (*layout.Proposal, error) {
 	return p, nil
 }
 
-// ExtendVote signs the seed message of Round(0, h) with the share (D31).
+// ExtendVote signs the seed message of Round(E, h) with the share of the
+// epoch E active at h (D30–D31).
 func (a *App) ExtendVote(_ context.Context, req *abci.ExtendVoteRequest) (*abci.ExtendVoteResponse, error) {
-	p, err := seed.SignPartial(a.share, a.g.Namespace, round(uint64(req.Height)))
+	h := uint64(req.Height)
+	e := a.epochAt(h)
+	if e.share == nil {
+		return nil, fmt.Errorf("cometbft: asked to extend a vote at %d, but this validator is not in epoch %d's set", h, e.epoch)
+	}
+	p, err := seed.SignPartial(*e.share, a.g.Namespace, a.round(h))
 	if err != nil {
 		return nil, err
 	}
@@ -455,14 +539,15 @@ var ErrExtension = errors.New("cometbft: invalid vote extension")
 
 // VerifyExtension is VerifyVoteExtension's check.
 func (a *App) VerifyExtension(h uint64, addr, ext []byte) error {
-	idx := a.indexOf(addr)
+	e := a.epochAt(h)
+	idx := e.indexOf(addr)
 	switch {
 	case idx == 0:
 		return fmt.Errorf("%w: unknown validator", ErrExtension)
 	case len(ext) != seed.SignatureSize:
 		return fmt.Errorf("%w: %d bytes, want %d", ErrExtension, len(ext), seed.SignatureSize)
 	}
-	if err := a.shares[idx-1].Verify(round(h), ext); err != nil {
+	if err := e.shares[idx-1].Verify(a.round(h), ext); err != nil {
 		return fmt.Errorf("%w: %w", ErrExtension, err)
 	}
 	a.mu.Lock()
@@ -512,7 +597,8 @@ func (a *App) FinalizeBlock(_ context.Context, req *abci.FinalizeBlockRequest) (
 		}
 	}
 	a.mu.Unlock()
-	res := &abci.FinalizeBlockResponse{AppHash: fb.Out.StateDigest[:], TxResults: make([]*abci.ExecTxResult, len(req.Txs))}
+	res := &abci.FinalizeBlockResponse{AppHash: fb.Out.StateDigest[:], TxResults: make([]*abci.ExecTxResult, len(req.Txs)),
+		ValidatorUpdates: a.updatesAt(h)}
 	for i := range res.TxResults {
 		res.TxResults[i] = &abci.ExecTxResult{Code: CodeOK}
 	}
@@ -520,6 +606,33 @@ func (a *App) FinalizeBlock(_ context.Context, req *abci.FinalizeBlockRequest) (
 		a.onFin(h, fb.Out.StateDigest)
 	}
 	return res, nil
+}
+
+// updatesAt are the CometBFT validator updates FinalizeBlock(h) returns:
+// CometBFT applies them at h+2, so the block two heights before an epoch's
+// activation names its set's changes (removed: power 0; added: power 10,
+// the genesis power), and consensus and CIP-11 change together (D30).
+func (a *App) updatesAt(h uint64) []abci.ValidatorUpdate {
+	for i, e := range a.epochs[1:] {
+		if e.activation != h+2 {
+			continue
+		}
+		prev := a.epochs[i]
+		var ups []abci.ValidatorUpdate
+		for _, v := range prev.set {
+			if v.ConsensusPubKey != nil && node.IndexIn(e.set, v.PeerPubKey) < 0 {
+				ups = append(ups, abci.ValidatorUpdate{Power: 0, PubKeyType: cmted25519.KeyType, PubKeyBytes: v.ConsensusPubKey[:]})
+			}
+		}
+		for _, v := range e.set {
+			if v.ConsensusPubKey != nil && node.IndexIn(prev.set, v.PeerPubKey) < 0 {
+				ups = append(ups, abci.ValidatorUpdate{Power: genesisPower, PubKeyType: cmted25519.KeyType, PubKeyBytes: v.ConsensusPubKey[:]})
+			}
+		}
+		a.log.Info("validator set changes with the next epoch", "epoch", e.epoch, "activation_height", e.activation, "updates", len(ups))
+		return ups
+	}
+	return nil
 }
 
 // Commit commits the state; pushes go out after (§10.1).

@@ -364,3 +364,6 @@ func TestVerifyExtensionRejects(t *testing.T) {
 		t.Fatalf("ExtendVote %x, want the partial %x", ev.VoteExtension, want.Signature)
 	}
 }
+
+// round is Round(0, h): the tests' networks have one epoch (D30).
+func round(h uint64) seed.Round { return seed.Round{Epoch: 0, View: h} }

@@ -24,6 +24,9 @@ import (
 	"github.com/cip11/cip11/seed"
 )
 
+// genesisPower is every validator's CometBFT voting power (D29: equal).
+const genesisPower = 10
+
 // NetworkOptions describe a generated network (DEVNET ONLY: every secret,
 // the threshold shares included, is a function of Seed; D31's dealer).
 type NetworkOptions struct {
@@ -41,13 +44,28 @@ type NetworkOptions struct {
 	// Timeouts of CometBFT's consensus (defaults: propose 400 ms, prevote
 	// and precommit 100 ms, commit 0).
 	TimeoutPropose, TimeoutVote, TimeoutCommit time.Duration
+	// Members is the size of the generated validator pool (default
+	// Validators): epoch 0 is pool positions 0 … Validators−1, and a
+	// later epoch may add the others.
+	Members int
+	// Epochs schedules reconfigurations (DEVNET: the dealer deals every
+	// epoch's shares at genesis, D31): epoch e+1 is Epochs[e].
+	Epochs []EpochPlan
+}
+
+// EpochPlan is one scheduled validator-set epoch (§5.3–§5.4, D30): from
+// Activation on, the validators are the pool Members (ascending positions:
+// the pool is ordered by peer_pubkey).
+type EpochPlan struct {
+	Activation uint64
+	Members    []int
 }
 
 // Network is a generated network: one home per validator and the runner
 // keys' seed.
 type Network struct {
 	Opts  NetworkOptions
-	Homes []*Home // by share index − 1 (validator_set order)
+	Homes []*Home // by pool position: epoch 0's share index − 1 first
 }
 
 // Home is one validator's files (WriteHome's layout):
@@ -68,7 +86,7 @@ type Home struct {
 	GenDoc  *cmttypes.GenesisDoc
 	NodeKey *p2p.NodeKey
 	VoteKey cmted25519.PrivKey
-	Index   int // share index − 1
+	Index   int // epoch-0 share index − 1 (−1: not in epoch 0)
 }
 
 func derive(label string, s, i uint64) [32]byte {
@@ -127,63 +145,110 @@ func NewNetwork(o NetworkOptions) (*Network, error) {
 		return nil, err
 	}
 	base := d.Genesis
-	n := o.Validators
-	t, err := seed.Threshold(n)
-	if err != nil {
-		return nil, err
+	n, pool := o.Validators, max(o.Members, o.Validators)
+	if pool > 64 {
+		return nil, fmt.Errorf("%w: %d members (≤ 64)", node.ErrBadRequest, pool)
 	}
-	groupSeed := derive("group", o.Seed, 0)
-	group := seed.DeriveSecretKey(groupSeed[:])
-	deal, err := seed.DealShares(group, n, t, &keccakReader{s: o.Seed})
-	if err != nil {
-		return nil, err
+	if o.BasePort+10*pool > 65535 {
+		return nil, fmt.Errorf("%w: base port %d for %d members", node.ErrBadRequest, o.BasePort, pool)
 	}
-	ns := []byte(fmt.Sprintf("cip11-network-%d", o.ChainID))
-	gsig, err := seed.SignSeed(group, ns, seed.Round{})
-	if err != nil {
-		return nil, err
-	}
-	base.Namespace = ns
-	base.GenesisBeacon = chainlog.Beacon{Signature: chainlog.Signature(gsig)}
-	// D30: the epoch is the threshold-key epoch, static here: one epoch
-	// whose views are the heights.
-	base.Schedule = chainlog.Schedule{ViewsPerEpoch: 1 << 62, FirstView: 1, LastKnownEpoch: 0}
-	// Peer keys first: the set is ordered by peer_pubkey (D29), and share
-	// index i+1 goes to the i-th.
+	// The pool's keys, ordered by peer_pubkey (D29): a set of pool
+	// positions in ascending order is canonically ordered, and the home of
+	// position i is v<i>.
 	type member struct {
 		edSeed [32]byte
 		pub    ed25519.PublicKey
 		port   int
+		vote   cmted25519.PrivKey
 	}
-	ms := make([]member, n)
+	ms := make([]member, pool)
 	for i := range ms {
 		ms[i].edSeed = derive("ed25519", o.Seed, uint64(i))
 		ms[i].pub = ed25519.NewKeyFromSeed(ms[i].edSeed[:]).Public().(ed25519.PublicKey)
 	}
 	slices.SortFunc(ms, func(a, b member) int { return bytes.Compare(a.pub, b.pub) })
-	pubShares, err := deal.Public.PublicShares(n)
-	if err != nil {
-		return nil, err
-	}
-	set := make([]node.GenesisValidator, n)
 	for i := range ms {
 		ms[i].port = o.BasePort + 10*i
-		set[i] = node.GenesisValidator{PeerPubKey: cip11.Hash(ms[i].pub), ThresholdPubKey: chainlog.PublicKey(pubShares[i]),
-			QUIC: fmt.Sprintf("%s:%d", o.Host, ms[i].port+1), HTTP: fmt.Sprintf("%s:%d", o.Host, ms[i].port+2)}
+		vs := derive("vote", o.Seed, uint64(i))
+		ms[i].vote = cmted25519.GenPrivKeyFromSecret(vs[:])
 	}
-	base.Set = set
-	// CometBFT's side: vote keys, node ids, one genesis document.
+	// The epochs: 0 is positions 0 … n−1, then each plan's members; every
+	// epoch's shares come from the devnet dealer (D31).
+	plans := append([]EpochPlan{{Activation: 1, Members: seqTo(n)}}, o.Epochs...)
+	ns := []byte(fmt.Sprintf("cip11-network-%d", o.ChainID))
+	type dealt struct {
+		members []int
+		group   [seed.PublicKeySize]byte
+		secrets [][32]byte
+		pubs    [][96]byte
+	}
+	epochs := make([]dealt, len(plans))
+	var gsig seed.Signature
+	for e, pl := range plans {
+		if err := checkPlan(pl, e, plans, pool); err != nil {
+			return nil, err
+		}
+		t, err := seed.Threshold(len(pl.Members))
+		if err != nil {
+			return nil, err
+		}
+		groupSeed := derive("group", o.Seed, uint64(e))
+		group := seed.DeriveSecretKey(groupSeed[:])
+		deal, err := seed.DealShares(group, len(pl.Members), t, &keccakReader{s: o.Seed, ctr: uint64(e) << 32})
+		if err != nil {
+			return nil, err
+		}
+		pubs, err := deal.Public.PublicShares(len(pl.Members))
+		if err != nil {
+			return nil, err
+		}
+		d := dealt{members: pl.Members, group: deal.Public.GroupKey()}
+		for i := range pl.Members {
+			d.secrets = append(d.secrets, deal.Shares[i].Key.Bytes())
+			d.pubs = append(d.pubs, pubs[i])
+		}
+		epochs[e] = d
+		if e == 0 {
+			if gsig, err = seed.SignSeed(group, ns, seed.Round{}); err != nil {
+				return nil, err
+			}
+		}
+	}
+	entry := func(e, i int) node.GenesisValidator {
+		m := ms[epochs[e].members[i]]
+		cpk := cip11.Hash(m.vote.PubKey().Bytes())
+		return node.GenesisValidator{PeerPubKey: cip11.Hash(m.pub), ThresholdPubKey: chainlog.PublicKey(epochs[e].pubs[i]),
+			QUIC: fmt.Sprintf("%s:%d", o.Host, m.port+1), HTTP: fmt.Sprintf("%s:%d", o.Host, m.port+2), ConsensusPubKey: &cpk}
+	}
+	base.Namespace = ns
+	base.GenesisBeacon = chainlog.Beacon{Signature: chainlog.Signature(gsig)}
+	// D30: the epoch is the threshold-key epoch and the view the height.
+	base.Schedule = chainlog.Schedule{KnownThrough: 1 << 62}
+	for _, pl := range plans {
+		base.Schedule.Activations = append(base.Schedule.Activations, chainlog.U64(pl.Activation))
+	}
+	base.Set = nil
+	for i := range plans[0].Members {
+		base.Set = append(base.Set, entry(0, i))
+	}
+	for e := 1; e < len(plans); e++ {
+		ge := node.GenesisEpoch{Activation: chainlog.U64(plans[e].Activation), GroupKey: chainlog.PublicKey(epochs[e].group)}
+		for i := range plans[e].Members {
+			ge.Set = append(ge.Set, entry(e, i))
+		}
+		base.Epochs = append(base.Epochs, ge)
+	}
+	// CometBFT's side: epoch 0's vote keys, node ids, one genesis document.
 	gd := &cmttypes.GenesisDoc{ChainID: fmt.Sprintf("cip11-%d", o.ChainID), GenesisTime: time.Unix(1_700_000_000, 0).UTC(),
 		InitialHeight: 1, ConsensusParams: cmttypes.DefaultConsensusParams()}
 	gd.ConsensusParams.Feature.VoteExtensionsEnableHeight = 1
 	net := &Network{Opts: o}
 	var peers []string
-	votes := make([]cmted25519.PrivKey, n)
 	for i := range ms {
-		vs := derive("vote", o.Seed, uint64(i))
-		votes[i] = cmted25519.GenPrivKeyFromSecret(vs[:])
-		gd.Validators = append(gd.Validators, cmttypes.GenesisValidator{Address: votes[i].PubKey().Address(), PubKey: votes[i].PubKey(),
-			Power: 10, Name: fmt.Sprintf("cip11-v%d", i)})
+		if i < n {
+			gd.Validators = append(gd.Validators, cmttypes.GenesisValidator{Address: ms[i].vote.PubKey().Address(), PubKey: ms[i].vote.PubKey(),
+				Power: genesisPower, Name: fmt.Sprintf("cip11-v%d", i)})
+		}
 		nk := &p2p.NodeKey{PrivKey: cmted25519.PrivKey(ed25519.NewKeyFromSeed(ms[i].edSeed[:]))}
 		peers = append(peers, fmt.Sprintf("%s@%s:%d", nk.ID(), o.Host, ms[i].port))
 	}
@@ -192,14 +257,39 @@ func NewNetwork(o NetworkOptions) (*Network, error) {
 	}
 	for i := range ms {
 		g := *base
-		g.Set = slices.Clone(set)
-		g.Validator = set[i]
-		g.Validator.ThresholdPubKey = chainlog.PublicKey(deal.Public.GroupKey())
-		if err := g.Validate(); err != nil {
-			return nil, err
+		g.Set = slices.Clone(base.Set)
+		g.Epochs = slices.Clone(base.Epochs)
+		var keys *node.ValidatorKeys
+		for e := range epochs {
+			j := slices.Index(epochs[e].members, i)
+			if j < 0 {
+				continue
+			}
+			if keys == nil { // the first epoch it is a member of names it
+				g.Validator = entry(e, j)
+				g.Validator.ThresholdPubKey = chainlog.PublicKey(epochs[0].group)
+				var bls [32]byte
+				if e == 0 {
+					bls = epochs[0].secrets[j]
+				} else { // not in epoch 0: a key that signs nothing
+					u := derive("unused-share", o.Seed, uint64(i))
+					bls = seed.DeriveSecretKey(u[:]).Bytes()
+				}
+				var err error
+				if keys, err = node.NewValidatorKeys(ms[i].edSeed, bls); err != nil {
+					return nil, err
+				}
+			}
+			if e > 0 {
+				if err := keys.AddEpochShare(uint64(e), epochs[e].secrets[j]); err != nil {
+					return nil, err
+				}
+			}
 		}
-		keys, err := node.NewValidatorKeys(ms[i].edSeed, deal.Shares[i].Key.Bytes())
-		if err != nil {
+		if keys == nil {
+			return nil, fmt.Errorf("%w: member %d is in no epoch", node.ErrBadRequest, i)
+		}
+		if err := g.Validate(); err != nil {
 			return nil, err
 		}
 		c := cmtcfg.DefaultConfig()
@@ -218,9 +308,44 @@ func NewNetwork(o NetworkOptions) (*Network, error) {
 		c.Instrumentation.Prometheus = false
 		c.TxIndex.Indexer = "null" // unused; and v1.0.1 leaves its store open on Stop
 		net.Homes = append(net.Homes, &Home{Genesis: &g, Keys: keys, Config: c, GenDoc: gd,
-			NodeKey: &p2p.NodeKey{PrivKey: cmted25519.PrivKey(ed25519.NewKeyFromSeed(ms[i].edSeed[:]))}, VoteKey: votes[i], Index: i})
+			NodeKey: &p2p.NodeKey{PrivKey: cmted25519.PrivKey(ed25519.NewKeyFromSeed(ms[i].edSeed[:]))}, VoteKey: ms[i].vote, Index: g.SelfIndex()})
 	}
 	return net, nil
+}
+
+// seqTo is 0 … n−1.
+func seqTo(n int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = i
+	}
+	return s
+}
+
+// checkPlan checks epoch e's plan: members strictly ascending pool
+// positions (so the set is canonically ordered, D29), a changed set (§5.4:
+// an unchanged identity list is no new epoch), and an activation ≥ 3 after
+// the previous one (CometBFT applies updates two heights on).
+func checkPlan(pl EpochPlan, e int, plans []EpochPlan, pool int) error {
+	if len(pl.Members) == 0 {
+		return fmt.Errorf("%w: epoch %d has no members", node.ErrBadRequest, e)
+	}
+	for i, m := range pl.Members {
+		if m < 0 || m >= pool || (i > 0 && m <= pl.Members[i-1]) {
+			return fmt.Errorf("%w: epoch %d members %v (ascending positions below %d)", node.ErrBadRequest, e, pl.Members, pool)
+		}
+	}
+	if e == 0 {
+		return nil
+	}
+	prev := plans[e-1]
+	if slices.Equal(pl.Members, prev.Members) {
+		return fmt.Errorf("%w: epoch %d has epoch %d's members (§5.4: not a reconfiguration)", node.ErrBadRequest, e, e-1)
+	}
+	if pl.Activation < 3 || pl.Activation <= prev.Activation+2 {
+		return fmt.Errorf("%w: epoch %d activates at %d (≥ 3 and > the previous activation %d + 2)", node.ErrBadRequest, e, pl.Activation, prev.Activation)
+	}
+	return nil
 }
 
 // Write stores every validator's home under dir (dir/v<i>) and the runner

@@ -180,7 +180,7 @@ func StartNode(ctx context.Context, cfg NodeConfig) (*Node, error) {
 		return nil, err
 	}
 	app, err := NewApp(AppConfig{Validator: v, Share: seed.Share{Index: uint32(h.Index + 1), Key: h.Keys.Threshold},
-		VoteAddrs: addrs, Logger: cfg.Logger, OnFinalized: cfg.OnFinalized})
+		VoteAddrs: addrs, Keys: h.Keys, Logger: cfg.Logger, OnFinalized: cfg.OnFinalized})
 	if err != nil {
 		v.Close()
 		return nil, err
@@ -321,3 +321,6 @@ func (l *lateDBs) closeAll() error {
 
 // storeCloseDelay outlasts the consensus reactor's 2 s query sleep.
 const storeCloseDelay = 2500 * time.Millisecond
+
+// cmtAddr is the CometBFT address of an Ed25519 consensus public key.
+func cmtAddr(pub []byte) []byte { return cmted25519.PubKey(pub).Address() }

@@ -70,8 +70,56 @@ type Genesis struct {
 	// ascending by peer_pubkey; each entry's ThresholdPubKey is the public
 	// share of index i+1 (D31). Empty on a single-validator chain. Every
 	// validator's genesis file is the same except Validator.
-	Set     []GenesisValidator `json:"validator_set,omitempty"`
-	Runners []GenesisRunner    `json:"runners"`
+	Set []GenesisValidator `json:"validator_set,omitempty"`
+	// Epochs are a network's later validator sets (§5.3–§5.4, D30–D31):
+	// epoch e+1 is Epochs[e], active from its activation height, with its
+	// own threshold group key and public shares. DEVNET: a reconfiguration
+	// scheduled at genesis by the devnet dealer; the schedule's
+	// activations list 1 and then each entry's activation height.
+	Epochs  []GenesisEpoch  `json:"epochs,omitempty"`
+	Runners []GenesisRunner `json:"runners"`
+}
+
+// GenesisEpoch is one later validator-set epoch of a network (§5.4
+// ValidatorSetSnapshot(E): participants ascending by peer_pubkey, each
+// entry's ThresholdPubKey its public share of this epoch's group key).
+type GenesisEpoch struct {
+	Activation chainlog.U64       `json:"activation_height"`
+	GroupKey   chainlog.PublicKey `json:"group_key"`
+	Set        []GenesisValidator `json:"validator_set"`
+}
+
+// EpochSet is one validator-set epoch of a network: epoch 0 is the
+// genesis Set (active from height 1, its group key Validator's
+// ThresholdPubKey), epoch e ≥ 1 is Epochs[e−1].
+type EpochSet struct {
+	Epoch      uint64
+	Activation uint64
+	GroupKey   chainlog.PublicKey
+	Set        []GenesisValidator
+}
+
+// EpochSets lists a network's epochs, ascending (nil on a single-validator
+// chain).
+func (g *Genesis) EpochSets() []EpochSet {
+	if !g.Network() {
+		return nil
+	}
+	es := []EpochSet{{Epoch: 0, Activation: 1, GroupKey: g.Validator.ThresholdPubKey, Set: g.Set}}
+	for i, e := range g.Epochs {
+		es = append(es, EpochSet{Epoch: uint64(i + 1), Activation: uint64(e.Activation), GroupKey: e.GroupKey, Set: e.Set})
+	}
+	return es
+}
+
+// IndexIn is the position of the validator with peer key pk in set (−1: not a member).
+func IndexIn(set []GenesisValidator, pk cip11.Hash) int {
+	for i, v := range set {
+		if v.PeerPubKey == pk {
+			return i
+		}
+	}
+	return -1
 }
 
 // GenesisValidator is a validator's public identity (§5.4).
@@ -80,21 +128,19 @@ type GenesisValidator struct {
 	ThresholdPubKey chainlog.PublicKey `json:"threshold_pubkey"` // the 1-of-1 BLS12-381 key, every epoch
 	QUIC            string             `json:"quic"`             // UDP host:port runners dial
 	HTTP            string             `json:"http"`             // the HTTP API (poll fallback, /submit)
+	// ConsensusPubKey is a network validator's consensus vote key (the
+	// Ed25519 key CometBFT signs votes with, D29), which a reconfiguration
+	// names in its validator updates; required when the genesis has Epochs.
+	ConsensusPubKey *cip11.Hash `json:"consensus_pubkey,omitempty"`
 }
 
 // Network reports whether the genesis is a multi-validator network's (D29).
 func (g *Genesis) Network() bool { return len(g.Set) > 0 }
 
-// SelfIndex is the position of Validator in Set (-1: not a member, or no
-// Set); the validator's share index is SelfIndex()+1 (D31).
-func (g *Genesis) SelfIndex() int {
-	for i, v := range g.Set {
-		if v.PeerPubKey == g.Validator.PeerPubKey {
-			return i
-		}
-	}
-	return -1
-}
+// SelfIndex is the position of Validator in Set, epoch 0's set (-1: not a
+// member, or no Set); the validator's epoch-0 share index is SelfIndex()+1
+// (D31).
+func (g *Genesis) SelfIndex() int { return IndexIn(g.Set, g.Validator.PeerPubKey) }
 
 // GenesisRunner is a runner registered in block 1.
 type GenesisRunner struct {
@@ -152,7 +198,7 @@ func (g *Genesis) Validate() error {
 		return fmt.Errorf("%w: format %q", ErrGenesis, g.Format)
 	case g.Version != GenesisVersion:
 		return fmt.Errorf("%w: version %d (this node reads %d)", ErrGenesis, g.Version, GenesisVersion)
-	case g.Schedule.ViewsPerEpoch == 0:
+	case g.Schedule.ViewsPerEpoch == 0 && !g.Schedule.Height():
 		return fmt.Errorf("%w: schedule.views_per_epoch is 0", ErrGenesis)
 	case g.Schedule.LastKnownEpoch > 4096:
 		return fmt.Errorf("%w: schedule.last_known_epoch %d > 4096", ErrGenesis, g.Schedule.LastKnownEpoch)
@@ -173,21 +219,8 @@ func (g *Genesis) Validate() error {
 	if _, err := g.Snapshot(); err != nil {
 		return fmt.Errorf("%w: validator: %v", ErrGenesis, err)
 	}
-	if g.Network() {
-		if g.SelfIndex() < 0 {
-			return fmt.Errorf("%w: validator.peer_pubkey is not in validator_set", ErrGenesis)
-		}
-		for i, v := range g.Set {
-			if v.QUIC == "" {
-				return fmt.Errorf("%w: validator_set[%d].quic is empty", ErrGenesis, i)
-			}
-			if i > 0 && bytes.Compare(g.Set[i-1].PeerPubKey[:], v.PeerPubKey[:]) >= 0 {
-				return fmt.Errorf("%w: validator_set is not strictly ascending by peer_pubkey at %d (D29)", ErrGenesis, i)
-			}
-			if _, err := seed.DecodePublicKey(v.ThresholdPubKey[:]); err != nil {
-				return fmt.Errorf("%w: validator_set[%d].threshold_pubkey: %v", ErrGenesis, i, err)
-			}
-		}
+	if err := g.validateEpochs(); err != nil {
+		return err
 	}
 	seen := make(map[cip11.Address]bool, len(g.Runners))
 	for i, r := range g.Runners {
@@ -198,6 +231,64 @@ func (g *Genesis) Validate() error {
 			return fmt.Errorf("%w: runners[%d]: %s has zero stake", ErrGenesis, i, r.Address)
 		}
 		seen[r.Address] = true
+	}
+	return nil
+}
+
+// validateEpochs checks a network's epochs: each set strictly ascending by
+// peer_pubkey (D29) with valid shares, the validator a member of some
+// epoch, activations ascending and equal to the height schedule's.
+func (g *Genesis) validateEpochs() error {
+	if !g.Network() {
+		if len(g.Epochs) > 0 {
+			return fmt.Errorf("%w: epochs without a validator_set", ErrGenesis)
+		}
+		return nil
+	}
+	member := false
+	for _, e := range g.EpochSets() {
+		name := "validator_set"
+		if e.Epoch > 0 {
+			name = fmt.Sprintf("epochs[%d].validator_set", e.Epoch-1)
+			if _, err := seed.DecodePublicKey(e.GroupKey[:]); err != nil {
+				return fmt.Errorf("%w: epochs[%d].group_key: %v", ErrGenesis, e.Epoch-1, err)
+			}
+		}
+		if len(e.Set) == 0 {
+			return fmt.Errorf("%w: %s is empty", ErrGenesis, name)
+		}
+		for i, v := range e.Set {
+			if v.QUIC == "" {
+				return fmt.Errorf("%w: %s[%d].quic is empty", ErrGenesis, name, i)
+			}
+			if i > 0 && bytes.Compare(e.Set[i-1].PeerPubKey[:], v.PeerPubKey[:]) >= 0 {
+				return fmt.Errorf("%w: %s is not strictly ascending by peer_pubkey at %d (D29)", ErrGenesis, name, i)
+			}
+			if _, err := seed.DecodePublicKey(v.ThresholdPubKey[:]); err != nil {
+				return fmt.Errorf("%w: %s[%d].threshold_pubkey: %v", ErrGenesis, name, i, err)
+			}
+		}
+		member = member || IndexIn(e.Set, g.Validator.PeerPubKey) >= 0
+		for i, v := range e.Set {
+			if len(g.Epochs) > 0 && v.ConsensusPubKey == nil {
+				return fmt.Errorf("%w: %s[%d].consensus_pubkey is required when the genesis has epochs", ErrGenesis, name, i)
+			}
+		}
+	}
+	if !member {
+		return fmt.Errorf("%w: validator.peer_pubkey is in no epoch's validator_set", ErrGenesis)
+	}
+	if len(g.Epochs) == 0 && !g.Schedule.Height() {
+		return nil
+	}
+	es := g.EpochSets()
+	if !g.Schedule.Height() || len(g.Schedule.Activations) != len(es) {
+		return fmt.Errorf("%w: a network with epochs needs a height schedule listing %d activations (D30)", ErrGenesis, len(es))
+	}
+	for i, e := range es {
+		if uint64(g.Schedule.Activations[i]) != e.Activation || (i > 0 && e.Activation <= es[i-1].Activation) {
+			return fmt.Errorf("%w: epoch %d activates at %d, the schedule says %d (ascending, D30)", ErrGenesis, e.Epoch, e.Activation, g.Schedule.Activations[i])
+		}
 	}
 	return nil
 }
@@ -222,6 +313,36 @@ func (g *Genesis) Snapshot() (*validators.Snapshot, error) {
 	return validators.NewSnapshot(0, []validators.Record{{PeerPubKey: validators.PeerKey(g.Validator.PeerPubKey)}}, 0)
 }
 
+// History is the §5.4 snapshot history: every epoch of a network (epoch 0
+// active from 0, each later one from its activation height), or the
+// single validator's epoch 0.
+func (g *Genesis) History() (*validators.History, error) {
+	if !g.Network() {
+		s, err := g.Snapshot()
+		if err != nil {
+			return nil, err
+		}
+		return validators.NewHistory(s)
+	}
+	var snaps []*validators.Snapshot
+	for _, e := range g.EpochSets() {
+		rs := make([]validators.Record, len(e.Set))
+		for i, v := range e.Set {
+			rs[i] = validators.Record{PeerPubKey: validators.PeerKey(v.PeerPubKey)}
+		}
+		act := e.Activation
+		if e.Epoch == 0 {
+			act = 0
+		}
+		s, err := validators.NewSnapshot(e.Epoch, rs, act)
+		if err != nil {
+			return nil, fmt.Errorf("epoch %d: %w", e.Epoch, err)
+		}
+		snaps = append(snaps, s)
+	}
+	return validators.NewHistory(snaps...)
+}
+
 // Header is the chain-log header of the validator's block log: the same
 // threshold key for every epoch of the schedule (a 1-of-1 "threshold").
 func (g *Genesis) Header() chainlog.Header {
@@ -235,6 +356,18 @@ func (g *Genesis) Header() chainlog.Header {
 	}
 	gb := g.GenesisBeacon
 	h.GenesisBeacon = &gb
+	if g.Schedule.Height() { // a network: each epoch's group key and set size (D30)
+		h.Validators = nil
+		for _, e := range g.EpochSets() {
+			h.ThresholdKeys = append(h.ThresholdKeys, chainlog.EpochKey{Epoch: chainlog.U64(e.Epoch), PublicKey: e.GroupKey})
+			act := e.Activation
+			if e.Epoch == 0 {
+				act = 0
+			}
+			h.Validators = append(h.Validators, chainlog.ValidatorSet{ActivationHeight: chainlog.U64(act), Participants: uint32(len(e.Set))})
+		}
+		return h
+	}
 	for e := uint64(0); e <= uint64(g.Schedule.LastKnownEpoch); e++ {
 		h.ThresholdKeys = append(h.ThresholdKeys, chainlog.EpochKey{Epoch: chainlog.U64(e), PublicKey: g.Validator.ThresholdPubKey})
 	}
@@ -243,15 +376,52 @@ func (g *Genesis) Header() chainlog.Header {
 
 // ValidatorKeys are the sole validator's secrets.
 type ValidatorKeys struct {
-	Peer      *wire.ValidatorKey // Ed25519 peer identity (§3.3)
-	Threshold seed.SecretKey     // the 1-of-1 BLS12-381 seed key (§9.2)
+	Peer *wire.ValidatorKey // Ed25519 peer identity (§3.3)
+	// Threshold is the BLS12-381 seed key (§9.2): the 1-of-1 key of a
+	// single validator, or a network validator's epoch-0 share (D31).
+	Threshold seed.SecretKey
 	seedBytes [32]byte
 	bls       [32]byte
+	shares    []epochShareFile // a network validator's shares of later epochs
 }
 
 type validatorKeyFile struct {
-	Ed25519Seed  cip11.Hash `json:"ed25519_seed"`
-	BLSSecretKey cip11.Hash `json:"bls_secret_key"`
+	Ed25519Seed  cip11.Hash       `json:"ed25519_seed"`
+	BLSSecretKey cip11.Hash       `json:"bls_secret_key"`
+	EpochShares  []epochShareFile `json:"epoch_shares,omitempty"`
+}
+
+type epochShareFile struct {
+	Epoch  chainlog.U64 `json:"epoch"`
+	Secret cip11.Hash   `json:"bls_secret_key"`
+}
+
+// AddEpochShare adds the validator's threshold share of epoch e ≥ 1
+// (DEVNET: dealt at genesis, D31); epochs are added in ascending order.
+func (k *ValidatorKeys) AddEpochShare(e uint64, secret [32]byte) error {
+	if _, err := seed.SecretKeyFromBytes(secret[:]); err != nil {
+		return fmt.Errorf("%w: epoch %d share: %v", ErrKeyFile, e, err)
+	}
+	if e == 0 || (len(k.shares) > 0 && uint64(k.shares[len(k.shares)-1].Epoch) >= e) {
+		return fmt.Errorf("%w: epoch %d share out of order", ErrKeyFile, e)
+	}
+	k.shares = append(k.shares, epochShareFile{Epoch: chainlog.U64(e), Secret: secret})
+	return nil
+}
+
+// Share is the validator's threshold share of epoch e: Threshold for
+// epoch 0, an added share otherwise (ok false: none).
+func (k *ValidatorKeys) Share(e uint64) (seed.SecretKey, bool) {
+	if e == 0 {
+		return k.Threshold, true
+	}
+	for _, s := range k.shares {
+		if uint64(s.Epoch) == e {
+			sk, err := seed.SecretKeyFromBytes(s.Secret[:])
+			return sk, err == nil
+		}
+	}
+	return seed.SecretKey{}, false
 }
 
 type runnerKeyFile struct {
@@ -274,7 +444,16 @@ func LoadValidatorKeys(path string) (*ValidatorKeys, error) {
 	if err := readStrict(path, &f); err != nil {
 		return nil, err
 	}
-	return NewValidatorKeys(f.Ed25519Seed, f.BLSSecretKey)
+	k, err := NewValidatorKeys(f.Ed25519Seed, f.BLSSecretKey)
+	if err != nil {
+		return nil, err
+	}
+	for _, sh := range f.EpochShares {
+		if err := k.AddEpochShare(uint64(sh.Epoch), sh.Secret); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	return k, nil
 }
 
 // LoadRunnerKey reads a runner key file and checks its address.
@@ -559,7 +738,7 @@ func (d *Devnet) Overwrite(dir string, s uint64) error {
 
 // Write stores the keys as a validator.key file (mode 0600).
 func (k *ValidatorKeys) Write(path string) error {
-	return writeJSON(path, validatorKeyFile{Ed25519Seed: k.seedBytes, BLSSecretKey: k.bls}, 0o600)
+	return writeJSON(path, validatorKeyFile{Ed25519Seed: k.seedBytes, BLSSecretKey: k.bls, EpochShares: k.shares}, 0o600)
 }
 
 // Ed25519Seed is the peer key's seed: on a network, the CometBFT node key

@@ -185,22 +185,20 @@ func NewRunner(ctx context.Context, cfg RunnerConfig) (*Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	snap, err := g.Snapshot()
-	if err != nil {
-		return nil, err
-	}
-	ep, err := validators.NewEpochs(nil, snap)
+	sets, err := newScheduledSets(g)
 	if err != nil {
 		return nil, err
 	}
 	dir := &cquic.StaticDirectory{}
-	if g.Network() { // every validator of the set: the client dials Sub(R) (§5, D33)
-		for _, v := range g.Set {
-			ua, err := net.ResolveUDPAddr("udp", v.QUIC)
-			if err != nil {
-				return nil, fmt.Errorf("validator address %q: %w", v.QUIC, err)
+	if g.Network() { // every validator of every epoch: the client dials Sub(R) (§5, §5.3, D33)
+		for _, e := range g.EpochSets() {
+			for _, v := range e.Set {
+				ua, err := net.ResolveUDPAddr("udp", v.QUIC)
+				if err != nil {
+					return nil, fmt.Errorf("validator address %q: %w", v.QUIC, err)
+				}
+				dir.Put(validators.PeerKey(v.PeerPubKey), ua)
 			}
-			dir.Put(validators.PeerKey(v.PeerPubKey), ua)
 		}
 	} else {
 		addr := cfg.ValidatorAddr()
@@ -219,7 +217,7 @@ func NewRunner(ctx context.Context, cfg RunnerConfig) (*Runner, error) {
 	r.cancel = cancel
 	h, _ := cfg.Chain.Height(ctx)
 	cl, err := cquic.NewClient(ctx, cquic.ClientConfig{
-		Key: cfg.Key, ChainID: uint64(g.ChainID), Params: p, Validators: cquic.NewStaticValidatorSets(ep),
+		Key: cfg.Key, ChainID: uint64(g.ChainID), Params: p, Validators: sets,
 		Directory: dir, Executor: cquic.ExecutorFunc(r.execute), Specs: SpecCodec{}, Submitter: submitter{r},
 		MaxConcurrent: cfg.MaxConcurrent, Listen: cfg.Listen, Offline: !phase.Transport(), PingSpread: pingSpread(cfg.PingSpread),
 		Assigned: cfg.Chain.Assigned, // §10.1 still assigned

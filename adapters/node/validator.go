@@ -94,8 +94,15 @@ func (c *ValidatorConfig) Validate() error {
 		return fmt.Errorf("%w: the validator key is not the genesis validator's", ErrKeyFile)
 	}
 	if g := c.Genesis; g.Network() {
-		if c.Keys.Threshold.PublicKey() != [96]byte(g.Set[g.SelfIndex()].ThresholdPubKey) {
-			return fmt.Errorf("%w: the BLS key is not this validator's public share in validator_set", ErrKeyFile)
+		for _, e := range g.EpochSets() {
+			i := IndexIn(e.Set, g.Validator.PeerPubKey)
+			if i < 0 {
+				continue
+			}
+			sk, ok := c.Keys.Share(e.Epoch)
+			if !ok || sk.PublicKey() != [96]byte(e.Set[i].ThresholdPubKey) {
+				return fmt.Errorf("%w: the BLS key of epoch %d is not this validator's public share in its validator_set", ErrKeyFile, e.Epoch)
+			}
 		}
 		if c.Engine == nil {
 			return fmt.Errorf("%w: Engine (a network genesis runs on a consensus engine, D29)", ErrNilConfig)
@@ -153,7 +160,7 @@ type Validator struct {
 	tmp  bool
 	prod Producer
 	snap *validators.Snapshot
-	sets *cquic.StaticValidatorSets
+	sets *scheduledSets // the §5.4 snapshots by height (D30)
 	// srv is the QUIC server; nil in PhaseOff (§14: no listener).
 	srv   *cquic.Server
 	phase Phase
@@ -342,11 +349,11 @@ func (v *Validator) open() (created []string, err error) {
 	if err != nil {
 		return created, err
 	}
-	ep, err := validators.NewEpochs(nil, snap)
+	sets, err := newScheduledSets(v.g)
 	if err != nil {
 		return created, err
 	}
-	v.snap, v.sets = snap, cquic.NewStaticValidatorSets(ep)
+	v.snap, v.sets = snap, sets
 	if v.phase, err = PhaseOf(v.p); err != nil {
 		return created, err
 	}
@@ -611,7 +618,18 @@ func (v *Validator) PushWindow() int {
 }
 
 // ValidatorSetHash is the active snapshot's validator_set_hash (§5.3).
-func (v *Validator) ValidatorSetHash() cip11.Hash { return v.snap.Hash() }
+func (v *Validator) ValidatorSetHash() cip11.Hash { return v.activeSnapshot(v.Height()).Hash() }
+
+// activeSnapshot is the §5.4 snapshot active at h (epoch 0 before the
+// transport is set up).
+func (v *Validator) activeSnapshot(h uint64) *validators.Snapshot {
+	if v.sets != nil {
+		if e, err := v.sets.EpochsAt(h); err == nil {
+			return e.Current
+		}
+	}
+	return v.snap
+}
 
 // Dir is the data directory.
 func (v *Validator) Dir() string { return v.dir }
@@ -961,10 +979,11 @@ func (v *Validator) Status() httpapi.Status {
 			n = len(view.ActiveRunners())
 		}
 	})
+	snap := v.activeSnapshot(h)
 	return httpapi.Status{
 		ChainID: uint64(v.g.ChainID), Height: h, BlockTimeMillis: v.blockTimeMillis(),
-		QUICAddr: quicAddr, PeerKey: fmt.Sprintf("%x", v.PeerKey()), ValidatorSetHash: v.snap.Hash(),
-		SubsetEpoch: v.snap.Epoch(), Runners: n, Connected: connected, Present: present,
+		QUICAddr: quicAddr, PeerKey: fmt.Sprintf("%x", v.PeerKey()), ValidatorSetHash: snap.Hash(),
+		SubsetEpoch: snap.Epoch(), Runners: n, Connected: connected, Present: present,
 		Mempool: mp, PollDisabled: v.p.PollDisabled, Version: "cip11 r1.3.1",
 	}
 }

@@ -1,0 +1,173 @@
+package cometbft
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	cmttypes "github.com/cometbft/cometbft/types"
+
+	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/adapters/node"
+	"github.com/cip11/cip11/replay"
+	"github.com/cip11/cip11/seed"
+)
+
+// reconfigNet is a network of a 5-validator pool whose genesis schedules
+// two reconfigurations (D30, §5.3–§5.4): epoch 0 is pool members 0–3,
+// epoch 1 adds member 4 at addAt, epoch 2 removes member 0 at removeAt.
+func reconfigNet(t *testing.T, addAt, removeAt uint64, runners int) *Network {
+	t.Helper()
+	p := node.DevnetParams()
+	p.OverlapBlocks = 6
+	nw, err := NewNetwork(NetworkOptions{Validators: 4, Members: 5, Runners: runners, Seed: 3, BasePort: freeBase(t, 5), Params: &p,
+		Epochs: []EpochPlan{{Activation: addAt, Members: []int{0, 1, 2, 3, 4}}, {Activation: removeAt, Members: []int{1, 2, 3, 4}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nw
+}
+
+// TestNetworkPlansRejected: a plan CometBFT or §5.4 cannot carry is refused
+// when the network is generated.
+func TestNetworkPlansRejected(t *testing.T) {
+	for name, o := range map[string]NetworkOptions{
+		"unchanged set (§5.4: no new epoch)": {Validators: 4, Epochs: []EpochPlan{{Activation: 10, Members: []int{0, 1, 2, 3}}}},
+		"activation 2 (updates apply at h+2)": {Validators: 4, Members: 5, Epochs: []EpochPlan{{Activation: 2, Members: []int{0, 1, 2, 3, 4}}}},
+		"members out of order":                {Validators: 4, Members: 5, Epochs: []EpochPlan{{Activation: 10, Members: []int{4, 1, 2, 3}}}},
+		"member outside the pool":             {Validators: 4, Epochs: []EpochPlan{{Activation: 10, Members: []int{0, 1, 2, 3, 4}}}},
+		"activations too close":               {Validators: 4, Members: 5, Epochs: []EpochPlan{{Activation: 10, Members: []int{0, 1, 2, 3, 4}}, {Activation: 12, Members: []int{1, 2, 3, 4}}}},
+	} {
+		if _, err := NewNetwork(o); err == nil {
+			t.Errorf("%s: NewNetwork accepted %+v", name, o.Epochs)
+		}
+	}
+}
+
+// TestReconfigurationOnNetwork runs a live network through two scheduled
+// reconfigurations: a fifth validator joins at addAt, the first leaves at
+// removeAt. Consensus and CIP-11 change together (D30): CometBFT's commit
+// of every height is signed by exactly that height's epoch set; each parent
+// beacon is the seed of Round(epoch(h−1), h−1) and verifies under that
+// epoch's group key; every validator, the joiner and the leaver included,
+// computes the same AppHash at every height; and their block logs replay.
+func TestReconfigurationOnNetwork(t *testing.T) {
+	const addAt, removeAt, until = 10, 20, 30
+	nw := reconfigNet(t, addAt, removeAt, 0)
+	dir := t.TempDir()
+	if err := nw.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	d := &digests{}
+	nodes := make([]*Node, len(nw.Homes))
+	var once sync.Once
+	stop := func() { once.Do(func() { closeAll(nodes) }) }
+	t.Cleanup(stop)
+	for i := range nodes {
+		nd, err := StartNode(context.Background(), NodeConfig{Home: filepath.Join(dir, fmt.Sprintf("v%d", i)), NoSync: true, OnFinalized: d.hook(i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		nodes[i] = nd
+	}
+	waitHeight(t, nodes, until, 90*time.Second)
+
+	g := nw.Homes[0].Genesis
+	sets := g.EpochSets()
+	if len(sets) != 3 || len(sets[1].Set) != 5 || len(sets[2].Set) != 4 {
+		t.Fatalf("epochs: %d", len(sets))
+	}
+	epochAt := func(h uint64) node.EpochSet {
+		e := sets[0]
+		for _, x := range sets[1:] {
+			if x.Activation <= h {
+				e = x
+			}
+		}
+		return e
+	}
+	// 1. CometBFT's signers follow the epochs.
+	bs := nodes[1].cmt.BlockStore()
+	for h := int64(1); h < until; h++ {
+		c := bs.LoadBlockCommit(h)
+		if c == nil {
+			t.Fatalf("no commit for %d", h)
+		}
+		want := map[string]bool{}
+		for _, v := range epochAt(uint64(h)).Set {
+			want[string(cmttypes.Address(pubAddr(v)))] = true
+		}
+		signed := 0
+		for _, s := range c.Signatures {
+			if s.BlockIDFlag != cmttypes.BlockIDFlagCommit {
+				continue
+			}
+			if !want[string(s.ValidatorAddress)] {
+				t.Fatalf("height %d: commit signed by %X, not in epoch %d's set", h, s.ValidatorAddress, epochAt(uint64(h)).Epoch)
+			}
+			signed++
+		}
+		if len(c.Signatures) != len(want) {
+			t.Fatalf("height %d: commit has %d signature slots, epoch %d has %d validators", h, len(c.Signatures), epochAt(uint64(h)).Epoch, len(want))
+		}
+		if tt, _ := seed.Threshold(len(want)); signed < tt {
+			t.Fatalf("height %d: %d signers, below t = %d", h, signed, tt)
+		}
+	}
+	// 2. Parent beacons: Round(epoch(h−1), h−1) under that epoch's key.
+	blocks := readBlockLog(t, filepath.Join(dir, "v4", "node"))
+	for _, b := range blocks {
+		h := uint64(b.Height)
+		if h < 2 || h > until {
+			continue
+		}
+		pb := b.ParentBeacon
+		e := epochAt(h - 1)
+		if pb == nil || uint64(pb.Epoch) != e.Epoch || uint64(pb.View) != h-1 {
+			t.Fatalf("block %d: parent beacon %+v, want round (%d, %d)", h, pb, e.Epoch, h-1)
+		}
+		if err := seed.VerifySeed(e.GroupKey[:], g.Namespace, seed.Round{Epoch: e.Epoch, View: h - 1}, pb.Signature[:]); err != nil {
+			t.Fatalf("block %d: parent beacon does not verify under epoch %d's group key: %v", h, e.Epoch, err)
+		}
+	}
+	// 3. AppHashes agree among all five at every height.
+	d.mu.Lock()
+	for h := uint64(1); h <= until; h++ {
+		var first cip11.Hash
+		for i := range nodes {
+			x, ok := d.m[h][i]
+			if !ok {
+				d.mu.Unlock()
+				t.Fatalf("validator %d did not finalize %d", i, h)
+			}
+			if i == 0 {
+				first = x
+			} else if x != first {
+				d.mu.Unlock()
+				t.Fatalf("height %d: validator %d's AppHash %x differs from validator 0's %x", h, i, x, first)
+			}
+		}
+	}
+	d.mu.Unlock()
+	stop()
+	// 4. The joiner's and the leaver's block logs replay (§17).
+	for _, i := range []int{0, 4} {
+		f, err := os.Open(filepath.Join(dir, fmt.Sprintf("v%d", i), "node", "blocks.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum, err := replay.Run(f, replay.Config{})
+		f.Close()
+		if err != nil || sum.Blocks < until {
+			t.Fatalf("v%d's block log: %d blocks, %v", i, sum.Blocks, err)
+		}
+	}
+}
+
+func pubAddr(v node.GenesisValidator) []byte {
+	return cmtAddr(v.ConsensusPubKey[:])
+}
