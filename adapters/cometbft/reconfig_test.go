@@ -36,7 +36,7 @@ func reconfigNet(t *testing.T, addAt, removeAt uint64, runners int) *Network {
 // when the network is generated.
 func TestNetworkPlansRejected(t *testing.T) {
 	for name, o := range map[string]NetworkOptions{
-		"unchanged set (§5.4: no new epoch)": {Validators: 4, Epochs: []EpochPlan{{Activation: 10, Members: []int{0, 1, 2, 3}}}},
+		"unchanged set (§5.4: no new epoch)":  {Validators: 4, Epochs: []EpochPlan{{Activation: 10, Members: []int{0, 1, 2, 3}}}},
 		"activation 2 (updates apply at h+2)": {Validators: 4, Members: 5, Epochs: []EpochPlan{{Activation: 2, Members: []int{0, 1, 2, 3, 4}}}},
 		"members out of order":                {Validators: 4, Members: 5, Epochs: []EpochPlan{{Activation: 10, Members: []int{4, 1, 2, 3}}}},
 		"member outside the pool":             {Validators: 4, Epochs: []EpochPlan{{Activation: 10, Members: []int{0, 1, 2, 3, 4}}}},
