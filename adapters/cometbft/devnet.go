@@ -19,6 +19,7 @@ import (
 	"github.com/cip11/cip11/adapters/node"
 	"github.com/cip11/cip11/adapters/node/chain"
 	"github.com/cip11/cip11/presence"
+	"github.com/cip11/cip11/presence/validators"
 	"github.com/cip11/cip11/replay"
 	"github.com/cip11/cip11/wire"
 )
@@ -42,6 +43,13 @@ type DevnetConfig struct {
 	// NoGossip turns presence gossip off: each proposer proposes its own
 	// local presence only (the baseline of presence_coverage, §8.2).
 	NoGossip bool
+	// Reconfigure runs the network through two reconfigurations scheduled
+	// in its genesis (DEVNET, §5.3–§5.4, D30): a validator joins at AddAt
+	// (default 30) and the first leaves at RemoveAt (default 70), with
+	// OVERLAP_BLOCKS = Overlap (default 15). Not with Chaos.
+	Reconfigure     bool
+	AddAt, RemoveAt uint64
+	Overlap         uint64
 	// CometLogger, if set, receives the validators' CometBFT logs.
 	CometLogger cmtlog.Logger
 	Dir         string // "": a temporary directory
@@ -89,20 +97,28 @@ type DevnetReport struct {
 	// PresenceCoverage: |PresenceInput(h)| / the runners connected to at
 	// least one validator when h committed, over the blocks with any
 	// connected runner: median, minimum, and the share of blocks at 1.
-	CoverageP50       float64 `json:"presence_coverage_p50"`
-	CoverageMin       float64 `json:"presence_coverage_min"`
-	CoverageFullPct   float64 `json:"presence_coverage_full_pct"`
-	CoverageBlocks    int     `json:"presence_coverage_blocks"`
-	JobsPerRunnerMax  int64   `json:"jobs_per_runner_max"`
-	JobsPerRunnerAvg  float64 `json:"jobs_per_runner_mean"`
-	GossipBytes       uint64  `json:"gossip_bytes_sent"`
-	HeightsCompared   uint64  `json:"heights_compared"`
-	ValidatorKills    int     `json:"validator_kills"`
-	CaughtUp          bool    `json:"restarted_caught_up"`
-	CatchUpMaxSeconds float64 `json:"catch_up_max_s"`
-	ReplayAgrees      bool    `json:"replay_agrees"`
-	Dir               string  `json:"dir,omitempty"`
-	Elapsed           float64 `json:"elapsed_s"`
+	CoverageP50      float64 `json:"presence_coverage_p50"`
+	CoverageMin      float64 `json:"presence_coverage_min"`
+	CoverageFullPct  float64 `json:"presence_coverage_full_pct"`
+	CoverageBlocks   int     `json:"presence_coverage_blocks"`
+	JobsPerRunnerMax int64   `json:"jobs_per_runner_max"`
+	JobsPerRunnerAvg float64 `json:"jobs_per_runner_mean"`
+	GossipBytes      uint64  `json:"gossip_bytes_sent"`
+	HeightsCompared  uint64  `json:"heights_compared"`
+	// Reconfiguration (-reconfigure): the epochs the chain went through,
+	// the runners connected at the end only to validators of their final
+	// Sub(R) (re-homed) and those still connected elsewhere, and the
+	// connections the removed validator admitted after its cutoff.
+	Epochs               int     `json:"epochs,omitempty"`
+	RunnersRehomed       int     `json:"runners_rehomed,omitempty"`
+	RunnersStray         int     `json:"runners_connected_outside_subset,omitempty"`
+	RemovedAdmittedAfter int64   `json:"removed_validator_admissions_after_cutoff,omitempty"`
+	ValidatorKills       int     `json:"validator_kills"`
+	CaughtUp             bool    `json:"restarted_caught_up"`
+	CatchUpMaxSeconds    float64 `json:"catch_up_max_s"`
+	ReplayAgrees         bool    `json:"replay_agrees"`
+	Dir                  string  `json:"dir,omitempty"`
+	Elapsed              float64 `json:"elapsed_s"`
 }
 
 func (c *DevnetConfig) defaults() error {
@@ -113,6 +129,8 @@ func (c *DevnetConfig) defaults() error {
 		return fmt.Errorf("%w: devnet: runners %d (1 … 10000)", node.ErrBadRequest, c.Runners)
 	case c.Duration < 0 || c.JobsPerBlock < 0 || c.WorkTime < 0 || c.Kills < 0 || c.MultiPerMille > 1000:
 		return fmt.Errorf("%w: devnet: a negative duration, jobs per block, work time or kills, or multi per mille > 1000", node.ErrBadRequest)
+	case c.Chaos && c.Reconfigure:
+		return fmt.Errorf("%w: devnet: -chaos and -reconfigure do not combine", node.ErrBadRequest)
 	case c.Chaos && c.Validators != 0 && c.Validators < 4:
 		return fmt.Errorf("%w: devnet: -chaos kills one validator and needs 4 or more (f = 1)", node.ErrBadRequest)
 	}
@@ -146,6 +164,20 @@ func (c *DevnetConfig) defaults() error {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
+	if c.Reconfigure {
+		if c.AddAt == 0 {
+			c.AddAt = 30
+		}
+		if c.RemoveAt == 0 {
+			c.RemoveAt = 70
+		}
+		if c.Overlap == 0 {
+			c.Overlap = 15
+		}
+		if c.AddAt < 3 || c.RemoveAt <= c.AddAt+2 {
+			return fmt.Errorf("%w: devnet: reconfigurations at %d and %d (≥ 3, and the second more than 2 after the first)", node.ErrBadRequest, c.AddAt, c.RemoveAt)
+		}
+	}
 	return nil
 }
 
@@ -165,6 +197,11 @@ type netDevnet struct {
 	sentLat              chain.Histogram
 	gossipBytes          uint64
 	coverage             []float64 // per block with a connected runner
+	g                    *node.Genesis
+	runnerKeys           []*wire.RunnerKey
+	// -reconfigure: the removed validator's admissions at its cutoff (−1:
+	// not reached yet)
+	admittedAtCutoff int64
 }
 
 func (n *netDevnet) hook(i int) func(uint64, cip11.Hash) {
@@ -367,19 +404,28 @@ func RunDevnet(ctx context.Context, cfg DevnetConfig) (*DevnetReport, error) {
 		dir = d
 		defer os.RemoveAll(d)
 	}
-	nw, err := NewNetwork(NetworkOptions{Validators: cfg.Validators, Runners: cfg.Runners, Seed: cfg.Seed, BasePort: freePorts(cfg.Validators)})
+	o := NetworkOptions{Validators: cfg.Validators, Runners: cfg.Runners, Seed: cfg.Seed}
+	if cfg.Reconfigure { // one more in the pool: joins at AddAt; member 0 leaves at RemoveAt
+		p := node.DevnetParams()
+		p.OverlapBlocks = cfg.Overlap
+		o.Params, o.Members = &p, cfg.Validators+1
+		o.Epochs = []EpochPlan{{Activation: cfg.AddAt, Members: seqTo(cfg.Validators + 1)}, {Activation: cfg.RemoveAt, Members: seqTo(cfg.Validators + 1)[1:]}}
+	}
+	o.BasePort = freePorts(max(o.Members, o.Validators))
+	nw, err := NewNetwork(o)
 	if err != nil {
 		return nil, err
 	}
 	if err := nw.Write(dir); err != nil {
 		return nil, err
 	}
-	n := &netDevnet{cfg: cfg, nodes: make([]*Node, cfg.Validators), first: map[uint64]time.Time{}, digests: map[uint64]map[int]cip11.Hash{}}
-	for i := range cfg.Validators {
+	members := len(nw.Homes)
+	n := &netDevnet{cfg: cfg, nodes: make([]*Node, members), first: map[uint64]time.Time{}, digests: map[uint64]map[int]cip11.Hash{}, g: nw.Homes[0].Genesis}
+	for i := range members {
 		n.homes = append(n.homes, filepath.Join(dir, fmt.Sprintf("v%d", i)))
 	}
 	defer n.stopAll()
-	for i := range cfg.Validators {
+	for i := range members { // a validator that joins later runs as a full node until then
 		if err := n.start(ctx, i); err != nil {
 			return nil, err
 		}
@@ -388,6 +434,7 @@ func RunDevnet(ctx context.Context, cfg DevnetConfig) (*DevnetReport, error) {
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	runners := make([]*node.Runner, cfg.Runners)
+	n.runnerKeys = make([]*wire.RunnerKey, cfg.Runners)
 	defer func() {
 		for _, r := range runners {
 			if r != nil {
@@ -400,6 +447,7 @@ func RunDevnet(ctx context.Context, cfg DevnetConfig) (*DevnetReport, error) {
 		if err != nil {
 			return nil, err
 		}
+		n.runnerKeys[i] = k
 		if runners[i], err = node.NewRunner(rctx, node.RunnerConfig{Genesis: g, Key: k, Chain: netChain{n, i % cfg.Validators},
 			WorkTime: cfg.WorkTime, Tick: 10 * time.Millisecond, Logger: cfg.Logger, Seed: cfg.Seed*1000 + uint64(i)}); err != nil {
 			return nil, err
@@ -411,6 +459,11 @@ func RunDevnet(ctx context.Context, cfg DevnetConfig) (*DevnetReport, error) {
 func (n *netDevnet) run(ctx context.Context, runners []*node.Runner) (*DevnetReport, error) {
 	cfg := n.cfg
 	rep := &DevnetReport{Validators: cfg.Validators, Runners: cfg.Runners}
+	n.admittedAtCutoff = -1
+	reconfigDone := uint64(0) // -reconfigure: run on past the last cutoff
+	if cfg.Reconfigure {
+		reconfigDone = cfg.RemoveAt + cfg.Overlap + 10
+	}
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0xde7))
 	start := time.Now()
 	var nonce uint64
@@ -460,6 +513,10 @@ func (n *netDevnet) run(ctx context.Context, runners []*node.Runner) (*DevnetRep
 		if h > last {
 			n.sampleCoverage()
 		}
+		if cfg.Reconfigure && n.admittedAtCutoff < 0 && h >= cfg.RemoveAt+cfg.Overlap {
+			n.admittedAtCutoff = n.admitted(0)
+			cfg.Logger.Info("devnet: the removed validator's overlap window ended", "height", h, "admitted", n.admittedAtCutoff)
+		}
 		last = max(last, h)
 		// chaos: kill the victim (f = 1), restart it on its directories
 		if catching && n.levelled(victim) { // the restarted validator caught up
@@ -497,7 +554,7 @@ func (n *netDevnet) run(ctx context.Context, runners []*node.Runner) (*DevnetRep
 				cfg.Progress(DevnetProgress{Elapsed: now.Sub(start), Height: h, Submitted: s.Submitted, Completed: s.Completed, Draining: draining})
 			}
 		}
-		if draining && downUntil.IsZero() && !catching && (!cfg.Chaos || rep.ValidatorKills >= cfg.Kills) {
+		if draining && downUntil.IsZero() && !catching && (!cfg.Chaos || rep.ValidatorKills >= cfg.Kills) && h >= reconfigDone {
 			if drainUntil == 0 {
 				drainUntil = h + 4*(cfg.TimeoutBlocks+1) + 20
 			}
@@ -519,10 +576,92 @@ func (n *netDevnet) run(ctx context.Context, runners []*node.Runner) (*DevnetRep
 				if len(runners) > 0 {
 					rep.JobsPerRunnerAvg = float64(total*100/int64(len(runners))) / 100
 				}
+				if cfg.Reconfigure {
+					if err := n.reportReconfig(rep, h); err != nil {
+						return nil, err
+					}
+				}
 				return n.report(rep, v, len(open), catchUp, time.Since(start))
 			}
 		}
 	}
+}
+
+// admitted is validator i's cumulative QUIC admissions (−1: not running).
+func (n *netDevnet) admitted(i int) int64 {
+	n.mu.Lock()
+	nd := n.nodes[i]
+	n.mu.Unlock()
+	if nd == nil {
+		return -1
+	}
+	st, ok := nd.V.TransportStats()
+	if !ok {
+		return -1
+	}
+	return st.Admitted
+}
+
+// reportReconfig fills the -reconfigure counts at height h: the epochs, the
+// runners held only by validators of their Sub(R) in the epoch active at h
+// (re-homed) or by another (stray), and the removed validator's admissions
+// after its cutoff (§5.3 point 4: it must receive no new connections).
+func (n *netDevnet) reportReconfig(rep *DevnetReport, h uint64) error {
+	hist, err := n.g.History()
+	if err != nil {
+		return err
+	}
+	snap, err := hist.Active(h)
+	if err != nil {
+		return err
+	}
+	rep.Epochs = len(n.g.EpochSets())
+	held := map[cip11.Address][]int{}
+	n.mu.Lock()
+	for i, nd := range n.nodes {
+		if nd != nil {
+			for _, a := range nd.V.ConnectedRunners() {
+				held[a] = append(held[a], i)
+			}
+		}
+	}
+	homes := n.nw()
+	n.mu.Unlock()
+	p := n.g.P()
+	for _, k := range n.runnerKeys {
+		hs := held[k.Address()]
+		stray := false
+		for _, i := range hs {
+			in, err := snap.InSub(k.PubKey(), validators.PeerKey(homes[i]), p)
+			if err != nil {
+				return err
+			}
+			stray = stray || !in
+		}
+		switch {
+		case stray:
+			rep.RunnersStray++
+		case len(hs) > 0:
+			rep.RunnersRehomed++
+		}
+	}
+	if n.admittedAtCutoff >= 0 {
+		rep.RemovedAdmittedAfter = n.admitted(0) - n.admittedAtCutoff
+	}
+	return nil
+}
+
+// nw is every member's peer key by pool position (n.mu held).
+func (n *netDevnet) nw() []cip11.Hash {
+	var out []cip11.Hash
+	for _, nd := range n.nodes {
+		if nd != nil {
+			out = append(out, nd.V.Genesis().Validator.PeerPubKey)
+		} else {
+			out = append(out, cip11.Hash{})
+		}
+	}
+	return out
 }
 
 // ErrStalled: the devnet's chain stopped making blocks.
@@ -698,7 +837,34 @@ func (n *netDevnet) report(rep *DevnetReport, v *node.Validator, open int, catch
 			n.cfg.Logger.Error("devnet: the restarted validator's block log does not replay", "err", err)
 		}
 	}
+	if n.cfg.Reconfigure { // the leaver's and the joiner's block logs replay (§17)
+		rep.ReplayAgrees = true
+		for _, i := range []int{0, len(n.nodes) - 1} {
+			if err := n.stop(i); err != nil {
+				return nil, err
+			}
+			ok, err := replays(filepath.Join(n.homes[i], "node", "blocks.jsonl"))
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				n.cfg.Logger.Error("devnet: a block log does not replay", "validator", i)
+			}
+			rep.ReplayAgrees = rep.ReplayAgrees && ok
+		}
+	}
 	return rep, nil
+}
+
+// replays reports whether the block log at path replays (§17).
+func replays(path string) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	sum, err := replay.Run(f, replay.Config{})
+	return err == nil && sum.Blocks > 0, nil
 }
 
 // freePorts picks a base port whose n validators' TCP and UDP ports are

@@ -2,6 +2,7 @@ package cometbft
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -170,4 +171,33 @@ func TestReconfigurationOnNetwork(t *testing.T) {
 
 func pubAddr(v node.GenesisValidator) []byte {
 	return cmtAddr(v.ConsensusPubKey[:])
+}
+
+// TestDevnetReconfiguration: the network devnet with jobs flowing through
+// a join and a removal (§5.3, §11.5): no job lost, AppHashes agree at
+// every height on all five members, every runner ends connected only to
+// validators of its final Sub(R), and the removed validator admits no
+// connection after its cutoff.
+func TestDevnetReconfiguration(t *testing.T) {
+	rep, err := RunDevnet(context.Background(), DevnetConfig{Validators: 4, Runners: 20, Duration: 6 * time.Second, NoSync: true, Seed: 5,
+		Reconfigure: true, AddAt: 12, RemoveAt: 30, Overlap: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, _ := json.Marshal(rep)
+	t.Logf("%s", js)
+	switch {
+	case rep.Lost != 0 || rep.Completed == 0:
+		t.Fatalf("jobs: %d completed, %d lost", rep.Completed, rep.Lost)
+	case !rep.AppHashesAgree || rep.HeightsCompared < 38:
+		t.Fatalf("AppHashes agree %v over %d heights", rep.AppHashesAgree, rep.HeightsCompared)
+	case rep.Epochs != 3:
+		t.Fatalf("epochs %d", rep.Epochs)
+	case rep.RunnersStray != 0 || rep.RunnersRehomed != 20:
+		t.Fatalf("runners re-homed %d, stray %d", rep.RunnersRehomed, rep.RunnersStray)
+	case !rep.ReplayAgrees:
+		t.Fatal("a block log does not replay")
+	case rep.RemovedAdmittedAfter != 0:
+		t.Fatalf("the removed validator admitted %d connections after its cutoff", rep.RemovedAdmittedAfter)
+	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/adapters/node/chain"
+	cquic "github.com/cip11/cip11/adapters/quic"
 	"github.com/cip11/cip11/chainlog"
 )
 
@@ -187,4 +188,13 @@ func (v *Validator) ConnectedRunners() []cip11.Address {
 		return nil
 	}
 	return v.srv.ConnectedRunners()
+}
+
+// TransportStats is the QUIC server's counters (ok false: no transport,
+// §14 phase 0).
+func (v *Validator) TransportStats() (cquic.ServerStats, bool) {
+	if v.srv == nil {
+		return cquic.ServerStats{}, false
+	}
+	return v.srv.Stats(), true
 }
