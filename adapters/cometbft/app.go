@@ -428,11 +428,11 @@ func (a *App) Verify(h uint64, txs [][]byte) (*layout.Proposal, error) {
 
 // ExtendVote signs the seed message of Round(0, h) with the share (D31).
 func (a *App) ExtendVote(_ context.Context, req *abci.ExtendVoteRequest) (*abci.ExtendVoteResponse, error) {
-	p, err := seed.SignPartial(a.share, a.g.Namespace, round(uint64(req.Height)))
+	ext, err := layout.VoteExtension(a.share, a.g.Namespace, uint64(req.Height))
 	if err != nil {
 		return nil, err
 	}
-	return &abci.ExtendVoteResponse{VoteExtension: p.Signature[:]}, nil
+	return &abci.ExtendVoteResponse{VoteExtension: ext}, nil
 }
 
 // VerifyVoteExtension accepts exactly a partial of Round(0, h) that
@@ -450,19 +450,19 @@ func (a *App) VerifyVoteExtension(_ context.Context, req *abci.VerifyVoteExtensi
 var ErrValidatorSet = errors.New("cometbft: validator set differs from the CIP-11 genesis")
 
 // ErrExtension: a vote extension is not a verifying partial of the
-// height's round from a member of the set.
-var ErrExtension = errors.New("cometbft: invalid vote extension")
+// height's round from a member of the set (layout.ErrExtension).
+var ErrExtension = layout.ErrExtension
 
-// VerifyExtension is VerifyVoteExtension's check.
+// VerifyExtension is VerifyVoteExtension's check: layout.CheckVoteExtension,
+// then the signer's precomputed public share (the same check as
+// layout.VerifyVoteExtension, pinned by the cometbft_vote_extension vectors).
 func (a *App) VerifyExtension(h uint64, addr, ext []byte) error {
-	idx := a.indexOf(addr)
-	switch {
-	case idx == 0:
-		return fmt.Errorf("%w: unknown validator", ErrExtension)
-	case len(ext) != seed.SignatureSize:
-		return fmt.Errorf("%w: %d bytes, want %d", ErrExtension, len(ext), seed.SignatureSize)
+	p, err := layout.CheckVoteExtension(len(a.shares), a.indexOf(addr), ext)
+	if err != nil {
+		return err
 	}
-	if err := a.shares[idx-1].Verify(round(h), ext); err != nil {
+	idx := p.Index
+	if err := a.shares[idx-1].Verify(layout.ExtensionRound(h), ext); err != nil {
 		return fmt.Errorf("%w: %w", ErrExtension, err)
 	}
 	a.mu.Lock()
