@@ -248,7 +248,7 @@ func clLayout(b *chainlog.Block, specs, extra [][]byte) [][]byte {
 	return txs
 }
 
-func cat(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
+func clCat(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
 
 func clGen() ([]any, error) {
 	f, err := clMakeFixture()
@@ -318,7 +318,7 @@ func clGen() ([]any, error) {
 		clDec("spec_first", 5, [][]byte{S, H, B}, "ErrHeaderMissing"),
 		clDec("header_magic_only_prefix_c11", 5, [][]byte{[]byte("C11"), B, S}, "ErrHeaderMissing"),
 		clDec("header_truncated", 5, [][]byte{H[:len(H)-1], B, S}, "ErrTruncated"),
-		clDec("header_trailing_garbage", 5, [][]byte{cat(H, []byte{0}), B, S}, "ErrTrailingBytes"),
+		clDec("header_trailing_garbage", 5, [][]byte{clCat(H, []byte{0}), B, S}, "ErrTrailingBytes"),
 		clDec("wrong_height", 6, T, "ErrRoundView"),
 		clDec("wrong_height_before", 4, T, "ErrRoundView"),
 		clDec("header_only", 5, [][]byte{H}, "ErrBodyMissing"),
@@ -327,11 +327,11 @@ func clGen() ([]any, error) {
 		clDec("body_missing_spec_second", 5, [][]byte{H, S, HB}, "ErrBodyMissing"),
 		clDec("body_magic_only", 5, [][]byte{H, []byte(layout.BodyMagic), S}, "ErrBodyMalformed"),
 		clDec("body_not_json", 5, [][]byte{H, []byte(layout.BodyMagic + "{"), S}, "ErrBodyMalformed"),
-		clDec("body_trailing_space", 5, [][]byte{H, cat(B, []byte(" ")), S}, "ErrBodyMalformed"),
-		clDec("body_trailing_garbage", 5, [][]byte{H, cat(B, []byte("{}")), S}, "ErrBodyMalformed"),
+		clDec("body_trailing_space", 5, [][]byte{H, clCat(B, []byte(" ")), S}, "ErrBodyMalformed"),
+		clDec("body_trailing_garbage", 5, [][]byte{H, clCat(B, []byte("{}")), S}, "ErrBodyMalformed"),
 		clDec("body_not_canonical_indented", 5, [][]byte{H, []byte(layout.BodyMagic + strings.Replace(bodyJSON, ",", ", ", 1)), S}, "ErrBodyMalformed"),
-		clDec("body_carries_height", 5, [][]byte{H, cat([]byte(layout.BodyMagic), hj), S}, "ErrBodyMalformed"),
-		clDec("body_carries_output", 5, [][]byte{H, cat([]byte(layout.BodyMagic), oj), S}, "ErrBodyMalformed"),
+		clDec("body_carries_height", 5, [][]byte{H, clCat([]byte(layout.BodyMagic), hj), S}, "ErrBodyMalformed"),
+		clDec("body_carries_output", 5, [][]byte{H, clCat([]byte(layout.BodyMagic), oj), S}, "ErrBodyMalformed"),
 		clDec("spec_missing", 5, [][]byte{H, B, HB}, "ErrSpecMissing"),
 		clDec("spec_of_another_job", 5, [][]byte{H, B, S2, HB}, "ErrSpecMissing"),
 		clDec("spec_fields_differ_from_submit", 5, D, "ErrSpecMissing"),
@@ -339,7 +339,7 @@ func clGen() ([]any, error) {
 		clDec("bad_tx_not_a_submission", 5, [][]byte{H, B, S, {0xde, 0xad, 0xbe, 0xef}}, "ErrBadTx"),
 		clDec("bad_tx_empty", 5, [][]byte{H, B, S, {}}, "ErrBadTx"),
 		clDec("bad_tx_spec_truncated", 5, [][]byte{H, B, S[:len(S)-1], HB}, "ErrBadTx"),
-		clDec("bad_tx_spec_trailing_garbage", 5, [][]byte{H, B, cat(S, []byte{0}), HB}, "ErrBadTx"),
+		clDec("bad_tx_spec_trailing_garbage", 5, [][]byte{H, B, clCat(S, []byte{0}), HB}, "ErrBadTx"),
 		clDec("bad_tx_spec_runners_0", 5, [][]byte{H, B, S, badSpec}, "ErrBadTx"),
 		clDec("bad_tx_node_tx_truncated", 5, [][]byte{H, B, S, HB[:len(HB)-1]}, "ErrBadTx"),
 		clDec("bad_tx_node_tx_forged_from", 5, [][]byte{H, B, S, forged}, "ErrBadTx"),
