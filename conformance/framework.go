@@ -55,7 +55,7 @@ func Functions() []Function {
 	var all []Function
 	for _, group := range [][]Function{
 		seedFunctions(), merkleFunctions(), presenceFunctions(), presenceMachineryFunctions(), mruFunctions(),
-		selectionFunctions(), wireFunctions(), blockheaderFunctions(),
+		selectionFunctions(), wireFunctions(), blockheaderFunctions(), cometbftFunctions(),
 	} {
 		all = append(all, group...)
 	}
@@ -68,8 +68,8 @@ func Functions() []Function {
 func Sentinels() []Sentinel {
 	var all []Sentinel
 	for _, group := range [][]Sentinel{
-		seedSentinels(), merkleSentinels(), presenceSentinels(), presenceMachinerySentinels(), mruSentinels(),
-		selectionSentinels(), wireSentinels(), blockheaderSentinels(), dcborSentinels(),
+		cometbftSentinels(), seedSentinels(), merkleSentinels(), presenceSentinels(), presenceMachinerySentinels(), mruSentinels(),
+		selectionSentinels(), wireSentinels(), blockheaderSentinels(), dcborSentinels(), gossipSentinels(),
 	} {
 		all = append(all, group...)
 	}

@@ -512,14 +512,14 @@ func (a *App) ExtendVote(_ context.Context, req *abci.ExtendVoteRequest) (*abci.
 	if e.share == nil {
 		return nil, fmt.Errorf("cometbft: asked to extend a vote at %d, but this validator is not in epoch %d's set", h, e.epoch)
 	}
-	p, err := seed.SignPartial(*e.share, a.g.Namespace, a.round(h))
+	ext, err := layout.VoteExtension(*e.share, a.g.Namespace, a.round(h))
 	if err != nil {
 		return nil, err
 	}
-	return &abci.ExtendVoteResponse{VoteExtension: p.Signature[:]}, nil
+	return &abci.ExtendVoteResponse{VoteExtension: ext}, nil
 }
 
-// VerifyVoteExtension accepts exactly a partial of Round(0, h) that
+// VerifyVoteExtension accepts exactly a partial of Round(E, h), E the epoch active at h, that
 // verifies under the sender's public share.
 func (a *App) VerifyVoteExtension(_ context.Context, req *abci.VerifyVoteExtensionRequest) (*abci.VerifyVoteExtensionResponse, error) {
 	if err := a.VerifyExtension(uint64(req.Height), req.ValidatorAddress, req.VoteExtension); err != nil {
@@ -534,19 +534,19 @@ func (a *App) VerifyVoteExtension(_ context.Context, req *abci.VerifyVoteExtensi
 var ErrValidatorSet = errors.New("cometbft: validator set differs from the CIP-11 genesis")
 
 // ErrExtension: a vote extension is not a verifying partial of the
-// height's round from a member of the set.
-var ErrExtension = errors.New("cometbft: invalid vote extension")
+// height's round from a member of the set (layout.ErrExtension).
+var ErrExtension = layout.ErrExtension
 
-// VerifyExtension is VerifyVoteExtension's check.
+// VerifyExtension is VerifyVoteExtension's check: layout.CheckVoteExtension,
+// then the signer's precomputed public share (the same check as
+// layout.VerifyVoteExtension, pinned by the cometbft_vote_extension vectors).
 func (a *App) VerifyExtension(h uint64, addr, ext []byte) error {
 	e := a.epochAt(h)
-	idx := e.indexOf(addr)
-	switch {
-	case idx == 0:
-		return fmt.Errorf("%w: unknown validator", ErrExtension)
-	case len(ext) != seed.SignatureSize:
-		return fmt.Errorf("%w: %d bytes, want %d", ErrExtension, len(ext), seed.SignatureSize)
+	p, err := layout.CheckVoteExtension(len(e.shares), e.indexOf(addr), ext)
+	if err != nil {
+		return err
 	}
+	idx := p.Index
 	if err := e.shares[idx-1].Verify(a.round(h), ext); err != nil {
 		return fmt.Errorf("%w: %w", ErrExtension, err)
 	}

@@ -1,8 +1,6 @@
 package cometbft
 
 import (
-	"encoding/binary"
-	"errors"
 	"fmt"
 	"log/slog"
 	"math/bits"
@@ -12,8 +10,7 @@ import (
 	"github.com/cometbft/cometbft/p2p"
 	gogotypes "github.com/cosmos/gogoproto/types"
 
-	"github.com/cip11/cip11/blockheader"
-	"github.com/cip11/cip11/presence"
+	"github.com/cip11/cip11/adapters/cometbft/layout"
 )
 
 // Presence gossip (§8.2, D33; issue 20 §1): after committing height h,
@@ -27,54 +24,19 @@ import (
 // PresenceChannel is the gossip's p2p channel (unused by CometBFT v1.0.1).
 const PresenceChannel = byte(0x70)
 
-// gossip message: magic "C11P" ‖ version 1 ‖ height (8, BE) ‖
-// registry size n (4, BE) ‖ PresenceInputV1 over n runners.
+// The message codec (D33, SPEC-NOTES C8) is layout.EncodeGossip /
+// layout.DecodeGossip, pinned by the presence_gossip vectors.
 const (
-	gossipMagic   = "C11P"
-	gossipVersion = 1
-	gossipHeader  = 4 + 1 + 8 + 4
 	// MaxGossipBytes bounds one message.
-	MaxGossipBytes = gossipHeader + blockheader.MaxPresenceBytes
+	MaxGossipBytes = layout.MaxGossipBytes
 	// gossipBurst messages per peer are allowed at once, refilled at
 	// gossipRate a second; a peer above it is disconnected.
 	gossipBurst = 20
 	gossipRate  = 10
 )
 
-// ErrGossip: a presence message is malformed.
-var ErrGossip = errors.New("cometbft: malformed presence gossip")
-
-// EncodeGossip is the message publishing field (a PresenceInputV1 over n
-// runners) as this validator's view at height h.
-func EncodeGossip(h uint64, n int, field []byte) ([]byte, error) {
-	if n < 0 || uint64(n) > presence.MaxRegistrySize || len(field) > blockheader.MaxPresenceBytes {
-		return nil, fmt.Errorf("%w: registry size %d, field of %d bytes", ErrGossip, n, len(field))
-	}
-	b := make([]byte, 0, gossipHeader+len(field))
-	b = append(b, gossipMagic...)
-	b = append(b, gossipVersion)
-	b = binary.BigEndian.AppendUint64(b, h)
-	b = binary.BigEndian.AppendUint32(b, uint32(n))
-	return append(b, field...), nil
-}
-
-// DecodeGossip strictly decodes a message: the height, and the present
-// registry indices (the field decoded against its registry size).
-func DecodeGossip(b []byte) (h uint64, set presence.Set, err error) {
-	if len(b) < gossipHeader || len(b) > MaxGossipBytes || string(b[:4]) != gossipMagic || b[4] != gossipVersion {
-		return 0, presence.Set{}, fmt.Errorf("%w: bad length, magic or version", ErrGossip)
-	}
-	h = binary.BigEndian.Uint64(b[5:13])
-	n := binary.BigEndian.Uint32(b[13:17])
-	if uint64(n) > presence.MaxRegistrySize {
-		return 0, presence.Set{}, fmt.Errorf("%w: registry size %d", ErrGossip, n)
-	}
-	set, err = presence.Decode(b[gossipHeader:], int(n))
-	if err != nil {
-		return 0, presence.Set{}, fmt.Errorf("%w: %w", ErrGossip, err)
-	}
-	return h, set, nil
-}
+// ErrGossip: a presence message is malformed (layout.ErrGossip).
+var ErrGossip = layout.ErrGossip
 
 // peerView is one peer's last published view.
 type peerView struct {
@@ -136,7 +98,7 @@ func (r *presenceReactor) Receive(e p2p.Envelope) {
 		r.drop(e.Src, fmt.Errorf("%w: message type %T", ErrGossip, e.Message))
 		return
 	}
-	h, set, err := DecodeGossip(msg.Value)
+	h, set, err := layout.DecodeGossip(msg.Value)
 	if err != nil {
 		r.drop(e.Src, err)
 		return
@@ -174,7 +136,7 @@ func (r *presenceReactor) drop(p p2p.Peer, err error) {
 
 // publish sends this validator's view at height h to every peer.
 func (r *presenceReactor) publish(h uint64, n int, field []byte) {
-	b, err := EncodeGossip(h, n, field)
+	b, err := layout.EncodeGossip(h, n, field)
 	if err != nil || r.Switch == nil {
 		return
 	}

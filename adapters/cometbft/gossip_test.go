@@ -1,9 +1,7 @@
 package cometbft
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"log/slog"
 	"testing"
 	"time"
@@ -12,6 +10,7 @@ import (
 	"github.com/cometbft/cometbft/p2p/mock"
 	gogotypes "github.com/cosmos/gogoproto/types"
 
+	"github.com/cip11/cip11/adapters/cometbft/layout"
 	"github.com/cip11/cip11/presence"
 )
 
@@ -21,40 +20,11 @@ func gossipMsg(t testing.TB, h uint64, n int, idx ...int) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := EncodeGossip(h, n, presence.Encode(s))
+	b, err := layout.EncodeGossip(h, n, presence.Encode(s))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return b
-}
-
-// TestGossipCodec: a message decodes to what was published; every
-// malformation is ErrGossip (with the presence sentinel underneath).
-func TestGossipCodec(t *testing.T) {
-	b := gossipMsg(t, 42, 10, 1, 3, 9)
-	h, set, err := DecodeGossip(b)
-	if err != nil || h != 42 || set.Len() != 3 || !set.Has(9) || set.Has(2) {
-		t.Fatalf("decode: h %d, set %v, err %v", h, set.Indices(), err)
-	}
-	bad := map[string][]byte{
-		"short":   b[:10],
-		"magic":   append([]byte("C11X"), b[4:]...),
-		"version": append(append([]byte{}, b[:4]...), append([]byte{2}, b[5:]...)...),
-		"field":   append(append([]byte{}, b[:17]...), 0x09),
-		"bit beyond registry": func() []byte {
-			c := bytes.Clone(b)
-			c[16] = 2 // registry size 2 with index 9 set
-			return c
-		}(),
-	}
-	for name, x := range bad {
-		if _, _, err := DecodeGossip(x); !errors.Is(err, ErrGossip) {
-			t.Errorf("%s: %v, want ErrGossip", name, err)
-		}
-	}
-	if _, _, err := DecodeGossip(b[:len(b)-1]); !errors.Is(err, ErrGossip) || !errors.Is(err, presence.ErrSparseLength) && !errors.Is(err, presence.ErrBitmapLength) {
-		t.Errorf("truncated field: %v", err)
-	}
 }
 
 // TestGossipReactor: views are kept per peer and united with the local
@@ -101,28 +71,6 @@ func slicesEqual(a, b []int) bool {
 		}
 	}
 	return true
-}
-
-// FuzzDecodeGossip: no input panics the decoder; a decoded message
-// re-encodes (as the set's canonical PresenceInputV1) to a message that
-// decodes to the same height and set.
-func FuzzDecodeGossip(f *testing.F) {
-	f.Add(gossipMsg(f, 7, 20, 0, 5, 19))
-	f.Add(gossipMsg(f, 1, 0))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		h, set, err := DecodeGossip(b)
-		if err != nil {
-			return
-		}
-		again, err := EncodeGossip(h, set.RegistrySize(), presence.Encode(set))
-		if err != nil {
-			t.Fatal(err)
-		}
-		h2, set2, err := DecodeGossip(again)
-		if err != nil || h2 != h || !set2.Equal(set) {
-			t.Fatalf("re-encoded message differs: %v", err)
-		}
-	})
 }
 
 // TestDevnetGossipCoverage runs the 4-validator devnet with and without
@@ -194,7 +142,7 @@ func BenchmarkGossipBlock(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if msgs[v], err = EncodeGossip(uint64(i+1), n, presence.Encode(s)); err != nil {
+			if msgs[v], err = layout.EncodeGossip(uint64(i+1), n, presence.Encode(s)); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -204,7 +152,7 @@ func BenchmarkGossipBlock(b *testing.B) {
 		}
 		// the other 3 validators decode 3 messages each too
 		for range 9 {
-			if _, _, err := DecodeGossip(msgs[1]); err != nil {
+			if _, _, err := layout.DecodeGossip(msgs[1]); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -5,11 +5,13 @@
 //   node xcheck.mjs ../testdata/vectors
 // Needs the npm packages js-sha3 (original Keccak-256, DECISIONS D1) and
 // @noble/curves (BLS12-381 points, hash-to-curve and pairings, for the
-// threshold seed vectors).
+// threshold seed and vote extension vectors; secp256k1 public-key recovery
+// for the node transactions of cometbft_layout).
 import fs from 'node:fs';
 import path from 'node:path';
 import sha3 from 'js-sha3';
 import { bls12_381 as bls } from '@noble/curves/bls12-381.js';
+import { secp256k1 as secp } from '@noble/curves/secp256k1.js';
 
 const keccak = (...parts) => Buffer.from(sha3.keccak256.arrayBuffer(Buffer.concat(parts.map(toBuf))));
 const toBuf = (p) => (typeof p === 'string' ? Buffer.from(p, 'ascii') : Buffer.from(p));
@@ -267,6 +269,130 @@ function blockHeader(v) {
   return out;
 }
 
+// D33 presence gossip: "C11P" ‖ 01 ‖ height (8, BE) ‖ n (4, BE) ‖ PresenceInputV1 over n.
+function presenceGossip(v) {
+  let msg;
+  if ('field' in v) {
+    const n = v.registry_size, f = unhex(v.field);
+    if (!Number.isInteger(n) || n < 0 || n > 0xffffffff) throw new Error('registry size');
+    if (f.length > 262144) throw new Error('field too long');
+    msg = Buffer.concat([Buffer.from('C11P'), Buffer.from([1]), be(u64(v.height), 8), be(n, 4), f]);
+  } else msg = unhex(v.message);
+  if (msg.length < 17 || msg.length > 17 + 262144) throw new Error('length');
+  if (msg.subarray(0, 4).toString('latin1') !== 'C11P') throw new Error('magic');
+  if (msg[4] !== 1) throw new Error('version');
+  const n = msg.readUInt32BE(13);
+  return { message: hex(msg), height: fromBE(msg.subarray(5, 13)).toString(), registry_size: n, indices: presenceDecode(msg.subarray(17), n) };
+}
+
+// D31 vote extension: the share's partial of Round(0, h); verified index → length → points → pairing.
+function voteExtension(v) {
+  const n = v.public_shares.length, out = {};
+  const H = bls.G1.hashToCurve(seedMessage({ namespace: v.namespace, epoch: '0', view: v.height }), { DST: SEED_DST });
+  let ext = v.extension;
+  if ('share_key' in v) {
+    const k = fromBE(unhex(v.share_key));
+    if (unhex(v.share_key).length !== 32 || k === 0n || k >= FR) throw new Error('share key');
+    if (v.index < 1) throw new Error('index 0');
+    ext = out.extension = hex(H.multiply(k).toBytes(true));
+  }
+  if (!Number.isInteger(v.index) || v.index < 1 || v.index > n) throw new Error('index');
+  if (unhex(ext).length !== 48 || hex(unhex(ext)) !== ext) throw new Error('length');
+  const pk = strictPoint(v.public_shares[v.index - 1], 96, bls.G2.Point);
+  if (!blsVerify(pk, H, strictPoint(ext, 48, bls.G1.Point))) throw new Error('does not verify');
+  out.accepted = true;
+  return out;
+}
+
+// D32 block layout on CometBFT: header, body "C11B" ‖ canonical chainlog JSON, raw specs and node txs.
+const pick = (o, keys, opt = []) => { const r = {}; for (const k of keys) { if (!(k in o) && !opt.includes(k)) throw new Error(`missing ${k}`); if (k in o) r[k] = o[k]; }
+  for (const k of Object.keys(o)) if (!keys.includes(k)) throw new Error(`unknown key ${k}`); return r; };
+const canonTx = (t) => { const k = Object.keys(t); if (k.length !== 1) throw new Error('tx shape');
+  if (t.submit) return { submit: pick(t.submit, ['job_id', 'submitter', 'job_kind', 'committee_size', 'timeout_blocks']) };
+  if (t.result_submit) return { result_submit: pick(t.result_submit, ['job_id', 'runner']) };
+  if (t.verified) return { verified: pick(t.verified, ['job_id', 'matching', 'runners_to_slash', 'runners_unrewarded']) };
+  throw new Error('tx kind'); };
+const REG = ['op', 'address', 'health', 'stake', 'delegated_active', 'reputation_x1e9', 'last_heartbeat'];
+const canonReg = (r) => pick(r, REG, REG.slice(2));
+const ZERO32 = '0'.repeat(64);
+const emptyOut = () => ({ assignments: [], pending_written: [], pending_consumed: [], expired: [], mru_writes: [], state_digest: ZERO32 });
+function bodyOf(b) {
+  return { height: '0', round: { epoch: '0', view: '0' }, parent_beacon: null, finalized: null, presence: null, consumed_seeds: '',
+    registry: b.registry.map(canonReg), heartbeats: b.heartbeats, txs: b.txs.map(canonTx), out: emptyOut() };
+}
+function layoutEncode(v) {
+  const b = v.block;
+  if (b.height !== v.height) throw new Error('block height');
+  const h = { version: 1, round: { e: u64(b.round.epoch), v: u64(b.round.view) },
+    beacon: b.parent_beacon && { e: u64(b.parent_beacon.epoch), v: u64(b.parent_beacon.view), sig: unhex(b.parent_beacon.signature) },
+    finalized: b.finalized === null ? 0n : u64(b.finalized), presence: b.presence === null ? null : unhex(b.presence), seeds: [] };
+  const hdr = headerEncode(h); // ends with the empty array 0x80: the block's ConsumedSeedsV1 bytes go there
+  const txs = [Buffer.concat([hdr.subarray(0, hdr.length - 1), unhex(b.consumed_seeds)]), Buffer.from('C11B' + JSON.stringify(bodyOf(b)))];
+  const seen = new Set();
+  for (const s of v.specs) if (!seen.has(s)) { seen.add(s); txs.push(unhex(s)); }
+  for (const x of v.extra) if (!seen.has(x) && !x.startsWith('43313148') && !x.startsWith('43313142')) { seen.add(x); txs.push(unhex(x)); }
+  return txs.map(hex);
+}
+function specOf(b) {
+  if (b.length < 52 || b[4] !== 1) throw new Error('spec header');
+  const n = b.readUInt16BE(50);
+  if (b.length !== 52 + n) throw new Error('spec length');
+  const s = { submitter: hex(b.subarray(5, 25)), job_kind: b[25], committee_size: b.readUInt32BE(26), timeout_blocks: fromBE(b.subarray(30, 38)).toString() };
+  const work = b.readUInt32BE(38);
+  if (s.committee_size < 1 || s.committee_size > 64 || BigInt(s.timeout_blocks) < 1n || BigInt(s.timeout_blocks) > 1000000n || s.job_kind > 5 || n > 4096 || work > 600000)
+    throw new Error('spec rules');
+  return s;
+}
+function nodeTx(b, chainID) {
+  if (b.length < 76 + 65 || b.length > 76 + 1024 + 65 || b.subarray(0, 4).toString('latin1') !== 'C11T' || b[4] !== 2) throw new Error('tx header');
+  const n = b.readUInt16BE(74), kind = b[5];
+  if (b.length !== 76 + n + 65 || [undefined, 0, 16, 32, 64][kind] !== n) throw new Error('tx payload');
+  if ((kind === 1 || kind === 2) && hex(b.subarray(42, 74)) !== '0'.repeat(64)) throw new Error('job_id on heartbeat/register');
+  const sig = b.subarray(76 + n), rec = sig[64];
+  if (rec > 1) throw new Error('recovery id');
+  const digest = keccak('cip11-devnet-tx/v2', b.subarray(0, 76 + n));
+  const pub = secp.Signature.fromCompact(hex(sig.subarray(0, 64))).addRecoveryBit(rec).recoverPublicKey(hex(digest)).toRawBytes(false);
+  if (hex(keccak(pub.subarray(1)).subarray(12)) !== hex(b.subarray(14, 34))) throw new Error('signer is not from');
+  if (fromBE(b.subarray(6, 14)) !== chainID) throw new Error('another chain');
+}
+function layoutDecode(txs, height, chainID) {
+  if (!txs.length || txs[0].subarray(0, 4).toString('latin1') !== 'C11H') throw new Error('header missing');
+  const h = headerDecode(txs[0]);
+  headerCheck(h, height);
+  if (txs.length < 2 || txs[1].subarray(0, 4).toString('latin1') !== 'C11B') throw new Error('body missing or header misplaced');
+  const text = txs[1].subarray(4).toString('utf8');
+  const body = JSON.parse(text);
+  const canon = bodyOf(body);
+  for (const k of ['height', 'round', 'parent_beacon', 'finalized', 'presence', 'consumed_seeds', 'out'])
+    if (JSON.stringify(body[k]) !== JSON.stringify(canon[k])) throw new Error(`body sets ${k}`);
+  if (JSON.stringify(canon) !== text) throw new Error('body not canonical');
+  const specs = new Map();
+  for (const x of txs.slice(2)) {
+    const magic = x.subarray(0, 4).toString('latin1');
+    if (magic === 'C11H') throw new Error('header misplaced');
+    if (magic === 'C11J') specs.set(hex(keccak('cip11-devnet-job/v1', x)), specOf(x));
+    else nodeTx(x, chainID);
+  }
+  for (const t of canon.txs) {
+    if (!t.submit) continue;
+    const s = specs.get(t.submit.job_id), { job_id, ...fields } = t.submit;
+    if (!s || JSON.stringify(s) !== JSON.stringify(fields)) throw new Error(`spec missing for ${job_id}`);
+  }
+  const str = (x) => x.toString();
+  return { height: str(height), round: { epoch: str(h.round.e), view: str(h.round.v) },
+    parent_beacon: h.beacon && { epoch: str(h.beacon.e), view: str(h.beacon.v), signature: hex(h.beacon.sig) },
+    finalized: h.finalized === 0n ? null : str(h.finalized), presence: h.presence && hex(h.presence),
+    consumed_seeds: hex(Buffer.concat([cborHead(4, h.seeds.length), ...h.seeds.map(entryCBOR)])),
+    registry: canon.registry, heartbeats: canon.heartbeats, txs: canon.txs, out: canon.out };
+}
+function cometbftLayout(v) {
+  const height = u64(v.height), chainID = u64(v.chain_id), out = {};
+  let txs = v.txs;
+  if ('specs' in v) { out.txs = layoutEncode(v); txs ??= out.txs; }
+  out.block = layoutDecode(txs.map(unhex), height, chainID);
+  return out;
+}
+
 const fns = {
   beacon_hash_v1: (v) => ({ canonical_seed_bytes: hex(beaconHash(v)) }),
   selection_seed_v3: (v) => ({ seed: hex(selectionSeed(v)) }),
@@ -283,6 +409,9 @@ const fns = {
     return { winner: v.committee.find((a) => ok.has(a) && !bad.has(a)) ?? null }; },
   seed_threshold_recover: (v, file) => ({ signature: thresholdRecover(v, file) }),
   block_header: blockHeader,
+  presence_gossip: presenceGossip,
+  cometbft_vote_extension: voteExtension,
+  cometbft_layout: cometbftLayout,
   pending_selection: (v) => {
     if (!v.record) throw new Error('decode-only vector');
     const r = v.record;
