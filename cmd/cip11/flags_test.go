@@ -122,6 +122,13 @@ func TestBadFlagValues(t *testing.T) {
 		{[]string{"devnet", "-validators", "4", "-chaos", "-kills", "0"}, "-kills"},
 		{[]string{"devnet", "-kills", "2", "-chaos"}, "-kills"},
 		{[]string{"devnet", "-gossip=false"}, "-gossip"},
+		{[]string{"devnet", "-reconfigure"}, "-reconfigure"},
+		{[]string{"devnet", "-validators", "4", "-add-at", "9"}, "-add-at"},
+		{[]string{"devnet", "-validators", "4", "-overlap", "9"}, "-overlap"},
+		{[]string{"devnet", "-validators", "4", "-reconfigure", "-chaos"}, "-chaos"},
+		{[]string{"devnet", "-validators", "4", "-reconfigure", "-add-at", "20", "-remove-at", "22"}, "-remove-at"},
+		{[]string{"devnet", "-validators", "4", "-reconfigure", "-add-at", "2"}, "-add-at"},
+		{[]string{"devnet", "-validators", "4", "-reconfigure", "-overlap", "0"}, "-overlap"},
 		{[]string{"devnet", "-validators", "1", "-gossip=false"}, "-gossip"},
 		{[]string{"vectors", "gen", "-dir", ""}, "-dir"},
 		{[]string{"vectors", "gen", "extra"}, "extra"},
@@ -179,7 +186,7 @@ func TestHelpEveryCommand(t *testing.T) {
 		flags []string
 		says  string
 	}{
-		{[]string{"devnet"}, []string{"block-time", "chaos", "comet-log", "data", "duration", "fail-per-mille", "gossip", "http", "jobs-per-block", "json", "kills", "log", "multi-per-mille", "phase", "quiet", "runners", "seed", "validators"}, "one process"},
+		{[]string{"devnet"}, []string{"add-at", "block-time", "chaos", "comet-log", "data", "duration", "fail-per-mille", "gossip", "http", "jobs-per-block", "json", "kills", "log", "multi-per-mille", "overlap", "phase", "quiet", "reconfigure", "remove-at", "runners", "seed", "validators"}, "one process"},
 		{[]string{"genesis"}, []string{"base-port", "chain-id", "force", "http", "o", "phase", "poll-disabled", "quic", "runner", "runners", "runners-file", "seed", "validators"}, "genesis"},
 		{[]string{"validator"}, []string{"block-time", "comet-log", "data", "genesis", "home", "http", "key", "listen", "log", "no-fsync", "push-window", "skip-per-mille"}, "chain node"},
 		{[]string{"runner"}, []string{"api", "fail-per-mille", "genesis", "key", "log", "validator", "work"}, "runner process"},

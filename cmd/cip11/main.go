@@ -2,7 +2,7 @@
 //
 //	cip11 devnet [-runners N] [-duration D] [-phase N] [-chaos] [-http ADDR] [-json]
 //	                                    one-process devnet: validator, runners over QUIC, jobs, report
-//	cip11 devnet -validators N [-runners N] [-duration D] [-chaos [-kills N]] [-json]
+//	cip11 devnet -validators N [-runners N] [-duration D] [-chaos [-kills N] | -reconfigure] [-json]
 //	                                    the same over N validators agreeing through CometBFT
 //	cip11 genesis [-o DIR] [-runners N] [-phase N] [-runner ADDRESS[:STAKE]]... [-runners-file FILE] [-force]
 //	                                    write a devnet genesis and key files
@@ -46,7 +46,7 @@ func main() {
 const usage = `usage:
   cip11 devnet [-runners N] [-duration D] [-phase N] [-chaos] [-http ADDR] [-json]
                                         a validator, N runners over QUIC and a job generator, then a report
-  cip11 devnet -validators N [-runners N] [-duration D] [-chaos [-kills N]] [-json]
+  cip11 devnet -validators N [-runners N] [-duration D] [-chaos [-kills N] | -reconfigure] [-json]
                                         the same over N validators agreeing through CometBFT, in one process
   cip11 genesis [-o DIR] [-runners N] [-seed N] [-phase N] [-runner ADDRESS[:STAKE]]... [-runners-file FILE] [-force]
                                         write a devnet genesis.json and key files (docs/genesis.md)

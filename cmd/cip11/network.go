@@ -161,7 +161,7 @@ func runNetworkDevnet(stdout, stderr io.Writer, cfg cometbft.DevnetConfig, asJSO
 		}
 		fmt.Fprintln(stdout, string(b))
 	} else {
-		printNetworkReport(stdout, rep, cfg.Chaos)
+		printNetworkReport(stdout, rep, cfg)
 	}
 	var bad []string
 	if rep.Lost != 0 {
@@ -175,6 +175,17 @@ func runNetworkDevnet(stdout, stderr io.Writer, cfg cometbft.DevnetConfig, asJSO
 	}
 	if cfg.Chaos && !rep.ReplayAgrees {
 		bad = append(bad, "the restarted validator's block log does not replay")
+	}
+	if cfg.Reconfigure {
+		if !rep.ReplayAgrees {
+			bad = append(bad, "the removed or the added validator's block log does not replay")
+		}
+		if rep.RunnersStray > 0 {
+			bad = append(bad, fmt.Sprintf("%d runners still connected outside their Sub(R)", rep.RunnersStray))
+		}
+		if rep.RemovedAdmittedAfter > 0 {
+			bad = append(bad, fmt.Sprintf("the removed validator admitted %d connections after its cutoff", rep.RemovedAdmittedAfter))
+		}
 	}
 	if len(bad) > 0 {
 		fmt.Fprintf(stderr, "cip11 devnet: %s\n", strings.Join(bad, "; "))
@@ -190,7 +201,7 @@ func yesNo(b bool) string {
 	return "NO"
 }
 
-func printNetworkReport(w io.Writer, r *cometbft.DevnetReport, chaos bool) {
+func printNetworkReport(w io.Writer, r *cometbft.DevnetReport, cfg cometbft.DevnetConfig) {
 	fmt.Fprintf(w, "cip11 devnet: %d validators (CometBFT), %d runners, %d blocks in %.1f s\n", r.Validators, r.Runners, r.Blocks, r.Elapsed)
 	fmt.Fprintf(w, "  jobs        submitted %d, completed %d, expired %d, lost %d\n", r.Submitted, r.Completed, r.Expired, r.Lost)
 	fmt.Fprintf(w, "  pushes      %d for %d committee seats of %d assignments (%.2f a seat); %d duplicate acks; %d not held (another validator of Sub(R) delivered)\n",
@@ -204,7 +215,11 @@ func printNetworkReport(w io.Writer, r *cometbft.DevnetReport, chaos bool) {
 	}
 	fmt.Fprintf(w, "  presence    gossip %s; coverage p50 %.3f, min %.3f, full in %.1f%% of %d blocks; jobs per runner max %d, mean %.2f\n",
 		gossip, r.CoverageP50, r.CoverageMin, r.CoverageFullPct, r.CoverageBlocks, r.JobsPerRunnerMax, r.JobsPerRunnerAvg)
-	if chaos {
+	if cfg.Reconfigure {
+		fmt.Fprintf(w, "  reconfig    %d epochs (a validator added at %d, the first removed at %d, overlap %d blocks); runners re-homed %d of %d, connected outside Sub(R) %d; removed validator's admissions after its cutoff %d; block logs replay: %s\n",
+			r.Epochs, cfg.AddAt, cfg.RemoveAt, cfg.Overlap, r.RunnersRehomed, r.Runners, r.RunnersStray, r.RemovedAdmittedAfter, yesNo(r.ReplayAgrees))
+	}
+	if cfg.Chaos {
 		fmt.Fprintf(w, "  chaos       %d validator kills; the restarted validator caught up: %s (slowest %.1f s); its block log replays: %s\n",
 			r.ValidatorKills, yesNo(r.CaughtUp), r.CatchUpMaxSeconds, yesNo(r.ReplayAgrees))
 	}

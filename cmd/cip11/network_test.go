@@ -143,6 +143,17 @@ func TestDevnetNetworkWiring(t *testing.T) {
 	if code, _, errOut := cli("devnet", "-validators", "4", "-gossip=false", "-quiet"); code != 0 || !got.NoGossip {
 		t.Fatalf("-gossip=false: exit %d (%s), NoGossip %v", code, errOut, got.NoGossip)
 	}
+	got = fakeNetDevnet(t, rep, nil)
+	if code, _, errOut := cli("devnet", "-validators", "4", "-reconfigure", "-add-at", "12", "-remove-at", "40", "-overlap", "9", "-quiet"); code != 0 ||
+		!got.Reconfigure || got.AddAt != 12 || got.RemoveAt != 40 || got.Overlap != 9 {
+		t.Fatalf("-reconfigure: exit %d (%s), RunDevnet got %+v", code, errOut, *got)
+	}
+	stray := *rep
+	stray.RunnersStray, stray.ReplayAgrees = 2, true
+	fakeNetDevnet(t, &stray, nil)
+	if code, _, errOut := cli("devnet", "-validators", "4", "-reconfigure", "-quiet"); code != 1 || !strings.Contains(errOut, "outside their Sub(R)") {
+		t.Fatalf("-reconfigure with stray runners: exit %d, stderr %q", code, errOut)
+	}
 	var back cometbft.DevnetReport
 	if err := json.Unmarshal([]byte(out), &back); err != nil || back != *rep {
 		t.Fatalf("-json printed %q (%v), want the report %+v", out, err, *rep)

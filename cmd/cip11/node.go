@@ -379,7 +379,7 @@ until SIGINT or SIGTERM. No positional arguments.`)
 
 // cip11 devnet: validator, runners and a job generator in one process.
 func runDevnet(args []string, stdout, stderr io.Writer) int {
-	c := newCommand("devnet", "[-runners N] [-duration D] [-phase N] [-chaos] [-http ADDR] [-json] [flags]\n       cip11 devnet -validators N [-runners N] [-duration D] [-chaos [-kills N]] [-json] [flags]", `
+	c := newCommand("devnet", "[-runners N] [-duration D] [-phase N] [-chaos] [-http ADDR] [-json] [flags]\n       cip11 devnet -validators N [-runners N] [-duration D] [-chaos [-kills N] | -reconfigure] [-json] [flags]", `
 Run a whole devnet in one process: a validator, -runners runners connected
 over QUIC on loopback and a job generator submitting -jobs-per-block jobs a
 block for -duration; then wait for the last jobs to end and print a report
@@ -396,9 +396,16 @@ every validator's app hash agreed at every height and whether a block log
 replays, presence coverage (the proposer's PresenceInput over the runners
 connected to any validator; -gossip=false turns presence gossip off) and
 jobs per runner. -chaos then kills one validator and restarts it on its
-directories -kills times, checking that it catches up. Exit 1 also if the
-app hashes differ, the replay disagrees or a killed validator did not catch
-up. -block-time, -phase, -http and -fail-per-mille do not apply.`)
+directories -kills times, checking that it catches up. -reconfigure (DEVNET
+ONLY: the reconfiguration is scheduled in the generated genesis, every
+epoch's threshold shares dealt by the devnet dealer) adds a validator to
+the set at height -add-at and removes the first at -remove-at, with
+OVERLAP_BLOCKS = -overlap (§5.3); the report adds the runners re-homed to
+their new Sub(R) and the removed validator's admissions after its cutoff.
+Exit 1 also if the app hashes differ, the replay disagrees, a killed
+validator did not catch up or, with -reconfigure, a runner is still
+connected outside its Sub(R) or the removed validator admitted a
+connection after its cutoff. -block-time, -phase, -http and -fail-per-mille do not apply.`)
 	runners := c.intVar("runners", 50, 1, 5000, "`N` runners (1 to 5000)")
 	duration := c.durVar("duration", 20*time.Second, time.Millisecond, maxDuration, "`D`: how long jobs are generated, then the last jobs drain (1ms to 24h)")
 	blockTime := c.durVar("block-time", 250*time.Millisecond, time.Millisecond, maxBlock, "block interval `D` (1ms to 1h)")
@@ -417,6 +424,10 @@ up. -block-time, -phase, -http and -fail-per-mille do not apply.`)
 		"run a network of `N` validators agreeing through CometBFT in this process (1 to 16; 0: the single-validator devnet)")
 	kills := c.intVar("kills", 3, 1, 1000, "with -validators -chaos: kill and restart a validator at least `N` times (1 to 1000)")
 	devCometLevel := c.strVar("comet-log", "none", cometLevel, "with -validators: CometBFT's own log `LEVEL` on stderr (none, error, info, debug)")
+	reconf := c.fs.Bool("reconfigure", false, "with -validators: add a validator at -add-at and remove the first at -remove-at (DEVNET, §5.3)")
+	addAt := c.intVar("add-at", 30, 3, 1_000_000, "with -reconfigure: the height `H` the added validator's epoch activates (3 to 1000000)")
+	removeAt := c.intVar("remove-at", 70, 6, 1_000_000, "with -reconfigure: the height `H` the first validator's removal activates (more than -add-at + 2)")
+	overlap := c.intVar("overlap", 15, 1, 100_000, "with -reconfigure: OVERLAP_BLOCKS `N` (§5.3; 1 to 100000)")
 	gossip := c.fs.Bool("gossip", true, "with -validators: presence gossip between validators (§8.2); -gossip=false: each proposer proposes its own connections only")
 	if code, ok := c.parse(args, stdout, stderr); !ok {
 		return code
@@ -448,13 +459,27 @@ up. -block-time, -phase, -http and -fail-per-mille do not apply.`)
 		if c.given("kills") && !*chaos {
 			return c.usageError(stderr, "-kills needs -chaos")
 		}
+		if !*reconf {
+			for _, f := range []string{"add-at", "remove-at", "overlap"} {
+				if c.given(f) {
+					return c.usageError(stderr, "-%s needs -reconfigure", f)
+				}
+			}
+		}
+		if *reconf && *chaos {
+			return c.usageError(stderr, "-reconfigure and -chaos do not combine")
+		}
+		if *reconf && *removeAt <= *addAt+2 {
+			return c.usageError(stderr, "-remove-at %d must be more than -add-at %d + 2 (CometBFT applies a validator update two heights on)", *removeAt, *addAt)
+		}
 		if *chaos && *validators < 4 {
 			return c.usageError(stderr, "-chaos kills one validator and needs -validators 4 or more (f = 1), not %d", *validators)
 		}
 		return runNetworkDevnet(stdout, stderr, cometbft.DevnetConfig{Validators: *validators, Runners: *runners, Duration: *duration,
-			JobsPerBlock: *jobs, MultiPerMille: m, Chaos: *chaos, Kills: *kills, Dir: *data, NoSync: *data == "", Seed: *seed, Logger: log, NoGossip: !*gossip, CometLogger: cl}, *asJSON, *quiet)
+			JobsPerBlock: *jobs, MultiPerMille: m, Chaos: *chaos, Kills: *kills,
+			Reconfigure: *reconf, AddAt: uint64(*addAt), RemoveAt: uint64(*removeAt), Overlap: uint64(*overlap), Dir: *data, NoSync: *data == "", Seed: *seed, Logger: log, NoGossip: !*gossip, CometLogger: cl}, *asJSON, *quiet)
 	}
-	if code, ok := c.notWith(stderr, "without -validators (the single-validator devnet's chaos has its own plan; one validator has no peers to gossip with)", "kills", "gossip", "comet-log"); !ok {
+	if code, ok := c.notWith(stderr, "without -validators (the single-validator devnet's chaos has its own plan; one validator has no peers to gossip with or to reconfigure)", "kills", "gossip", "comet-log", "reconfigure", "add-at", "remove-at", "overlap"); !ok {
 		return code
 	}
 	ph := node.Phase(*phase)
