@@ -50,6 +50,8 @@ type DevnetConfig struct {
 	Reconfigure     bool
 	AddAt, RemoveAt uint64
 	Overlap         uint64
+	// TimeoutCommit is CometBFT's timeout_commit (NetworkOptions; default 0).
+	TimeoutCommit time.Duration
 	// CometLogger, if set, receives the validators' CometBFT logs.
 	CometLogger cmtlog.Logger
 	Dir         string // "": a temporary directory
@@ -404,7 +406,7 @@ func RunDevnet(ctx context.Context, cfg DevnetConfig) (*DevnetReport, error) {
 		dir = d
 		defer os.RemoveAll(d)
 	}
-	o := NetworkOptions{Validators: cfg.Validators, Runners: cfg.Runners, Seed: cfg.Seed}
+	o := NetworkOptions{Validators: cfg.Validators, Runners: cfg.Runners, Seed: cfg.Seed, TimeoutCommit: cfg.TimeoutCommit}
 	if cfg.Reconfigure { // one more in the pool: joins at AddAt; member 0 leaves at RemoveAt
 		p := node.DevnetParams()
 		p.OverlapBlocks = cfg.Overlap

@@ -34,7 +34,8 @@ func TestPushLatencyRatio(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Logf("round %d single: p50 %.2f ms p99 %.2f ms, %d pushes, lost %d (load %s)", round, single.PushP50Millis, single.PushP99Millis, single.Pushed, single.Lost, load())
-		net, err := RunDevnet(context.Background(), DevnetConfig{Validators: 4, Runners: runners, Duration: dur, NoSync: true, Seed: uint64(10 + round)})
+		tc, _ := time.ParseDuration(os.Getenv("CIP11_BENCH_COMMIT"))
+		net, err := RunDevnet(context.Background(), DevnetConfig{Validators: 4, Runners: runners, Duration: dur, NoSync: true, Seed: uint64(10 + round), TimeoutCommit: tc})
 		if err != nil {
 			t.Fatal(err)
 		}
