@@ -1,0 +1,168 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cip11/cip11/adapters/node"
+	"github.com/cip11/cip11/adapters/node/httpapi"
+)
+
+// TestPushLatencyProcesses is a harness (CIP11_BENCH_PROC=1; rounds
+// CIP11_BENCH_ROUNDS, default 2): push latency (commit → the runner's
+// Accepted JobAck, the validators' own samples from GET /dashboard.json)
+// with every validator its own `cip11 validator` process, as deployed —
+// the single-validator chain (block time 200 ms) against the 4-validator
+// CometBFT network with k = 3 — and the same 50 in-process runners and job
+// load in both, alternating, in one run. The in-process harness
+// (adapters/cometbft TestPushLatencyRatio) puts four validators, their
+// CometBFT nodes and the runners in one Go process on two cores, where
+// the consensus work of the next height and the runners share two Ps.
+func TestPushLatencyProcesses(t *testing.T) {
+	if os.Getenv("CIP11_BENCH_PROC") == "" {
+		t.Skip("set CIP11_BENCH_PROC=1 to run the multi-process push-latency harness")
+	}
+	rounds := 2
+	fmt.Sscan(os.Getenv("CIP11_BENCH_ROUNDS"), &rounds)
+	var single, network []float64
+	load := func() string {
+		b, _ := os.ReadFile("/proc/loadavg")
+		return strings.TrimSpace(string(b))
+	}
+	for r := range rounds {
+		s := pushRun(t, false, uint64(10+r))
+		n := pushRun(t, true, uint64(10+r))
+		t.Logf("round %d: single p50 %.2f p99 %.2f ms (%d); network p50 %.2f p99 %.2f ms (%d) (load %s)", r,
+			quant(s, 500), quant(s, 990), len(s), quant(n, 500), quant(n, 990), len(n), load())
+		single, network = append(single, s...), append(network, n...)
+	}
+	t.Logf("pooled over %d rounds: single p50 %.2f p99 %.2f ms (%d acks); network k=3 p50 %.2f p99 %.2f ms (%d acks); ratio p50 %.2f, p99 %.2f (load %s)",
+		rounds, quant(single, 500), quant(single, 990), len(single), quant(network, 500), quant(network, 990), len(network),
+		quant(network, 500)/quant(single, 500), quant(network, 990)/quant(single, 990), load())
+}
+
+func quant(xs []float64, perMille int) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[min(len(s)-1, len(s)*perMille/1000)]
+}
+
+// pushRun runs one chain as processes for 15 s of jobs and returns every
+// validator's push-latency samples (ms).
+func pushRun(t *testing.T, network bool, seed uint64) []float64 {
+	const runners, jobsFor = 50, 15 * time.Second
+	dir := filepath.Join(t.TempDir(), "chain")
+	var apis []string
+	var g *node.Genesis
+	var procs []*proc
+	if network {
+		base := freeNetworkBase(t, 4)
+		if code, out, errOut := cli("genesis", "-validators", "4", "-o", dir, "-runners", fmt.Sprint(runners), "-base-port", fmt.Sprint(base), "-seed", fmt.Sprint(seed)); code != 0 {
+			t.Fatalf("genesis: exit %d: %s%s", code, out, errOut)
+		}
+		for i := range 4 {
+			home := filepath.Join(dir, fmt.Sprintf("v%d", i))
+			procs = append(procs, start(t, "validator", "-home", home, "-log", "warn"))
+			apis = append(apis, fmt.Sprintf("http://127.0.0.1:%d", base+10*i+2))
+		}
+		var err error
+		if g, err = node.LoadGenesis(filepath.Join(dir, "v0", "cip11.json")); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		qport, hport := freePort(t, "udp"), freePort(t, "tcp")
+		if code, out, errOut := cli("genesis", "-o", dir, "-runners", fmt.Sprint(runners), "-seed", fmt.Sprint(seed),
+			"-quic", fmt.Sprintf("127.0.0.1:%d", qport), "-http", fmt.Sprintf("127.0.0.1:%d", hport)); code != 0 {
+			t.Fatalf("genesis: exit %d: %s%s", code, out, errOut)
+		}
+		procs = append(procs, start(t, "validator", "-genesis", filepath.Join(dir, "genesis.json"), "-key", filepath.Join(dir, "validator.key"),
+			"-data", filepath.Join(dir, "data"), "-block-time", "200ms", "-log", "warn"))
+		apis = append(apis, fmt.Sprintf("http://127.0.0.1:%d", hport))
+		var err error
+		if g, err = node.LoadGenesis(filepath.Join(dir, "genesis.json")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	height := func() uint64 {
+		var st struct {
+			Height uint64 `json:"height,string"`
+		}
+		if err := getJSON(apis[0]+"/status", &st); err != nil {
+			return 0
+		}
+		return st.Height
+	}
+	waitFor(t, "the chain past height 2", 90*time.Second, func() bool { return height() > 2 })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for i := range runners {
+		k, err := node.LoadRunnerKey(filepath.Join(dir, fmt.Sprintf("runner-%04d.key", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := node.NewRunner(ctx, node.RunnerConfig{Genesis: g, Key: k, Chain: node.HTTPChain{Base: apis[i%len(apis)]},
+			WorkTime: 30 * time.Millisecond, Seed: seed*1000 + uint64(i)}) // Tick: the runner process default (100 ms)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+	}
+	rng := rand.New(rand.NewPCG(seed, 0xde7))
+	hc := &http.Client{Timeout: 2 * time.Second}
+	var nonce uint64
+	last := height()
+	for end := time.Now().Add(jobsFor); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		h := height()
+		if h <= last {
+			continue
+		}
+		last = h
+		for range 2 {
+			nonce++
+			m := uint32(1)
+			if rng.IntN(1000) < 400 {
+				m = 2 + uint32(rng.IntN(2))
+			}
+			b, _ := json.Marshal(httpapi.JobRequest{Submitter: node.DevnetSubmitter(rng.IntN(8)), JobKind: uint8(rng.IntN(6)), Runners: m,
+				TimeoutBlocks: 12, WorkMillis: 30, Nonce: nonce})
+			resp, err := hc.Post(apis[int(nonce)%len(apis)]+"/jobs", "application/json", bytes.NewReader(b))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode/100 != 2 {
+				t.Fatalf("POST /jobs: %s", resp.Status)
+			}
+		}
+	}
+	time.Sleep(5 * time.Second) // the last pushes are acked
+	var samples []float64
+	for _, api := range apis {
+		var d struct {
+			Lat []float64 `json:"push_latency_ms"`
+		}
+		if err := getJSON(api+"/dashboard.json", &d); err != nil {
+			t.Fatal(err)
+		}
+		samples = append(samples, d.Lat...)
+	}
+	cancel()
+	for _, p := range procs {
+		_ = p.cmd.Process.Kill()
+		_ = p.cmd.Wait()
+	}
+	return samples
+}
