@@ -125,10 +125,12 @@ func shortText(s string) string {
 
 // sayGoodbye writes g on the control stream, closes it, waits up to linger
 // for the peer to close the connection (so the Goodbye is delivered rather
-// than overtaken by CONNECTION_CLOSE), then closes.
-func sayGoodbye(c *qgo.Conn, f *frameStream, g *wire.Goodbye, linger time.Duration) {
+// than overtaken by CONNECTION_CLOSE), then closes. It reports whether
+// the Goodbye was written.
+func sayGoodbye(c *qgo.Conn, f *frameStream, g *wire.Goodbye, linger time.Duration) bool {
+	written := false
 	if f != nil {
-		_ = f.write(g)
+		written = f.write(g) == nil
 		f.wmu.Lock()
 		_ = f.st.Close()
 		f.wmu.Unlock()
@@ -140,6 +142,7 @@ func sayGoodbye(c *qgo.Conn, f *frameStream, g *wire.Goodbye, linger time.Durati
 	}
 	t.Stop()
 	_ = c.CloseWithError(codeGoodbye, g.Reason.String())
+	return written
 }
 
 // readGoodbye turns a received Goodbye into a RefusedError, verifying it
