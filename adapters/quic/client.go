@@ -267,9 +267,7 @@ func (c *Client) Stats() ClientStats {
 
 // say sends a Goodbye (sayGoodbye) and counts it if it was written.
 func (c *Client) say(qc *qgo.Conn, f *frameStream, g *wire.Goodbye) {
-	if sayGoodbye(qc, f, g, c.cfg.GoodbyeLinger) && int(g.Reason) < NumGoodbyeReasons {
-		c.stats.goodbyesSent[g.Reason].Add(1)
-	}
+	sayGoodbye(qc, f, g, c.cfg.GoodbyeLinger, &c.stats.goodbyesSent)
 }
 
 // received counts a validator's Goodbye by reason.

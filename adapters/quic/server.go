@@ -506,9 +506,7 @@ func (s *Server) refuse(qc *qgo.Conn, f *frameStream, sess *wire.Session, err er
 
 // say sends a Goodbye (sayGoodbye) and counts it if it was written.
 func (s *Server) say(qc *qgo.Conn, f *frameStream, g *wire.Goodbye) {
-	if sayGoodbye(qc, f, g, s.cfg.GoodbyeLinger) && int(g.Reason) < NumGoodbyeReasons {
-		s.stats.goodbyesSent[g.Reason].Add(1)
-	}
+	sayGoodbye(qc, f, g, s.cfg.GoodbyeLinger, &s.stats.goodbyesSent)
 }
 
 // received counts a runner's Goodbye by reason.
