@@ -587,7 +587,7 @@ func (s *Server) handshake(qc *qgo.Conn, f *frameStream, deadline time.Time) (*s
 	if err != nil {
 		return nil, nil, err
 	}
-	sc, err := s.admit(qc, f, sess)
+	sc, err := s.admit(qc, f, sess, h)
 	return sc, sess, err
 }
 
@@ -687,8 +687,10 @@ func readHelloAck(f *frameStream, deadline time.Time) (*wire.HelloAck, error) {
 
 // admit applies the registration rule (§6.2: health ≠ Deregistered) at the
 // current height and records the connection in local presence. Nothing
-// about the runner is recorded before this point.
-func (s *Server) admit(qc *qgo.Conn, f *frameStream, sess *wire.Session) (*sconn, error) {
+// about the runner is recorded before this point. helloAt is the height
+// the Hello's epoch pair was checked at: if Tick has moved past it, the
+// pair must still be valid now (§5.3 point 4).
+func (s *Server) admit(qc *qgo.Conn, f *frameStream, sess *wire.Session, helloAt uint64) (*sconn, error) {
 	addr, err := sess.RunnerPubKey.RunnerAddress()
 	if err != nil {
 		return nil, err
@@ -709,7 +711,7 @@ func (s *Server) admit(qc *qgo.Conn, f *frameStream, sess *wire.Session) (*sconn
 		return nil, fmt.Errorf("%w: %s", ErrRunnerNotRegistered, addr)
 	}
 	pair := pairOf(sess)
-	if s.valid != nil && !slices.Contains(s.valid, pair) {
+	if s.height != helloAt && s.valid != nil && !slices.Contains(s.valid, pair) {
 		// Tick passed the cutoff during the handshake (§5.3 point 4).
 		return nil, fmt.Errorf("%w: epoch %d at height %d", validators.ErrOverlapExpired, pair.SubsetEpoch, s.height)
 	}
