@@ -125,8 +125,10 @@ func waitLinks(t *testing.T, o *overlap, c *Client, want string) {
 // each under its own snapshot (point 2), counts the runner once in local
 // presence (§7.4), and pushes over the current epoch's (point 3). Up to
 // the block before the cutoff both stay; at activation_height(E+1) +
-// OVERLAP_BLOCKS only the E+1 pair is left on both ends (point 4) and the
-// runner is still present at v1. Fails on the code before this change,
+// OVERLAP_BLOCKS only the E+1 pair is left on both ends (point 4), and
+// the runner is present at v1 without a gap: in the block of the cutoff
+// itself, before its ping on the E+1 connection for that block has
+// arrived, a push is routed to it. Fails on the code before this change,
 // which kept one link per validator (so v1 was never dialled under E+1)
 // and one connection per runner at the server.
 func TestOverlapValidatorInBothSubsetsHoldsBothPairs(t *testing.T) {
@@ -167,11 +169,32 @@ func TestOverlapValidatorInBothSubsetsHoldsBothPairs(t *testing.T) {
 		t.Fatalf("one block before the cutoff v1 holds %v", got)
 	}
 
-	o.tick(overlapCut, c)
+	// The validators reach the cutoff first, as they usually do (they push
+	// right after applying a block, before the runner has seen it).
+	for _, s := range o.servers {
+		s.Tick(overlapCut)
+	}
+	if got := connEpochs(s1, rk.Address()); !slices.Equal(got, []uint64{1}) {
+		t.Fatalf("at the cutoff v1 holds %v, want the E+1 pair only", got)
+	}
+	if !s1.IsPresent(rk.Address()) || s0.IsPresent(rk.Address()) {
+		t.Fatalf("at the cutoff: present at v1 %v (want true: no gap), at v0 %v (want false)", s1.IsPresent(rk.Address()), s0.IsPresent(rk.Address()))
+	}
+	if sc, _, err := s1.route(&Assignment{Runner: rk.Address()}); err != nil || sc.pair != o.e1.Pair() {
+		t.Fatalf("route at the cutoff: %v", err)
+	}
+	c.Tick(overlapCut)
 	waitLinks(t, o, c, "v1@1 v2@1")
-	eventually(t, "v1 keeps the E+1 connection only", func() bool { return slices.Equal(connEpochs(s1, rk.Address()), []uint64{1}) })
 	eventually(t, "v0 dropped the runner", func() bool { return !s0.Connected(rk.Address()) })
-	eventually(t, "present at v1 after the cutoff", func() bool { return s1.IsPresent(rk.Address()) })
+	o.tick(overlapCut+1, c)
+	eventually(t, "the handed-over entry closed by the next ping", func() bool {
+		s1.mu.Lock()
+		defer s1.mu.Unlock()
+		return len(s1.handover) == 0
+	})
+	if !s1.IsPresent(rk.Address()) {
+		t.Fatal("not present at v1 after the cutoff")
+	}
 	id, spec = testJob("overlap after cutoff")
 	if err := s1.Push([]Assignment{assignment(id, spec, rk.Address())})[0]; err != nil {
 		t.Fatal(err)
@@ -221,6 +244,9 @@ func TestOverlapEpochOnlyValidatorClosedAtCutoff(t *testing.T) {
 					t.Fatalf("runner sent %d Goodbye{OverlapExpired}, want 2", n)
 				}
 				eventually(t, "v0 forgot the runner", func() bool { return !s0.Connected(rk.Address()) })
+				if !s1.IsPresent(rk.Address()) {
+					t.Fatal("the runner's Goodbye on its E connection took it out of v1's presence")
+				}
 				for _, s := range o.servers {
 					s.Tick(overlapCut)
 				}

@@ -223,6 +223,14 @@ type Server struct {
 	pres     *local.Presence
 	conns    map[local.ConnID]*sconn
 	byRunner map[cip11.Address][]*sconn // admitted connections: at most one per epoch pair (admit replaces)
+	// handover holds, per runner, the local-presence entries of
+	// connections closed at the §5.3 cutoff while the runner had another
+	// connection that had pinged: they are closed in local presence just
+	// before that runner's next valid ping (onPing), so the runner stays
+	// present across the switch from its epoch-E to its epoch-E+1
+	// connection instead of missing the cutoff block (§5.3 point 1: no
+	// gap). Dropping the runner's last connection closes them too.
+	handover map[cip11.Address][]local.ConnID
 	pushes   map[pushKey]*push
 	heldBy   map[cip11.Address]int // reveals held per runner (§10.3), ≤ MaxHeldReveals
 	closed   bool
@@ -238,6 +246,7 @@ type sconn struct {
 	runner cip11.Address
 	id     local.ConnID
 	pair   wire.EpochPair // the (subset_epoch, validator_set_hash) it was admitted under (§5.3 point 2)
+	pinged bool           // a valid HeartbeatPing arrived on it (guarded by Server.mu)
 	// replaced are the runner's older connections this admission
 	// superseded; serveConn closes them (§12.5 has no reason for it, so
 	// with a plain QUIC close, codeReplaced).
@@ -323,6 +332,7 @@ func NewServer(ctx context.Context, cfg ServerConfig, h uint64) (*Server, error)
 	s := &Server{
 		cfg: cfg, self: self, height: h, pres: local.New(cfg.Params),
 		conns: map[local.ConnID]*sconn{}, byRunner: map[cip11.Address][]*sconn{}, pushes: map[pushKey]*push{}, heldBy: map[cip11.Address]int{},
+		handover: map[cip11.Address][]local.ConnID{},
 		limiter: newHelloLimiter(cfg.HelloRate, cfg.HelloBurst, cfg.Now), done: make(chan struct{}),
 		log: loggerOr(cfg.Logger), logLim: newLogLimiter(refusalLogInterval, cfg.Now),
 	}
@@ -772,7 +782,7 @@ func (s *Server) controlLoop(sc *sconn) {
 				s.received(gone)
 				_ = sc.qc.CloseWithError(codeGoodbye, "")
 				if gone.Verified && gone.Reason == wire.GoodbyeOverlapExpired {
-					s.forget(sc) // before drop: the runner abandons the pushes (§5.3 point 4)
+					s.retire(sc) // before drop: the runner abandons the pushes (§5.3 point 4)
 					s.abandon(s.pushesOn(sc))
 				}
 				return
@@ -836,7 +846,11 @@ func (s *Server) onPing(sc *sconn, p *wire.HeartbeatPing) error {
 	}
 	s.mu.Lock()
 	h := s.height
+	if s.conns[sc.id] == sc {
+		s.handOverLocked(sc.runner)
+	}
 	err := s.pres.Ping(h, sc.runner, sc.id, p.Nonce)
+	sc.pinged = sc.pinged || err == nil
 	accepting := s.pres.AcceptingNew(sc.runner)
 	mutate := s.mutatePong
 	s.mu.Unlock()
@@ -861,11 +875,36 @@ func (s *Server) drop(sc *sconn) {
 	s.forgetLocked(sc)
 }
 
-// forget is drop ahead of the connection's end.
-func (s *Server) forget(sc *sconn) {
+// retire is [Server.retireLocked] under the lock.
+func (s *Server) retire(sc *sconn) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.forgetLocked(sc)
+	s.retireLocked(sc)
+}
+
+// retireLocked forgets a connection whose epoch pair expired (§5.3 point
+// 4): if the runner has another connection that has pinged, its
+// local-presence entry is handed over (see Server.handover) rather than
+// closed, else it is closed as any lost connection is. s.mu held.
+func (s *Server) retireLocked(sc *sconn) {
+	if s.conns[sc.id] != sc {
+		return
+	}
+	if !slices.ContainsFunc(s.byRunner[sc.runner], func(o *sconn) bool { return o != sc && o.pinged }) {
+		s.forgetLocked(sc)
+		return
+	}
+	delete(s.conns, sc.id)
+	s.setRunnerConns(sc.runner, slices.DeleteFunc(slices.Clone(s.byRunner[sc.runner]), func(o *sconn) bool { return o == sc }))
+	s.handover[sc.runner] = append(s.handover[sc.runner], sc.id)
+}
+
+// handOverLocked closes runner's handed-over presence entries. s.mu held.
+func (s *Server) handOverLocked(runner cip11.Address) {
+	for _, id := range s.handover[runner] {
+		_ = s.pres.Close(s.height, runner, id)
+	}
+	delete(s.handover, runner)
 }
 
 // forgetLocked removes sc from the admitted connections and local
@@ -884,6 +923,9 @@ func (s *Server) forgetLocked(sc *sconn) {
 	}
 	s.setRunnerConns(sc.runner, list)
 	_ = s.pres.Close(s.height, sc.runner, sc.id)
+	if len(list) == 0 {
+		s.handOverLocked(sc.runner) // §11.3: no connection left, nothing to hand over to
+	}
 }
 
 // IsPresent reports whether runner is in this validator's local presence

@@ -91,9 +91,10 @@ type heldTx struct {
 // view at the height (call it again after ValidatorSetActivated) and
 // closes each admitted connection whose epoch pair is no longer valid —
 // epoch E's at and after activation_height(E+1) + OVERLAP_BLOCKS — with
-// a signed Goodbye{OverlapExpired} (§5.3 point 4). Such a runner leaves
-// local presence by that connection (it stays present by its epoch-E+1
-// connection once that one pings), and the pushes in flight on it are
+// a signed Goodbye{OverlapExpired} (§5.3 point 4). A runner still
+// connected under E+1 stays in local presence across the switch (the
+// closed connection's entry is handed over to its next ping); one that is
+// not leaves it, as on any connection loss. The pushes in flight on it are
 // abandoned: each is reported once, a SoftFailure with ErrPushAbandoned,
 // except one whose reveal is held, which is forwarded or dropped by the
 // §10.3 rules as before (the runner drains the rest, §11.5).
@@ -182,7 +183,7 @@ func (s *Server) expireLocked(valid []wire.EpochPair) map[*sconn]bool {
 		}
 	}
 	for sc := range gone {
-		s.forgetLocked(sc)
+		s.retireLocked(sc)
 	}
 	return gone
 }
