@@ -333,7 +333,7 @@ func NewServer(ctx context.Context, cfg ServerConfig, h uint64) (*Server, error)
 		cfg: cfg, self: self, height: h, pres: local.New(cfg.Params),
 		conns: map[local.ConnID]*sconn{}, byRunner: map[cip11.Address][]*sconn{}, pushes: map[pushKey]*push{}, heldBy: map[cip11.Address]int{},
 		handover: map[cip11.Address][]local.ConnID{},
-		limiter: newHelloLimiter(cfg.HelloRate, cfg.HelloBurst, cfg.Now), done: make(chan struct{}),
+		limiter:  newHelloLimiter(cfg.HelloRate, cfg.HelloBurst, cfg.Now), done: make(chan struct{}),
 		log: loggerOr(cfg.Logger), logLim: newLogLimiter(refusalLogInterval, cfg.Now),
 	}
 	s.valid = s.validPairs(h)
