@@ -901,7 +901,11 @@ func (s *Server) retireLocked(sc *sconn) {
 
 // handOverLocked closes runner's handed-over presence entries. s.mu held.
 func (s *Server) handOverLocked(runner cip11.Address) {
-	for _, id := range s.handover[runner] {
+	ids, ok := s.handover[runner]
+	if !ok {
+		return
+	}
+	for _, id := range ids {
 		_ = s.pres.Close(s.height, runner, id)
 	}
 	delete(s.handover, runner)
