@@ -102,9 +102,11 @@ type ClientStats struct {
 }
 
 // Client is a runner's CIP-11 endpoint: one UDP socket and one connection
-// to each validator of Sub(R) (§4.2, §5.1, §6.1), kept up with the §11.3
-// backoff, heartbeats on every new height (§6.3) and push handling with
-// deduplication by job_id across validators (§10.1–§10.5).
+// to each validator of Sub(R) (§4.2, §5.1, §6.1) — across an E → E+1
+// overlap one per validator and epoch pair of Sub_E(R) ∪ Sub_{E+1}(R)
+// (§5.3, [Client.Links]) — kept up with the §11.3 backoff, heartbeats on
+// every new height (§6.3) and push handling with deduplication by job_id
+// across validators and connections (§10.1–§10.5).
 type Client struct {
 	cfg    ClientConfig
 	self   wire.PubKey
