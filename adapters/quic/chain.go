@@ -12,7 +12,10 @@ import (
 
 // ValidatorSets is the consensus §5.4 interface as the transport consumes
 // it: the §5.3 validator-set view (current snapshot and, during an
-// OVERLAP_BLOCKS window, its predecessor) in force at height h.
+// OVERLAP_BLOCKS window, its predecessor) in force at height h. The
+// transport re-reads it on every [Server.Tick] and [Client.Tick]: after
+// changing it (ValidatorSetActivated), tick again — a repeated height
+// is enough for a Server.
 type ValidatorSets interface {
 	EpochsAt(h uint64) (validators.Epochs, error)
 }
@@ -39,7 +42,8 @@ func (s *StaticValidatorSets) EpochsAt(uint64) (validators.Epochs, error) {
 	return s.e, nil
 }
 
-// Set replaces the view (ValidatorSetActivated, §5.3).
+// Set replaces the view (ValidatorSetActivated, §5.3). Servers and
+// clients act on it at their next Tick.
 func (s *StaticValidatorSets) Set(e validators.Epochs) {
 	s.mu.Lock()
 	s.e = e

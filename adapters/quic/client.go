@@ -1,6 +1,7 @@
 package quic
 
 import (
+	"cmp"
 	"context"
 	crand "crypto/rand"
 	"encoding/hex"
@@ -10,6 +11,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -89,14 +91,22 @@ type ClientConfig struct {
 
 // ClientStats are cumulative counters. Delivered counts the assignments
 // [Client.Deliver] accepted (Executions counts pushed and delivered ones).
+// GoodbyesSent and GoodbyesReceived count §12.5 Goodbye frames by reason
+// (index: the reason byte): sent, every one the runner wrote; received,
+// every one a validator sent, verified or advisory. Their OverlapExpired
+// entries count the epoch-E links closed at the §5.3 point-4 cutoff by
+// the runner and by the validators.
 type ClientStats struct {
 	Dials, Admissions, PingsSent, PongsOK, PongsRejected, Executions, Acks, Delivered int64
+	GoodbyesSent, GoodbyesReceived                                                    [NumGoodbyeReasons]int64
 }
 
 // Client is a runner's CIP-11 endpoint: one UDP socket and one connection
-// to each validator of Sub(R) (§4.2, §5.1, §6.1), kept up with the §11.3
-// backoff, heartbeats on every new height (§6.3) and push handling with
-// deduplication by job_id across validators (§10.1–§10.5).
+// to each validator of Sub(R) (§4.2, §5.1, §6.1) — across an E → E+1
+// overlap one per validator and epoch pair of Sub_E(R) ∪ Sub_{E+1}(R)
+// (§5.3, [Client.Links]) — kept up with the §11.3 backoff, heartbeats on
+// every new height (§6.3) and push handling with deduplication by job_id
+// across validators and connections (§10.1–§10.5).
 type Client struct {
 	cfg    ClientConfig
 	self   wire.PubKey
@@ -114,6 +124,8 @@ type Client struct {
 	done      chan struct{}
 	stats     struct {
 		dials, admissions, pings, pongsOK, pongsRejected, executions, acks, delivered atomic.Int64
+		goodbyesSent, goodbyesRecv                                                    [NumGoodbyeReasons]atomic.Int64
+		refusalSeq                                                                    atomic.Uint64
 	}
 
 	mu        sync.Mutex
@@ -122,7 +134,7 @@ type Client struct {
 	tick      chan struct{} // closed and replaced on every new height
 	tickAt    time.Time     // when the last new height arrived (Tick)
 	tickEvery time.Duration // the time between the last two heights
-	links     map[validators.PeerKey]*link
+	links     map[linkKey]*link
 	jobs      map[cip11.Hash]*job
 	active    int
 	full      bool          // at capacity: the BackpressureSignal state (§6.4)
@@ -131,10 +143,21 @@ type Client struct {
 	closed    bool
 }
 
-// link is the runner's connection to one validator, across reconnects.
+// linkKey names a link: a validator and the epoch pair it is dialled
+// under. Across an overlap a validator in Sub_E(R) and Sub_{E+1}(R) has
+// two links, one per pair (§5.3 points 1–2: a connection is valid for one
+// snapshot only).
+type linkKey struct {
+	peer validators.PeerKey
+	pair wire.EpochPair
+}
+
+// link is the runner's connection to one validator under one epoch pair,
+// across reconnects.
 type link struct {
 	c    *Client
 	peer validators.PeerKey
+	pair wire.EpochPair
 	stop chan struct{}
 
 	mu          sync.Mutex
@@ -151,6 +174,11 @@ type link struct {
 	retryAt     uint64 // Goodbye.retry_after_blocks gate (§12.5)
 	attempt     uint32
 	refusal     *RefusedError
+	refusalSeq  uint64 // order of refusal among the client's links (LastRefusal)
+	// ended is set by the validator's verified Goodbye{OverlapExpired} on
+	// a previous-epoch link: the link never dials again (§5.3 point 4)
+	// and waits for reconcile to retire it.
+	ended bool
 }
 
 func (c *ClientConfig) defaults() error {
@@ -194,7 +222,7 @@ func NewClient(ctx context.Context, cfg ClientConfig, h uint64) (*Client, error)
 	}
 	c := &Client{
 		cfg: cfg, self: cfg.Key.PubKey(), height: h, tick: make(chan struct{}), rng: cfg.Rand,
-		links: map[validators.PeerKey]*link{}, jobs: map[cip11.Hash]*job{}, done: make(chan struct{}),
+		links: map[linkKey]*link{}, jobs: map[cip11.Hash]*job{}, done: make(chan struct{}),
 		bpWake: make(chan struct{}, 1), log: loggerOr(cfg.Logger), logLim: newLogLimiter(refusalLogInterval, time.Now),
 	}
 	if !cfg.Offline {
@@ -227,21 +255,42 @@ func NewClient(ctx context.Context, cfg ClientConfig, h uint64) (*Client, error)
 
 // Stats returns a snapshot of the counters.
 func (c *Client) Stats() ClientStats {
-	return ClientStats{
+	st := ClientStats{
 		Dials: c.stats.dials.Load(), Admissions: c.stats.admissions.Load(), PingsSent: c.stats.pings.Load(),
 		PongsOK: c.stats.pongsOK.Load(), PongsRejected: c.stats.pongsRejected.Load(),
 		Executions: c.stats.executions.Load(), Acks: c.stats.acks.Load(), Delivered: c.stats.delivered.Load(),
 	}
+	for i := range st.GoodbyesSent {
+		st.GoodbyesSent[i] = c.stats.goodbyesSent[i].Load()
+		st.GoodbyesReceived[i] = c.stats.goodbyesRecv[i].Load()
+	}
+	return st
 }
 
-// subset is Sub_E(R) ∪ Sub_{E+1}(R) at h (§5.3 point 1), each validator
-// with the epoch pair it is dialed under (the current one when in both).
-func (c *Client) subset(h uint64) (map[validators.PeerKey]bool, []wire.EpochPair, error) {
+// say sends a Goodbye (sayGoodbye) and counts it if it was written.
+func (c *Client) say(qc *qgo.Conn, f *frameStream, g *wire.Goodbye) {
+	sayGoodbye(qc, f, g, c.cfg.GoodbyeLinger, &c.stats.goodbyesSent)
+}
+
+// received counts a validator's Goodbye by reason.
+func (c *Client) received(g *RefusedError) {
+	if int(g.Reason) < NumGoodbyeReasons {
+		c.stats.goodbyesRecv[g.Reason].Add(1)
+	}
+}
+
+// subset is the links the runner holds at h (§5.3 point 1): for each
+// snapshot valid at h — Current from its activation height, Previous
+// until activation_height(Current) + OVERLAP_BLOCKS — every validator of
+// Sub_epoch(R) under that snapshot's own pair. A validator in both
+// subsets is in it twice, once per pair (point 2: never a cross-product).
+// It also returns the valid pairs, Current first.
+func (c *Client) subset(h uint64) (map[linkKey]bool, []wire.EpochPair, error) {
 	ep, err := c.cfg.Validators.EpochsAt(h)
 	if err != nil {
 		return nil, nil, err
 	}
-	want := map[validators.PeerKey]bool{}
+	want := map[linkKey]bool{}
 	for _, s := range []*validators.Snapshot{ep.Current, ep.Previous} {
 		if s == nil {
 			continue
@@ -254,31 +303,35 @@ func (c *Client) subset(h uint64) (map[validators.PeerKey]bool, []wire.EpochPair
 			return nil, nil, err
 		}
 		for _, v := range sub {
-			want[v] = true
+			want[linkKey{v, s.Pair()}] = true
 		}
 	}
 	return want, ep.Pairs(h, c.cfg.Params), nil
 }
 
-// reconcile opens links to validators newly in Sub(R) and retires those no
-// longer in it with Goodbye{OverlapExpired} (§5.3 point 4). c.mu held.
+// reconcile opens a link for every (validator, pair) newly held and
+// retires every link whose pair is no longer valid with
+// Goodbye{OverlapExpired} (§5.3 point 4): from activation_height(E+1)
+// the runner holds Sub_E(R) ∪ Sub_{E+1}(R), each validator of
+// Sub_{E+1}(R) under E+1's pair even when it also keeps its epoch-E link
+// (no delivery gap), and at the cutoff every epoch-E link goes. c.mu held.
 func (c *Client) reconcile(h uint64) error {
 	want, pairs, err := c.subset(h)
 	if err != nil {
 		return err
 	}
 	c.pairsOf = pairs
-	for v := range want {
-		if c.links[v] == nil {
-			l := &link{c: c, peer: v, stop: make(chan struct{})}
-			c.links[v] = l
+	for k := range want {
+		if c.links[k] == nil {
+			l := &link{c: c, peer: k.peer, pair: k.pair, stop: make(chan struct{})}
+			c.links[k] = l
 			c.wg.Add(1) // c.mu held and not closed (NewClient, Tick)
 			go l.run()
 		}
 	}
-	for v, l := range c.links {
-		if !want[v] {
-			delete(c.links, v)
+	for k, l := range c.links {
+		if !want[k] {
+			delete(c.links, k)
 			c.wg.Add(1)
 			go func() {
 				defer c.wg.Done()
@@ -361,36 +414,65 @@ func (c *Client) Height() uint64 {
 	return c.height
 }
 
-// Connected lists the validators with an admitted connection.
+// Connected lists the validators with an admitted connection, each once
+// (across an overlap a validator may hold two, one per epoch pair).
 func (c *Client) Connected() []validators.PeerKey {
-	c.mu.Lock()
-	links := make([]*link, 0, len(c.links))
-	for _, l := range c.links {
-		links = append(links, l)
-	}
-	c.mu.Unlock()
 	var out []validators.PeerKey
-	for _, l := range links {
-		l.mu.Lock()
-		if l.up {
-			out = append(out, l.peer)
+	for _, l := range c.Links() {
+		if l.Up && !slices.Contains(out, l.Validator) {
+			out = append(out, l.Validator)
 		}
-		l.mu.Unlock()
 	}
 	return out
 }
 
-// LastRefusal is the most recent Goodbye v sent this runner, or nil.
-func (c *Client) LastRefusal(v validators.PeerKey) *RefusedError {
-	c.mu.Lock()
-	l := c.links[v]
-	c.mu.Unlock()
-	if l == nil {
-		return nil
+// LinkState is one link the runner holds (§5.3 point 1): a validator of
+// Sub_epoch(R) and the epoch pair it is dialled under, and whether the
+// validator admitted it (its first HeartbeatPong verified) and it is up.
+type LinkState struct {
+	Validator validators.PeerKey
+	Pair      wire.EpochPair
+	Up        bool
+}
+
+// Links lists the links the runner holds now, ordered by subset_epoch,
+// then validator: across an E → E+1 overlap, Sub_E(R) under E's pair and
+// Sub_{E+1}(R) under E+1's, a validator in both listed twice; after the
+// cutoff, E+1's only. Sampled once a height it is a per-runner overlap
+// timeline.
+func (c *Client) Links() []LinkState {
+	out := make([]LinkState, 0, 8)
+	for _, l := range c.linkList() {
+		l.mu.Lock()
+		out = append(out, LinkState{Validator: l.peer, Pair: l.pair, Up: l.up})
+		l.mu.Unlock()
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.refusal
+	slices.SortFunc(out, func(a, b LinkState) int {
+		if a.Pair.SubsetEpoch != b.Pair.SubsetEpoch {
+			return cmp.Compare(a.Pair.SubsetEpoch, b.Pair.SubsetEpoch)
+		}
+		return a.Validator.Compare(b.Validator)
+	})
+	return out
+}
+
+// LastRefusal is the most recent Goodbye v sent this runner on any of its
+// links, or nil. The Goodbye{OverlapExpired} ending a previous-epoch link
+// is the overlap's normal end, not a refusal, and is not recorded.
+func (c *Client) LastRefusal(v validators.PeerKey) *RefusedError {
+	var last *RefusedError
+	var seq uint64
+	for _, l := range c.linkList() {
+		if l.peer != v {
+			continue
+		}
+		l.mu.Lock()
+		if l.refusal != nil && l.refusalSeq >= seq {
+			last, seq = l.refusal, l.refusalSeq
+		}
+		l.mu.Unlock()
+	}
+	return last
 }
 
 // waitTick returns a channel closed at the next new height.
@@ -454,7 +536,7 @@ func (l *link) retire(reason wire.GoodbyeReason) {
 	qc, ctl, sess := l.qc, l.ctl, l.sess
 	l.mu.Unlock()
 	if qc != nil && sess != nil {
-		sayGoodbye(qc, ctl, goodbye(sess, l.c.cfg.Key, reason, "", nil), l.c.cfg.GoodbyeLinger)
+		l.c.say(qc, ctl, goodbye(sess, l.c.cfg.Key, reason, "", nil))
 	} else if qc != nil {
 		_ = qc.CloseWithError(codeShutdown, "")
 	}
@@ -501,14 +583,17 @@ func (l *link) run() {
 	}
 }
 
-// waitRetryHeight blocks until the finalized height reaches retryAt.
+// waitRetryHeight blocks until the finalized height reaches retryAt and
+// the link's epoch pair admits its validator at that height: a link is
+// never dialled under an expired pair (§5.3 point 4), nor under one not
+// yet active, nor after the validator ended it with OverlapExpired.
 func (l *link) waitRetryHeight() bool {
 	for {
 		ch := l.c.waitTick()
 		l.mu.Lock()
-		at := l.retryAt
+		at, ended := l.retryAt, l.ended
 		l.mu.Unlock()
-		if l.c.Height() >= at {
+		if h := l.c.Height(); !ended && h >= at && l.admissible(h) == nil {
 			return true
 		}
 		select {
@@ -519,6 +604,23 @@ func (l *link) waitRetryHeight() bool {
 			return false
 		}
 	}
+}
+
+// admissible is the runner's epoch-paired check of its own link at h
+// (§5.3 point 2, §6.2): the link's pair selects a snapshot in force at h,
+// the validator is in it and in Sub_epoch(R) of it. It returns that
+// snapshot.
+func (l *link) admissible(h uint64) error {
+	_, err := l.snapshot(h)
+	return err
+}
+
+func (l *link) snapshot(h uint64) (*validators.Snapshot, error) {
+	ep, err := l.c.cfg.Validators.EpochsAt(h)
+	if err != nil {
+		return nil, err
+	}
+	return ep.Admit(h, l.pair, l.peer, l.c.self, l.c.cfg.Params)
 }
 
 // connectOnce dials, runs the D28 handshake and serves the connection
@@ -633,7 +735,7 @@ func (l *link) handshakeFailed(qc *qgo.Conn, f *frameStream, sess *wire.Session,
 	if l.c.logLim.allow(hex.EncodeToString(l.peer[:])) {
 		l.c.log.Warn("quic: refusing validator", "validator", hex.EncodeToString(l.peer[:]), "reason", GoodbyeReason(err).String(), "detail", err.Error())
 	}
-	sayGoodbye(qc, f, goodbye(sess, k, GoodbyeReason(err), err.Error(), nil), l.c.cfg.GoodbyeLinger)
+	l.c.say(qc, f, goodbye(sess, k, GoodbyeReason(err), err.Error(), nil))
 }
 
 // MaxAdvisoryRetryBlocks bounds the retry_after_blocks of an unverified
@@ -644,15 +746,27 @@ func (l *link) handshakeFailed(qc *qgo.Conn, f *frameStream, sess *wire.Session,
 const MaxAdvisoryRetryBlocks = 30
 
 // refused records a Goodbye and its retry_after_blocks gate (§12.5),
-// capped at MaxAdvisoryRetryBlocks when the Goodbye was not verified.
+// capped at MaxAdvisoryRetryBlocks when the Goodbye was not verified. A
+// verified Goodbye{OverlapExpired} on a link whose pair is not the
+// current epoch's is the overlap's normal end (§5.3 point 4): it is not
+// a refusal, and the link never dials under that pair again.
 func (l *link) refused(g *RefusedError) {
+	l.c.received(g)
+	if g.Reason == wire.GoodbyeOverlapExpired && g.Verified && !l.current() {
+		l.c.log.Info("quic: epoch-paired link ended by validator", "validator", hex.EncodeToString(l.peer[:]), "subset_epoch", l.pair.SubsetEpoch)
+		l.mu.Lock()
+		l.ended = true
+		l.mu.Unlock()
+		return
+	}
 	if l.c.logLim.allow(hex.EncodeToString(l.peer[:])) {
 		l.c.log.Warn("quic: refused by validator", "validator", hex.EncodeToString(l.peer[:]), "reason", g.Reason.String(), "detail", g.Detail,
 			"verified", g.Verified, "retry_after_blocks", g.RetryAfterBlocks)
 	}
 	h := l.c.Height()
+	seq := l.c.stats.refusalSeq.Add(1)
 	l.mu.Lock()
-	l.refusal = g
+	l.refusal, l.refusalSeq = g, seq
 	if g.RetryAfterBlocks != nil {
 		n := *g.RetryAfterBlocks
 		if !g.Verified {
@@ -666,41 +780,38 @@ func (l *link) refused(g *RefusedError) {
 	l.mu.Unlock()
 }
 
-// runnerLocal is the runner's wire.Local at h for a connection to l.peer,
-// with the epoch pair to offer it and that pair's snapshot: the current
-// snapshot's pair when l.peer is in our Sub of it, else the previous
-// one's (§5.3). Admits is "is the validator we dialed, under the pair we
-// offered, and that pair admitted it" (§5.3 point 2, §6.2; a Hello under
-// another pair fails the handshake's pair check instead): Sub(R) is
+// current reports whether the link's pair is the current snapshot's in
+// the runner's view.
+func (l *link) current() bool {
+	ep, err := l.c.cfg.Validators.EpochsAt(l.c.Height())
+	return err == nil && ep.Current != nil && ep.Current.Pair() == l.pair
+}
+
+// runnerLocal is the runner's wire.Local at h for a connection to l.peer
+// under the link's epoch pair, with that pair's snapshot: the pair must
+// admit l.peer at h (§5.3 point 2, §6.2: epoch-paired, the runner
+// applies the validator's rule), else the link does not connect. Admits
+// is "is the validator we dialed, under the pair we offered" (a Hello
+// under another pair fails the handshake's pair check instead): Sub(R) is
 // evaluated once per handshake, here, not again for the validator's Hello.
-func (l *link) runnerLocal(h uint64) (*wire.Local, wire.EpochPair, *validators.Snapshot, error) {
+func (l *link) runnerLocal(h uint64) (*wire.Local, *validators.Snapshot, error) {
 	c := l.c
 	ep, err := c.cfg.Validators.EpochsAt(h)
 	if err != nil {
-		return nil, wire.EpochPair{}, nil, err
+		return nil, nil, err
 	}
-	if ep.Current == nil {
-		return nil, wire.EpochPair{}, nil, fmt.Errorf("%w: no current validator set", ErrNilDependency)
-	}
-	pair, snap, admitted := ep.Current.Pair(), ep.Current, false
-	for _, s := range []*validators.Snapshot{ep.Current, ep.Previous} {
-		if s == nil {
-			continue
-		}
-		if _, err := ep.Admit(h, s.Pair(), l.peer, c.self, c.cfg.Params); err == nil {
-			pair, snap, admitted = s.Pair(), s, true
-			break
-		}
+	snap, err := ep.Admit(h, l.pair, l.peer, c.self, c.cfg.Params)
+	if err != nil {
+		return nil, nil, err
 	}
 	return &wire.Local{
 		Role: wire.RoleRunner, ChainID: c.cfg.ChainID, Version: wire.Version, Epochs: ep.Pairs(h, c.cfg.Params),
 		AcceptHigherMinor: true, // D28: same major ⇒ the lower version is the connection's
 		Admits: func(p wire.EpochPair, v wire.PubKey) bool {
 			pk, err := validators.PeerKeyOf(v)
-			// Another pair is refused after CheckHello, as a mismatch.
-			return err == nil && pk == l.peer && (p != pair || admitted)
+			return err == nil && pk == l.peer && p == l.pair
 		},
-	}, pair, snap, nil
+	}, snap, nil
 }
 
 // handshake is the runner's half of D28.
@@ -711,10 +822,11 @@ func (l *link) handshake(qc *qgo.Conn, f *frameStream, deadline time.Time) (*wir
 		return nil, nil, err
 	}
 	h := c.Height()
-	loc, pair, snap, err := l.runnerLocal(h)
+	loc, snap, err := l.runnerLocal(h)
 	if err != nil {
 		return nil, nil, err
 	}
+	pair := l.pair
 	ours := &wire.Hello{
 		Version: wire.Version, ChainID: c.cfg.ChainID, ValidatorSetHash: pair.ValidatorSetHash, SubsetEpoch: pair.SubsetEpoch,
 		PartyPubKey: c.self, PartyRole: wire.RoleRunner, BlockHeight: h,
@@ -776,7 +888,7 @@ func (l *link) controlLoop(qc *qgo.Conn, f *frameStream, sess *wire.Session) {
 			if errors.Is(err, io.EOF) || isClosed(err) {
 				_ = qc.CloseWithError(codeGoodbye, "")
 			} else {
-				sayGoodbye(qc, f, goodbye(sess, l.c.cfg.Key, GoodbyeReason(err), err.Error(), nil), l.c.cfg.GoodbyeLinger)
+				l.c.say(qc, f, goodbye(sess, l.c.cfg.Key, GoodbyeReason(err), err.Error(), nil))
 			}
 			return
 		}
@@ -789,7 +901,7 @@ func (l *link) controlLoop(qc *qgo.Conn, f *frameStream, sess *wire.Session) {
 			return
 		default:
 			err := fmt.Errorf("%w: %s on the control stream", ErrUnexpectedFrame, fr.Type())
-			sayGoodbye(qc, f, goodbye(sess, l.c.cfg.Key, wire.GoodbyeProtocolError, err.Error(), nil), l.c.cfg.GoodbyeLinger)
+			l.c.say(qc, f, goodbye(sess, l.c.cfg.Key, wire.GoodbyeProtocolError, err.Error(), nil))
 			return
 		}
 	}

@@ -41,6 +41,23 @@
 // tests d27_test.go and d28_test.go check D27 and D28 sentence by
 // sentence at both ends.
 //
+// # Reconfiguration (§5.3)
+//
+// A connection lives under the one (subset_epoch, validator_set_hash)
+// pair its Hello offered. From activation_height(E+1) the [Client] holds
+// a link per validator of Sub_E(R) under E's pair and one per validator
+// of Sub_{E+1}(R) under E+1's — two to a validator in both, so delivery
+// never gaps — and a [Server] admits one connection per runner per pair,
+// counting the runner once in local presence and pushing over the
+// current epoch's connection. At activation_height(E+1) + OVERLAP_BLOCKS
+// whichever side ticks there first closes every epoch-E connection with
+// Goodbye{OverlapExpired}; the validator abandons the pushes in flight on
+// it (SoftFailure, [ErrPushAbandoned]; a held reveal is still released)
+// and refuses a later Hello under E's pair with OverlapExpired, and the
+// runner never dials under E's pair again. [Client.Links] lists the
+// links a runner holds; ServerStats and ClientStats count Goodbyes by
+// reason. See TestOverlap* in overlap_test.go.
+//
 // # Time
 //
 // Block heights come from the node: [Server.Tick] and [Client.Tick], as in

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/cip11/cip11/presence/validators"
 	"github.com/cip11/cip11/wire"
 )
 
@@ -73,6 +74,12 @@ var (
 	ErrNotReady = errors.New("quic: validator has no committed state to admit against yet")
 	// ErrNotConnected: no admitted connection to that peer.
 	ErrNotConnected = errors.New("quic: not connected")
+	// ErrPushAbandoned: the push's connection was closed because its epoch
+	// pair expired at the OVERLAP_BLOCKS cutoff (§5.3 point 4), by either
+	// side, before the push finished. The push is a SoftFailure (the
+	// runner is alive, and still connected under the new pair); its
+	// results settle through the runner's own rebroadcast (§11.5).
+	ErrPushAbandoned = errors.New("quic: push abandoned: its connection's epoch pair expired")
 )
 
 // RefusedError is a connection refused or closed by the peer's Goodbye
@@ -114,6 +121,8 @@ func GoodbyeReason(err error) wire.GoodbyeReason {
 		return wire.GoodbyeProtocolError
 	case errors.Is(err, ErrNotReady):
 		return wire.GoodbyeDraining
+	case errors.Is(err, validators.ErrOverlapExpired):
+		return wire.GoodbyeOverlapExpired
 	}
 	return wire.GoodbyeReasonFor(err)
 }

@@ -52,16 +52,19 @@ func TestHandshakeHappyPath(t *testing.T) {
 	}
 }
 
+// clientSession is the session of c's link to v (the newest epoch's, if
+// it holds several).
 func clientSession(c *Client, v validators.PeerKey) *wire.Session {
-	c.mu.Lock()
-	l := c.links[v]
-	c.mu.Unlock()
-	if l == nil {
-		return nil
+	var sess *wire.Session
+	var epoch uint64
+	for _, l := range c.linkList() {
+		l.mu.Lock()
+		if l.peer == v && l.sess != nil && (sess == nil || l.pair.SubsetEpoch > epoch) {
+			sess, epoch = l.sess, l.pair.SubsetEpoch
+		}
+		l.mu.Unlock()
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.sess
+	return sess
 }
 
 func serverSession(s *Server, r cip11.Address) *wire.Session {
@@ -257,7 +260,7 @@ func TestHelloRateLimited(t *testing.T) {
 // §5.3 point 2: during the overlap window admission is epoch-paired —
 // each epoch's own (epoch, hash) with that epoch's membership; a mixed
 // pair is refused; and past activation + OVERLAP_BLOCKS epoch E is
-// refused (§5.3 point 4).
+// refused with Goodbye{OverlapExpired} (§5.3 point 4, §12.5).
 func TestOverlapEpochPairedAdmission(t *testing.T) {
 	rk := runnerKey(t, 1)
 	f := newFixture(t, 1, rk)
@@ -295,7 +298,7 @@ func TestOverlapEpochPairedAdmission(t *testing.T) {
 	if g, err = r.sendHello(helloFor(rk, old.Pair())); err != nil {
 		t.Fatal(err)
 	}
-	if err := isGoodbye(g, wire.GoodbyeNotInSubset); err != nil {
+	if err := isGoodbye(g, wire.GoodbyeOverlapExpired); err != nil {
 		t.Fatalf("epoch E past OVERLAP_BLOCKS: %v", err)
 	}
 }

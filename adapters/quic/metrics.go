@@ -20,6 +20,8 @@ const (
 	MetricResultsRejected  = "cip11_results_rejected_total"
 	MetricPreHelloCloses   = "cip11_prehello_closes_total"
 	MetricHalfOpen         = "cip11_half_open_connections"
+	MetricGoodbyes         = "cip11_goodbyes_total"
+	MetricPushesAbandoned  = "cip11_pushes_abandoned_total"
 )
 
 // outcomeLabels are the `outcome` label values of cip11_pushes_total, by
@@ -35,11 +37,13 @@ type collector struct {
 	s                                              *Server
 	connected, present, admissions, refusals       *prometheus.Desc
 	pings, pushes, rejected, preHello, halfOpenNow *prometheus.Desc
+	goodbyes, abandoned                            *prometheus.Desc
 }
 
 // NewCollector is a prometheus.Collector exporting s's transport metrics
 // (§6.2 admission, §6.3 heartbeats, §6.6 half-open handshakes, §10.3
-// result checks, §10.6 outcomes, §12.5 refusal reasons). Every labelled
+// result checks, §10.6 outcomes, §12.5 refusal reasons, Goodbyes sent and
+// received by reason, §5.3 pushes abandoned at the overlap cutoff). Every labelled
 // series is present from the first scrape, zero-valued ones included.
 // Register it once per Server.
 func NewCollector(s *Server) prometheus.Collector {
@@ -57,12 +61,14 @@ func NewCollector(s *Server) prometheus.Collector {
 		rejected:    d(MetricResultsRejected, "JobResultCommit/JobResult frames whose tx_bytes failed the §10.3 checks."),
 		preHello:    d(MetricPreHelloCloses, "Runner connections closed before a Hello arrived (§6.6)."),
 		halfOpenNow: d(MetricHalfOpen, "Runner connections between their first QUIC Initial and CIP-11 admission (§6.6)."),
+		goodbyes:    d(MetricGoodbyes, "Goodbye frames sent to and received from runners, by direction and reason (§12.5).", "direction", "reason"),
+		abandoned:   d(MetricPushesAbandoned, "Pushes abandoned because their connection's epoch pair expired (§5.3 point 4, §11.5)."),
 	}
 }
 
 // Describe implements prometheus.Collector.
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.connected, c.present, c.admissions, c.refusals, c.pings, c.pushes, c.rejected, c.preHello, c.halfOpenNow} {
+	for _, d := range []*prometheus.Desc{c.connected, c.present, c.admissions, c.refusals, c.pings, c.pushes, c.rejected, c.preHello, c.halfOpenNow, c.goodbyes, c.abandoned} {
 		ch <- d
 	}
 }
@@ -91,4 +97,10 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	emit(c.rejected, prometheus.CounterValue, float64(st.ResultsRejected))
 	emit(c.preHello, prometheus.CounterValue, float64(st.PreHelloCloses))
 	emit(c.halfOpenNow, prometheus.GaugeValue, float64(st.HalfOpen))
+	for r := range st.GoodbyesSent {
+		reason := wire.GoodbyeReason(r).String()
+		emit(c.goodbyes, prometheus.CounterValue, float64(st.GoodbyesSent[r]), "sent", reason)
+		emit(c.goodbyes, prometheus.CounterValue, float64(st.GoodbyesReceived[r]), "received", reason)
+	}
+	emit(c.abandoned, prometheus.CounterValue, float64(st.PushesAbandoned))
 }

@@ -14,8 +14,8 @@ import (
 // admitted runner pings twice (§6.3), is pushed one job and answers with
 // a JobResult whose tx_bytes is not signed by it (§10.3 check (1) fails:
 // SoftFailure, §10.6); another runner is refused for the wrong chain
-// (§12.5 WrongChain); a third connection closes before its Hello. The
-// expected exposition is written out by hand.
+// (§12.5 WrongChain: the one Goodbye sent); a third connection closes
+// before its Hello. The expected exposition is written out by hand.
 func TestCollectorExposition(t *testing.T) {
 	rk, other, third := runnerKey(t, 1), runnerKey(t, 2), runnerKey(t, 3)
 	f := newFixture(t, 1, rk, other, third)
@@ -64,6 +64,26 @@ cip11_admission_refusals_total{reason="WrongChain"} 1
 # HELP cip11_admissions_total Runner connections admitted after the handshake (§6.2).
 # TYPE cip11_admissions_total counter
 cip11_admissions_total 1
+# HELP cip11_goodbyes_total Goodbye frames sent to and received from runners, by direction and reason (§12.5).
+# TYPE cip11_goodbyes_total counter
+cip11_goodbyes_total{direction="received",reason="AuthFailed"} 0
+cip11_goodbyes_total{direction="received",reason="Draining"} 0
+cip11_goodbyes_total{direction="received",reason="NotInSubset"} 0
+cip11_goodbyes_total{direction="received",reason="OverlapExpired"} 0
+cip11_goodbyes_total{direction="received",reason="ProtocolError"} 0
+cip11_goodbyes_total{direction="received",reason="RateLimited"} 0
+cip11_goodbyes_total{direction="received",reason="Shutdown"} 0
+cip11_goodbyes_total{direction="received",reason="UnsupportedVersion"} 0
+cip11_goodbyes_total{direction="received",reason="WrongChain"} 0
+cip11_goodbyes_total{direction="sent",reason="AuthFailed"} 0
+cip11_goodbyes_total{direction="sent",reason="Draining"} 0
+cip11_goodbyes_total{direction="sent",reason="NotInSubset"} 0
+cip11_goodbyes_total{direction="sent",reason="OverlapExpired"} 0
+cip11_goodbyes_total{direction="sent",reason="ProtocolError"} 0
+cip11_goodbyes_total{direction="sent",reason="RateLimited"} 0
+cip11_goodbyes_total{direction="sent",reason="Shutdown"} 0
+cip11_goodbyes_total{direction="sent",reason="UnsupportedVersion"} 0
+cip11_goodbyes_total{direction="sent",reason="WrongChain"} 1
 # HELP cip11_half_open_connections Runner connections between their first QUIC Initial and CIP-11 admission (§6.6).
 # TYPE cip11_half_open_connections gauge
 cip11_half_open_connections 0
@@ -74,6 +94,9 @@ cip11_heartbeat_pings_total{result="rejected"} 0
 # HELP cip11_prehello_closes_total Runner connections closed before a Hello arrived (§6.6).
 # TYPE cip11_prehello_closes_total counter
 cip11_prehello_closes_total 1
+# HELP cip11_pushes_abandoned_total Pushes abandoned because their connection's epoch pair expired (§5.3 point 4, §11.5).
+# TYPE cip11_pushes_abandoned_total counter
+cip11_pushes_abandoned_total 0
 # HELP cip11_pushes_total JobAssignment pushes, by dispatch outcome (§10.6).
 # TYPE cip11_pushes_total counter
 cip11_pushes_total{outcome="duplicate"} 0

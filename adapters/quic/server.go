@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -158,6 +159,17 @@ type ServerStats struct {
 	// PreHelloCloses counts connections closed before a Hello arrived
 	// (no control stream, a timeout, or another first frame; §6.6).
 	PreHelloCloses int64
+	// GoodbyesSent and GoodbyesReceived count §12.5 Goodbye frames by
+	// reason (index: the reason byte): sent, every one the server wrote
+	// (refusals included); received, every one a runner sent, verified or
+	// advisory. GoodbyesSent[wire.GoodbyeOverlapExpired] counts the
+	// epoch-E connections this validator closed at the §5.3 point-4
+	// cutoff, GoodbyesReceived[...] those the runners closed themselves.
+	GoodbyesSent, GoodbyesReceived [NumGoodbyeReasons]int64
+	// PushesAbandoned counts pushes abandoned because their connection's
+	// epoch pair expired (§5.3 point 4, §11.5): each is also counted once
+	// in Outcomes as a SoftFailure with [ErrPushAbandoned].
+	PushesAbandoned int64
 	// Gauges at the time of the snapshot: admitted connections, runners in
 	// local presence at the current height (§7.4), and connections not yet
 	// admitted (§6.6).
@@ -198,13 +210,27 @@ type Server struct {
 		refusedBy                                                      [NumGoodbyeReasons]atomic.Int64
 		outcomes                                                       [NumOutcomes]atomic.Int64
 		resultsRejected, preHello                                      atomic.Int64
+		goodbyesSent, goodbyesRecv                                     [NumGoodbyeReasons]atomic.Int64
+		abandoned                                                      atomic.Int64
 	}
 
-	mu       sync.Mutex
-	height   uint64
+	mu     sync.Mutex
+	height uint64
+	// valid are the epoch pairs valid at height, Current first (§5.3,
+	// [validators.Epochs.Pairs]), as of the last Tick or NewServer; nil
+	// when the view could not be read then (nothing is expired on it).
+	valid    []wire.EpochPair
 	pres     *local.Presence
 	conns    map[local.ConnID]*sconn
-	byRunner map[cip11.Address][]*sconn // the admitted connection (one per runner: admit replaces)
+	byRunner map[cip11.Address][]*sconn // admitted connections: at most one per epoch pair (admit replaces)
+	// handover holds, per runner, the local-presence entries of
+	// connections closed at the §5.3 cutoff while the runner had another
+	// connection that had pinged: they are closed in local presence just
+	// before that runner's next valid ping (onPing), so the runner stays
+	// present across the switch from its epoch-E to its epoch-E+1
+	// connection instead of missing the cutoff block (§5.3 point 1: no
+	// gap). Dropping the runner's last connection closes them too.
+	handover map[cip11.Address][]local.ConnID
 	pushes   map[pushKey]*push
 	heldBy   map[cip11.Address]int // reveals held per runner (§10.3), ≤ MaxHeldReveals
 	closed   bool
@@ -219,6 +245,8 @@ type sconn struct {
 	sess   *wire.Session
 	runner cip11.Address
 	id     local.ConnID
+	pair   wire.EpochPair // the (subset_epoch, validator_set_hash) it was admitted under (§5.3 point 2)
+	pinged bool           // a valid HeartbeatPing arrived on it (guarded by Server.mu)
 	// replaced are the runner's older connections this admission
 	// superseded; serveConn closes them (§12.5 has no reason for it, so
 	// with a plain QUIC close, codeReplaced).
@@ -304,9 +332,11 @@ func NewServer(ctx context.Context, cfg ServerConfig, h uint64) (*Server, error)
 	s := &Server{
 		cfg: cfg, self: self, height: h, pres: local.New(cfg.Params),
 		conns: map[local.ConnID]*sconn{}, byRunner: map[cip11.Address][]*sconn{}, pushes: map[pushKey]*push{}, heldBy: map[cip11.Address]int{},
-		limiter: newHelloLimiter(cfg.HelloRate, cfg.HelloBurst, cfg.Now), done: make(chan struct{}),
+		handover: map[cip11.Address][]local.ConnID{},
+		limiter:  newHelloLimiter(cfg.HelloRate, cfg.HelloBurst, cfg.Now), done: make(chan struct{}),
 		log: loggerOr(cfg.Logger), logLim: newLogLimiter(refusalLogInterval, cfg.Now),
 	}
+	s.valid = s.validPairs(h)
 	s.udp = cfg.PacketConn
 	if s.udp == nil {
 		if s.udp, err = net.ListenPacket("udp", cfg.Listen); err != nil {
@@ -370,10 +400,12 @@ func (s *Server) Stats() ServerStats {
 		PingsOK: s.stats.pingsOK.Load(), PingsRejected: s.stats.pingsRejected.Load(),
 		ProtocolErrors: s.stats.protocol.Load(), Forwarded: s.stats.forwarded.Load(),
 		ResultsRejected: s.stats.resultsRejected.Load(), PreHelloCloses: s.stats.preHello.Load(),
-		HalfOpen: s.HalfOpen(),
+		HalfOpen: s.HalfOpen(), PushesAbandoned: s.stats.abandoned.Load(),
 	}
 	for i := range st.RefusedBy {
 		st.RefusedBy[i] = s.stats.refusedBy[i].Load()
+		st.GoodbyesSent[i] = s.stats.goodbyesSent[i].Load()
+		st.GoodbyesReceived[i] = s.stats.goodbyesRecv[i].Load()
 	}
 	for i := range st.Outcomes {
 		st.Outcomes[i] = s.stats.outcomes[i].Load()
@@ -437,7 +469,10 @@ func (s *Server) serveConn(qc *qgo.Conn) {
 	sc, sess, err := s.handshake(qc, f, deadline)
 	if err != nil {
 		var gone *RefusedError
-		if errors.As(err, &gone) || isClosed(err) {
+		if errors.As(err, &gone) {
+			s.received(gone)
+		}
+		if gone != nil || isClosed(err) {
 			_ = qc.CloseWithError(codeGoodbye, "")
 			return
 		}
@@ -476,21 +511,50 @@ func (s *Server) refuse(qc *qgo.Conn, f *frameStream, sess *wire.Session, err er
 	if sess != nil {
 		k = s.cfg.Key
 	}
-	sayGoodbye(qc, f, goodbye(sess, k, reason, err.Error(), retryAfter(err)), s.cfg.GoodbyeLinger)
+	s.say(qc, f, goodbye(sess, k, reason, err.Error(), retryAfter(err)))
+}
+
+// say sends a Goodbye (sayGoodbye) and counts it if it was written.
+func (s *Server) say(qc *qgo.Conn, f *frameStream, g *wire.Goodbye) {
+	sayGoodbye(qc, f, g, s.cfg.GoodbyeLinger, &s.stats.goodbyesSent)
+}
+
+// received counts a runner's Goodbye by reason.
+func (s *Server) received(g *RefusedError) {
+	if int(g.Reason) < NumGoodbyeReasons {
+		s.stats.goodbyesRecv[g.Reason].Add(1)
+	}
 }
 
 // local is the validator's wire.Local at h: the admissible epoch pairs and
 // the Sub(runner) predicate (§5.3, §6.2).
-func (s *Server) local(h uint64) (*wire.Local, error) {
+func (s *Server) local(h uint64) (*wire.Local, validators.Epochs, error) {
 	ep, err := s.cfg.Validators.EpochsAt(h)
 	if err != nil {
-		return nil, err
+		return nil, ep, err
 	}
 	return &wire.Local{
 		Role: wire.RoleValidator, ChainID: s.cfg.ChainID, Version: wire.Version,
 		AcceptHigherMinor: true, // D28: same major ⇒ the lower version is the connection's
 		Epochs:            ep.Pairs(h, s.cfg.Params), Admits: ep.AdmitsRunner(h, s.self, s.cfg.Params),
-	}, nil
+	}, ep, nil
+}
+
+// expiredOffer refines a Hello refused for its epoch pair (err, from
+// wire.CheckHello): an offer of epoch E's own pair at or after the
+// cutoff is [validators.ErrOverlapExpired], refused with
+// Goodbye{OverlapExpired} (§5.3 point 4: "a Hello offering
+// validator_set_hash(E) past the cutoff is rejected at §6.2 admission").
+// Any other error is returned unchanged.
+func (s *Server) expiredOffer(ep validators.Epochs, h uint64, hello *wire.Hello, err error) error {
+	if !errors.Is(err, wire.ErrValidatorSetMismatch) {
+		return err
+	}
+	offer := wire.EpochPair{SubsetEpoch: hello.SubsetEpoch, ValidatorSetHash: hello.ValidatorSetHash}
+	if _, serr := ep.Select(h, offer, s.cfg.Params); errors.Is(serr, validators.ErrOverlapExpired) {
+		return serr
+	}
+	return err
 }
 
 // handshake is the validator's half of D28. It returns the session as soon
@@ -510,13 +574,13 @@ func (s *Server) handshake(qc *qgo.Conn, f *frameStream, deadline time.Time) (*s
 		return nil, nil, ErrRateLimited
 	}
 	h := s.currentHeight()
-	l, err := s.local(h)
+	l, ep, err := s.local(h)
 	if err != nil {
 		return nil, nil, err
 	}
 	pair, err := wire.CheckHello(l, peer)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, s.expiredOffer(ep, h, peer, err)
 	}
 	ours, err := s.sendHello(f, peer, pair, h, binding)
 	if err != nil {
@@ -533,7 +597,7 @@ func (s *Server) handshake(qc *qgo.Conn, f *frameStream, deadline time.Time) (*s
 	if err != nil {
 		return nil, nil, err
 	}
-	sc, err := s.admit(qc, f, sess)
+	sc, err := s.admit(qc, f, sess, h)
 	return sc, sess, err
 }
 
@@ -633,8 +697,10 @@ func readHelloAck(f *frameStream, deadline time.Time) (*wire.HelloAck, error) {
 
 // admit applies the registration rule (§6.2: health ≠ Deregistered) at the
 // current height and records the connection in local presence. Nothing
-// about the runner is recorded before this point.
-func (s *Server) admit(qc *qgo.Conn, f *frameStream, sess *wire.Session) (*sconn, error) {
+// about the runner is recorded before this point. helloAt is the height
+// the Hello's epoch pair was checked at: if Tick has moved past it, the
+// pair must still be valid now (§5.3 point 4).
+func (s *Server) admit(qc *qgo.Conn, f *frameStream, sess *wire.Session, helloAt uint64) (*sconn, error) {
 	addr, err := sess.RunnerPubKey.RunnerAddress()
 	if err != nil {
 		return nil, err
@@ -654,23 +720,51 @@ func (s *Server) admit(qc *qgo.Conn, f *frameStream, sess *wire.Session) (*sconn
 	if r, ok := view.Runner(addr); !ok || r.Health == state.Deregistered {
 		return nil, fmt.Errorf("%w: %s", ErrRunnerNotRegistered, addr)
 	}
-	sc := &sconn{qc: qc, ctl: f, sess: sess, runner: addr, id: local.ConnID(sess.ID)}
-	// A runner keeps one connection per validator (§4.2): a new admission
-	// replaces the old one, which is forgotten here, under the same lock, so
-	// its later close cannot clear presence the new connection owns (§11.3).
-	sc.replaced = s.byRunner[addr]
-	for _, old := range sc.replaced {
+	pair := pairOf(sess)
+	if s.height != helloAt && s.valid != nil && !slices.Contains(s.valid, pair) {
+		// Tick passed the cutoff during the handshake (§5.3 point 4).
+		return nil, fmt.Errorf("%w: epoch %d at height %d", validators.ErrOverlapExpired, pair.SubsetEpoch, s.height)
+	}
+	sc := &sconn{qc: qc, ctl: f, sess: sess, runner: addr, id: local.ConnID(sess.ID), pair: pair}
+	// A runner keeps one connection per validator and epoch pair (§4.2;
+	// two across an overlap, §5.3 point 1): a new admission replaces the
+	// runner's connection under the same pair, which is forgotten here,
+	// under the same lock, so its later close cannot clear presence the
+	// new connection owns (§11.3). A connection under the other epoch's
+	// pair stays: local presence counts the runner once whatever the
+	// number of its connections (§7.4).
+	keep := make([]*sconn, 0, 2)
+	for _, old := range s.byRunner[addr] {
+		if old.pair != pair {
+			keep = append(keep, old)
+			continue
+		}
+		sc.replaced = append(sc.replaced, old)
 		delete(s.conns, old.id)
 		_ = s.pres.Close(s.height, addr, old.id)
 	}
-	delete(s.byRunner, addr)
 	if err := s.pres.Open(s.height, addr, sc.id); err != nil {
+		s.setRunnerConns(addr, keep)
 		return nil, err // the replaced connections' next ping fails: they close then
 	}
 	s.conns[sc.id] = sc
-	s.byRunner[addr] = []*sconn{sc}
+	s.byRunner[addr] = append(keep, sc)
 	s.stats.admitted.Add(1)
 	return sc, nil
+}
+
+// pairOf is the epoch pair a session was established under.
+func pairOf(sess *wire.Session) wire.EpochPair {
+	return wire.EpochPair{SubsetEpoch: sess.SubsetEpoch, ValidatorSetHash: sess.ValidatorSetHash}
+}
+
+// setRunnerConns stores runner's admitted connections; s.mu held.
+func (s *Server) setRunnerConns(runner cip11.Address, list []*sconn) {
+	if len(list) == 0 {
+		delete(s.byRunner, runner)
+		return
+	}
+	s.byRunner[runner] = list
 }
 
 // controlLoop serves the admitted control stream (§6.3–§6.5, §12.5).
@@ -685,7 +779,12 @@ func (s *Server) controlLoop(sc *sconn) {
 		if err := s.onControl(sc, fr); err != nil {
 			var gone *RefusedError
 			if errors.As(err, &gone) {
+				s.received(gone)
 				_ = sc.qc.CloseWithError(codeGoodbye, "")
+				if gone.Verified && gone.Reason == wire.GoodbyeOverlapExpired {
+					s.retire(sc) // before drop: the runner abandons the pushes (§5.3 point 4)
+					s.abandon(s.pushesOn(sc))
+				}
 				return
 			}
 			s.closeWith(sc, err)
@@ -707,7 +806,7 @@ func (s *Server) streamError(sc *sconn, err error) {
 // closeWith sends the signed Goodbye for err and closes.
 func (s *Server) closeWith(sc *sconn, err error) {
 	s.stats.protocol.Add(1)
-	sayGoodbye(sc.qc, sc.ctl, goodbye(sc.sess, s.cfg.Key, GoodbyeReason(err), err.Error(), nil), s.cfg.GoodbyeLinger)
+	s.say(sc.qc, sc.ctl, goodbye(sc.sess, s.cfg.Key, GoodbyeReason(err), err.Error(), nil))
 }
 
 func (s *Server) onControl(sc *sconn, fr wire.Frame) error {
@@ -747,7 +846,11 @@ func (s *Server) onPing(sc *sconn, p *wire.HeartbeatPing) error {
 	}
 	s.mu.Lock()
 	h := s.height
+	if s.conns[sc.id] == sc {
+		s.handOverLocked(sc.runner)
+	}
 	err := s.pres.Ping(h, sc.runner, sc.id, p.Nonce)
+	sc.pinged = sc.pinged || err == nil
 	accepting := s.pres.AcceptingNew(sc.runner)
 	mutate := s.mutatePong
 	s.mu.Unlock()
@@ -769,8 +872,50 @@ func (s *Server) onPing(sc *sconn, p *wire.HeartbeatPing) error {
 func (s *Server) drop(sc *sconn) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.forgetLocked(sc)
+}
+
+// retire is [Server.retireLocked] under the lock.
+func (s *Server) retire(sc *sconn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.retireLocked(sc)
+}
+
+// retireLocked forgets a connection whose epoch pair expired (§5.3 point
+// 4): if the runner has another connection that has pinged, its
+// local-presence entry is handed over (see Server.handover) rather than
+// closed, else it is closed as any lost connection is. s.mu held.
+func (s *Server) retireLocked(sc *sconn) {
 	if s.conns[sc.id] != sc {
-		return // already replaced by a newer connection (admit)
+		return
+	}
+	if !slices.ContainsFunc(s.byRunner[sc.runner], func(o *sconn) bool { return o != sc && o.pinged }) {
+		s.forgetLocked(sc)
+		return
+	}
+	delete(s.conns, sc.id)
+	s.setRunnerConns(sc.runner, slices.DeleteFunc(slices.Clone(s.byRunner[sc.runner]), func(o *sconn) bool { return o == sc }))
+	s.handover[sc.runner] = append(s.handover[sc.runner], sc.id)
+}
+
+// handOverLocked closes runner's handed-over presence entries. s.mu held.
+func (s *Server) handOverLocked(runner cip11.Address) {
+	ids, ok := s.handover[runner]
+	if !ok {
+		return
+	}
+	for _, id := range ids {
+		_ = s.pres.Close(s.height, runner, id)
+	}
+	delete(s.handover, runner)
+}
+
+// forgetLocked removes sc from the admitted connections and local
+// presence; a no-op once it is gone (replaced, expired or dropped). s.mu held.
+func (s *Server) forgetLocked(sc *sconn) {
+	if s.conns[sc.id] != sc {
+		return
 	}
 	delete(s.conns, sc.id)
 	list := s.byRunner[sc.runner]
@@ -780,12 +925,11 @@ func (s *Server) drop(sc *sconn) {
 			break
 		}
 	}
-	if len(list) == 0 {
-		delete(s.byRunner, sc.runner)
-	} else {
-		s.byRunner[sc.runner] = list
-	}
+	s.setRunnerConns(sc.runner, list)
 	_ = s.pres.Close(s.height, sc.runner, sc.id)
+	if len(list) == 0 {
+		s.handOverLocked(sc.runner) // §11.3: no connection left, nothing to hand over to
+	}
 }
 
 // IsPresent reports whether runner is in this validator's local presence
@@ -838,7 +982,7 @@ func (s *Server) Goodbye(runner cip11.Address, reason wire.GoodbyeReason, detail
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sayGoodbye(sc.qc, sc.ctl, goodbye(sc.sess, s.cfg.Key, reason, detail, retryAfterBlocks), s.cfg.GoodbyeLinger)
+			s.say(sc.qc, sc.ctl, goodbye(sc.sess, s.cfg.Key, reason, detail, retryAfterBlocks))
 		}()
 	}
 	wg.Wait()
@@ -880,7 +1024,7 @@ func (s *Server) Shutdown(reason wire.GoodbyeReason, retryAfterBlocks *uint64) e
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sayGoodbye(sc.qc, sc.ctl, goodbye(sc.sess, s.cfg.Key, reason, "", retryAfterBlocks), s.cfg.GoodbyeLinger)
+			s.say(sc.qc, sc.ctl, goodbye(sc.sess, s.cfg.Key, reason, "", retryAfterBlocks))
 		}()
 	}
 	wg.Wait()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
 
@@ -85,12 +86,26 @@ type heldTx struct {
 // and held reveals still unreleased past the job's deadline_block are
 // dropped as SoftFailure (ErrRevealNotReleased, §11.2). Heights never go
 // back; an older h is ignored.
+//
+// Every call, a repeated h included, also re-reads the §5.3 validator-set
+// view at the height (call it again after ValidatorSetActivated) and
+// closes each admitted connection whose epoch pair is no longer valid —
+// epoch E's at and after activation_height(E+1) + OVERLAP_BLOCKS — with
+// a signed Goodbye{OverlapExpired} (§5.3 point 4). A runner still
+// connected under E+1 stays in local presence across the switch (the
+// closed connection's entry is handed over to its next ping); one that is
+// not leaves it, as on any connection loss. The pushes in flight on it are
+// abandoned: each is reported once, a SoftFailure with ErrPushAbandoned,
+// except one whose reveal is held, which is forwarded or dropped by the
+// §10.3 rules as before (the runner drains the rest, §11.5).
 func (s *Server) Tick(h uint64) {
 	type release struct {
 		p *push
 		t *heldTx
 	}
-	var timedOut, expired []*push
+	hv := max(h, s.currentHeight())
+	valid := s.validPairs(hv) // the view may do I/O: not under s.mu
+	var timedOut, expired, abandoned []*push
 	var reveal []release
 	s.mu.Lock()
 	if h > s.height {
@@ -99,8 +114,14 @@ func (s *Server) Tick(h uint64) {
 		}
 		s.height = h
 	}
+	var gone map[*sconn]bool
+	if valid != nil && s.height == hv {
+		gone = s.expireLocked(valid)
+	}
 	for k, p := range s.pushes {
 		switch {
+		case gone[p.sc] && p.held == nil:
+			abandoned = append(abandoned, p)
 		case p.state == awaitingAck && local.AckTimedOut(p.sentAt, s.height, s.cfg.Params):
 			_ = s.pres.Dispatch(s.height, p.a.Runner, local.HardFailure)
 			p.state = finished
@@ -116,6 +137,10 @@ func (s *Server) Tick(h uint64) {
 	}
 	h = s.height
 	s.mu.Unlock()
+	for sc := range gone {
+		s.expire(sc, h)
+	}
+	s.abandon(abandoned)
 	for _, p := range expired { // §11.2: the job timed out; the reveal can no longer count
 		s.finishPush(p, local.SoftFailure, ErrRevealNotReleased)
 	}
@@ -126,6 +151,80 @@ func (s *Server) Tick(h uint64) {
 	}
 	for _, r := range reveal {
 		s.forwardReveal(r.p, r.t)
+	}
+}
+
+// validPairs is the epoch pairs valid at h, Current first (§5.3), or nil
+// when the view cannot be read.
+func (s *Server) validPairs(h uint64) []wire.EpochPair {
+	ep, err := s.cfg.Validators.EpochsAt(h)
+	if err != nil {
+		return nil
+	}
+	if pairs := ep.Pairs(h, s.cfg.Params); pairs != nil {
+		return pairs
+	}
+	return []wire.EpochPair{}
+}
+
+// expireLocked records valid and forgets every admitted connection whose
+// pair it no longer holds (§5.3 point 4), returning them. Connections
+// are only admitted under a pair in s.valid, so nothing can expire while
+// it is unchanged. s.mu held.
+func (s *Server) expireLocked(valid []wire.EpochPair) map[*sconn]bool {
+	if slices.Equal(valid, s.valid) {
+		return nil
+	}
+	s.valid = valid
+	gone := map[*sconn]bool{}
+	for _, sc := range s.conns {
+		if !slices.Contains(valid, sc.pair) {
+			gone[sc] = true
+		}
+	}
+	for sc := range gone {
+		s.retireLocked(sc)
+	}
+	return gone
+}
+
+// expire closes a connection whose epoch pair expired at h with a signed
+// Goodbye{OverlapExpired} (§5.3 point 4, §12.5), on its own goroutine:
+// Tick never waits for the network.
+func (s *Server) expire(sc *sconn, h uint64) {
+	s.log.Info("quic: epoch pair expired", "runner", sc.runner, "subset_epoch", sc.pair.SubsetEpoch, "height", h)
+	if !s.track() {
+		_ = sc.qc.CloseWithError(codeShutdown, "")
+		return
+	}
+	go func() {
+		defer s.wg.Done()
+		detail := fmt.Sprintf("subset_epoch %d expired at height %d", sc.pair.SubsetEpoch, h)
+		s.say(sc.qc, sc.ctl, goodbye(sc.sess, s.cfg.Key, wire.GoodbyeOverlapExpired, detail, nil))
+	}()
+}
+
+// pushesOn lists the unfinished pushes on sc without a held reveal.
+func (s *Server) pushesOn(sc *sconn) []*push {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []*push
+	for _, p := range s.pushes {
+		if p.sc == sc && p.held == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// abandon finishes pushes whose connection's epoch pair expired (§5.3
+// point 4, §11.5): a SoftFailure with ErrPushAbandoned, once each.
+func (s *Server) abandon(ps []*push) {
+	for _, p := range ps {
+		p.answer()
+		if s.finishPush(p, local.SoftFailure, ErrPushAbandoned) {
+			s.stats.abandoned.Add(1)
+		}
 	}
 }
 
@@ -279,7 +378,28 @@ func (s *Server) route(a *Assignment) (*sconn, uint64, error) {
 	if len(list) == 0 || !s.pres.Pushes(a.Runner, s.height, a.Capabilities, a.Entitlements) {
 		return nil, 0, ErrNotPresent
 	}
-	return list[len(list)-1], s.height, nil
+	sc := s.preferred(list)
+	if sc == nil {
+		return nil, 0, ErrNotPresent
+	}
+	return sc, s.height, nil
+}
+
+// preferred is the connection of list to push on (§5.3 point 3): only one
+// whose epoch pair is valid at the current height, the current epoch's
+// before the previous one's. With no view read yet, the newest. s.mu held.
+func (s *Server) preferred(list []*sconn) *sconn {
+	if s.valid == nil {
+		return list[len(list)-1]
+	}
+	for _, pair := range s.valid {
+		for _, sc := range list {
+			if sc.pair == pair {
+				return sc
+			}
+		}
+	}
+	return nil
 }
 
 // pushOne sends one assignment; answered, if not nil, is closed when the
@@ -511,12 +631,13 @@ func (s *Server) forwardReveal(p *push, t *heldTx) bool {
 	return true
 }
 
-// finishPush records the outcome once, closes the stream and reports.
-func (s *Server) finishPush(p *push, o local.Outcome, err error) {
+// finishPush records the outcome once, closes the stream and reports. It
+// reports whether this call finished the push.
+func (s *Server) finishPush(p *push, o local.Outcome, err error) bool {
 	s.mu.Lock()
 	if p.state == finished {
 		s.mu.Unlock()
-		return
+		return false
 	}
 	p.state = finished
 	delete(s.pushes, pushKey{p.a.JobID, p.sc.id})
@@ -530,6 +651,7 @@ func (s *Server) finishPush(p *push, o local.Outcome, err error) {
 	s.mu.Unlock()
 	p.fs.finish()
 	s.report(Outcome{JobID: p.a.JobID, Runner: p.a.Runner, Outcome: o, Height: h, Err: err, Ack: p.ack})
+	return true
 }
 
 func (s *Server) report(o Outcome) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	qgo "github.com/quic-go/quic-go"
@@ -125,10 +126,13 @@ func shortText(s string) string {
 
 // sayGoodbye writes g on the control stream, closes it, waits up to linger
 // for the peer to close the connection (so the Goodbye is delivered rather
-// than overtaken by CONNECTION_CLOSE), then closes.
-func sayGoodbye(c *qgo.Conn, f *frameStream, g *wire.Goodbye, linger time.Duration) {
+// than overtaken by CONNECTION_CLOSE), then closes. A written Goodbye is
+// counted in sent (if not nil) by reason as soon as it is written.
+func sayGoodbye(c *qgo.Conn, f *frameStream, g *wire.Goodbye, linger time.Duration, sent *[NumGoodbyeReasons]atomic.Int64) {
 	if f != nil {
-		_ = f.write(g)
+		if f.write(g) == nil && sent != nil && int(g.Reason) < NumGoodbyeReasons {
+			sent[g.Reason].Add(1)
+		}
 		f.wmu.Lock()
 		_ = f.st.Close()
 		f.wmu.Unlock()
