@@ -62,6 +62,21 @@ type DevnetConfig struct {
 	Progress func(DevnetProgress)
 }
 
+// OverlapTimeline is one epoch change seen from the runners (§5.3): the
+// activation height and cutoff (activation + OVERLAP_BLOCKS); over the
+// runners that held a link under the new pair, the earliest and latest
+// height one first did; and the last height any runner held a link under
+// the old pair (0: none did).
+type OverlapTimeline struct {
+	Epoch          uint64 `json:"epoch"`
+	Activation     uint64 `json:"activation_height"`
+	Cutoff         uint64 `json:"cutoff_height"`
+	Runners        int    `json:"runners_with_new_pair"`
+	NewPairFirstUp uint64 `json:"new_pair_first_up_min"`
+	NewPairLastUp  uint64 `json:"new_pair_first_up_max"`
+	OldPairLastUp  uint64 `json:"old_pair_last_up"`
+}
+
 // DevnetProgress is a progress snapshot.
 type DevnetProgress struct {
 	Elapsed              time.Duration
@@ -111,16 +126,24 @@ type DevnetReport struct {
 	// the runners connected at the end only to validators of their final
 	// Sub(R) (re-homed) and those still connected elsewhere, and the
 	// connections the removed validator admitted after its cutoff.
-	Epochs               int     `json:"epochs,omitempty"`
-	RunnersRehomed       int     `json:"runners_rehomed,omitempty"`
-	RunnersStray         int     `json:"runners_connected_outside_subset,omitempty"`
-	RemovedAdmittedAfter int64   `json:"removed_validator_admissions_after_cutoff,omitempty"`
-	ValidatorKills       int     `json:"validator_kills"`
-	CaughtUp             bool    `json:"restarted_caught_up"`
-	CatchUpMaxSeconds    float64 `json:"catch_up_max_s"`
-	ReplayAgrees         bool    `json:"replay_agrees"`
-	Dir                  string  `json:"dir,omitempty"`
-	Elapsed              float64 `json:"elapsed_s"`
+	Epochs               int   `json:"epochs,omitempty"`
+	RunnersRehomed       int   `json:"runners_rehomed,omitempty"`
+	RunnersStray         int   `json:"runners_connected_outside_subset,omitempty"`
+	RemovedAdmittedAfter int64 `json:"removed_validator_admissions_after_cutoff,omitempty"`
+	// Goodbyes sent by the validators and by the runners, by §12.5 reason.
+	GoodbyesByValidators map[string]int64 `json:"goodbyes_sent_by_validators,omitempty"`
+	GoodbyesByRunners    map[string]int64 `json:"goodbyes_sent_by_runners,omitempty"`
+	// Overlap is the per-transition timeline over the runners (sampled
+	// every height): when each runner first held a link under the new
+	// epoch's pair, and the last height any runner held one under the old
+	// epoch's pair (§5.3: before the cutoff).
+	Overlap           []OverlapTimeline `json:"overlap_timeline,omitempty"`
+	ValidatorKills    int               `json:"validator_kills"`
+	CaughtUp          bool              `json:"restarted_caught_up"`
+	CatchUpMaxSeconds float64           `json:"catch_up_max_s"`
+	ReplayAgrees      bool              `json:"replay_agrees"`
+	Dir               string            `json:"dir,omitempty"`
+	Elapsed           float64           `json:"elapsed_s"`
 }
 
 func (c *DevnetConfig) defaults() error {
@@ -204,6 +227,9 @@ type netDevnet struct {
 	// -reconfigure: the removed validator's admissions at its cutoff (−1:
 	// not reached yet)
 	admittedAtCutoff int64
+	// and per runner and epoch the first and last height a link under
+	// that epoch's pair was seen up
+	linkSeen []map[uint64][2]uint64
 }
 
 func (n *netDevnet) hook(i int) func(uint64, cip11.Hash) {
@@ -515,6 +541,9 @@ func (n *netDevnet) run(ctx context.Context, runners []*node.Runner) (*DevnetRep
 		if h > last {
 			n.sampleCoverage()
 		}
+		if cfg.Reconfigure && h > last {
+			n.sampleLinks(runners, h)
+		}
 		if cfg.Reconfigure && n.admittedAtCutoff < 0 && h >= cfg.RemoveAt+cfg.Overlap {
 			n.admittedAtCutoff = n.admitted(0)
 			cfg.Logger.Info("devnet: the removed validator's overlap window ended", "height", h, "admitted", n.admittedAtCutoff)
@@ -579,6 +608,7 @@ func (n *netDevnet) run(ctx context.Context, runners []*node.Runner) (*DevnetRep
 					rep.JobsPerRunnerAvg = float64(total*100/int64(len(runners))) / 100
 				}
 				if cfg.Reconfigure {
+					n.reportGoodbyes(rep, runners)
 					if err := n.reportReconfig(rep, h); err != nil {
 						return nil, err
 					}
@@ -618,6 +648,7 @@ func (n *netDevnet) reportReconfig(rep *DevnetReport, h uint64) error {
 		return err
 	}
 	rep.Epochs = len(n.g.EpochSets())
+	rep.Overlap = n.overlapTimelines(n.cfg.Overlap)
 	held := map[cip11.Address][]int{}
 	n.mu.Lock()
 	for i, nd := range n.nodes {
@@ -651,6 +682,87 @@ func (n *netDevnet) reportReconfig(rep *DevnetReport, h uint64) error {
 		rep.RemovedAdmittedAfter = n.admitted(0) - n.admittedAtCutoff
 	}
 	return nil
+}
+
+// sampleLinks records, per runner and epoch, the first and last height h
+// at which the runner held an admitted link under that epoch's pair.
+func (n *netDevnet) sampleLinks(runners []*node.Runner, h uint64) {
+	if n.linkSeen == nil {
+		n.linkSeen = make([]map[uint64][2]uint64, len(runners))
+	}
+	for i, r := range runners {
+		if r == nil || r.Client() == nil {
+			continue
+		}
+		if n.linkSeen[i] == nil {
+			n.linkSeen[i] = map[uint64][2]uint64{}
+		}
+		for _, l := range r.Client().Links() {
+			if !l.Up {
+				continue
+			}
+			e := l.Pair.SubsetEpoch
+			seen, ok := n.linkSeen[i][e]
+			if !ok {
+				seen[0] = h
+			}
+			seen[1] = h
+			n.linkSeen[i][e] = seen
+		}
+	}
+}
+
+// reportGoodbyes sums the Goodbyes the validators and the runners sent, by
+// §12.5 reason.
+func (n *netDevnet) reportGoodbyes(rep *DevnetReport, runners []*node.Runner) {
+	rep.GoodbyesByValidators, rep.GoodbyesByRunners = map[string]int64{}, map[string]int64{}
+	n.mu.Lock()
+	for _, nd := range n.nodes {
+		if nd == nil {
+			continue
+		}
+		if st, ok := nd.V.TransportStats(); ok {
+			for i, c := range st.GoodbyesSent {
+				if c > 0 {
+					rep.GoodbyesByValidators[wire.GoodbyeReason(i).String()] += c
+				}
+			}
+		}
+	}
+	n.mu.Unlock()
+	for _, r := range runners {
+		if r == nil || r.Client() == nil {
+			continue
+		}
+		st := r.Client().Stats()
+		for i, c := range st.GoodbyesSent {
+			if c > 0 {
+				rep.GoodbyesByRunners[wire.GoodbyeReason(i).String()] += c
+			}
+		}
+	}
+}
+
+// overlapTimelines summarizes linkSeen for every epoch change (§5.3).
+func (n *netDevnet) overlapTimelines(overlap uint64) []OverlapTimeline {
+	var out []OverlapTimeline
+	for _, e := range n.g.EpochSets()[1:] {
+		tl := OverlapTimeline{Epoch: e.Epoch, Activation: e.Activation, Cutoff: e.Activation + overlap}
+		for _, seen := range n.linkSeen {
+			if s, ok := seen[e.Epoch]; ok {
+				if tl.Runners == 0 || s[0] < tl.NewPairFirstUp {
+					tl.NewPairFirstUp = s[0]
+				}
+				tl.NewPairLastUp = max(tl.NewPairLastUp, s[0])
+				tl.Runners++
+			}
+			if s, ok := seen[e.Epoch-1]; ok {
+				tl.OldPairLastUp = max(tl.OldPairLastUp, s[1])
+			}
+		}
+		out = append(out, tl)
+	}
+	return out
 }
 
 // nw is every member's peer key by pool position (n.mu held).

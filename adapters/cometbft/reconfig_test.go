@@ -199,5 +199,16 @@ func TestDevnetReconfiguration(t *testing.T) {
 		t.Fatal("a block log does not replay")
 	case rep.RemovedAdmittedAfter != 0:
 		t.Fatalf("the removed validator admitted %d connections after its cutoff", rep.RemovedAdmittedAfter)
+	case rep.GoodbyesByValidators["OverlapExpired"]+rep.GoodbyesByRunners["OverlapExpired"] == 0:
+		t.Fatalf("no Goodbye{OverlapExpired}: validators %v, runners %v", rep.GoodbyesByValidators, rep.GoodbyesByRunners)
+	case len(rep.Overlap) != 2:
+		t.Fatalf("overlap timeline %+v", rep.Overlap)
+	}
+	// §5.3: every runner holds its new-epoch links from (about) the
+	// activation and none holds an old-epoch link past the cutoff.
+	for _, tl := range rep.Overlap {
+		if tl.Runners != 20 || tl.NewPairFirstUp < tl.Activation || tl.NewPairLastUp > tl.Activation+3 || tl.OldPairLastUp > tl.Cutoff+1 {
+			t.Fatalf("epoch %d: %+v", tl.Epoch, tl)
+		}
 	}
 }

@@ -219,6 +219,13 @@ func printNetworkReport(w io.Writer, r *cometbft.DevnetReport, cfg cometbft.Devn
 		fmt.Fprintf(w, "  reconfig    %d epochs (a validator added at %d, the first removed at %d, overlap %d blocks); runners re-homed %d of %d, connected outside Sub(R) %d; removed validator's admissions after its cutoff %d; block logs replay: %s\n",
 			r.Epochs, cfg.AddAt, cfg.RemoveAt, cfg.Overlap, r.RunnersRehomed, r.Runners, r.RunnersStray, r.RemovedAdmittedAfter, yesNo(r.ReplayAgrees))
 	}
+	if cfg.Reconfigure {
+		fmt.Fprintf(w, "  goodbyes    sent by validators %v; by runners %v\n", r.GoodbyesByValidators, r.GoodbyesByRunners)
+		for _, tl := range r.Overlap {
+			fmt.Fprintf(w, "  epoch %-5d activates at %d, cutoff %d: %d runners linked under the new pair from heights %d–%d; last old-pair link up at %d\n",
+				tl.Epoch, tl.Activation, tl.Cutoff, tl.Runners, tl.NewPairFirstUp, tl.NewPairLastUp, tl.OldPairLastUp)
+		}
+	}
 	if cfg.Chaos {
 		fmt.Fprintf(w, "  chaos       %d validator kills; the restarted validator caught up: %s (slowest %.1f s); its block log replays: %s\n",
 			r.ValidatorKills, yesNo(r.CaughtUp), r.CatchUpMaxSeconds, yesNo(r.ReplayAgrees))
