@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -155,7 +156,7 @@ func TestDevnetNetworkWiring(t *testing.T) {
 		t.Fatalf("-reconfigure with stray runners: exit %d, stderr %q", code, errOut)
 	}
 	var back cometbft.DevnetReport
-	if err := json.Unmarshal([]byte(out), &back); err != nil || back != *rep {
+	if err := json.Unmarshal([]byte(out), &back); err != nil || !reflect.DeepEqual(back, *rep) {
 		t.Fatalf("-json printed %q (%v), want the report %+v", out, err, *rep)
 	}
 	if !strings.Contains(out, `"app_hashes_agree":true`) || !strings.Contains(out, `"jobs_lost":0`) {
