@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -142,8 +143,11 @@ type DevnetReport struct {
 	CaughtUp          bool              `json:"restarted_caught_up"`
 	CatchUpMaxSeconds float64           `json:"catch_up_max_s"`
 	ReplayAgrees      bool              `json:"replay_agrees"`
-	Dir               string            `json:"dir,omitempty"`
-	Elapsed           float64           `json:"elapsed_s"`
+	// GoMaxProcs is the Go runtime's GOMAXPROCS during the run (every
+	// validator, CometBFT node and runner shares this one process).
+	GoMaxProcs int     `json:"gomaxprocs"`
+	Dir        string  `json:"dir,omitempty"`
+	Elapsed    float64 `json:"elapsed_s"`
 }
 
 func (c *DevnetConfig) defaults() error {
@@ -486,7 +490,7 @@ func RunDevnet(ctx context.Context, cfg DevnetConfig) (*DevnetReport, error) {
 
 func (n *netDevnet) run(ctx context.Context, runners []*node.Runner) (*DevnetReport, error) {
 	cfg := n.cfg
-	rep := &DevnetReport{Validators: cfg.Validators, Runners: cfg.Runners}
+	rep := &DevnetReport{Validators: cfg.Validators, Runners: cfg.Runners, GoMaxProcs: runtime.GOMAXPROCS(0)}
 	n.admittedAtCutoff = -1
 	reconfigDone := uint64(0) // -reconfigure: run on past the last cutoff
 	if cfg.Reconfigure {

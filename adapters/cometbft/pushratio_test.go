@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -27,6 +29,16 @@ func TestPushLatencyRatio(t *testing.T) {
 		b, _ := os.ReadFile("/proc/loadavg")
 		return strings.TrimSpace(string(b))
 	}
+	// One P per simulated validator (as cip11 devnet -validators sets):
+	// four validators, their CometBFT nodes and fifty runners share one Go
+	// runtime here, where each would have its own machine. Both devnets run
+	// with the same setting; CIP11_BENCH_PROCS overrides it.
+	procs := max(runtime.NumCPU(), 4)
+	if v, err := strconv.Atoi(os.Getenv("CIP11_BENCH_PROCS")); err == nil && v > 0 {
+		procs = v
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+	t.Logf("GOMAXPROCS %d on %d CPUs", procs, runtime.NumCPU())
 	var singleAll, netAll chain.Histogram
 	for round := range rounds() {
 		single, err := node.RunDevnet(context.Background(), node.DevnetConfig{Runners: runners, Duration: dur, NoSync: true, Seed: uint64(10 + round)})

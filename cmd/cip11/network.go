@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 
@@ -135,6 +137,19 @@ func runNetworkDevnet(stdout, stderr io.Writer, cfg cometbft.DevnetConfig, asJSO
 			line(p.Elapsed, p.Draining, fmt.Sprintf("height %d, jobs %d submitted, %d completed", p.Height, p.Submitted, p.Completed))
 		}
 	}
+	// One P per in-process validator (unless GOMAXPROCS is set): each
+	// would have its own machine, and with fewer Ps the validators'
+	// consensus cryptography delays the runners' and validators' QUIC
+	// goroutines (push p99 about 2× on two cores; docs/network.md).
+	if os.Getenv("GOMAXPROCS") == "" {
+		members := cfg.Validators
+		if cfg.Reconfigure {
+			members++
+		}
+		if runtime.GOMAXPROCS(0) < members {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(members))
+		}
+	}
 	ctx, cancel := signalContext()
 	defer cancel()
 	rep, err := netDevnet(ctx, cfg)
@@ -202,7 +217,7 @@ func yesNo(b bool) string {
 }
 
 func printNetworkReport(w io.Writer, r *cometbft.DevnetReport, cfg cometbft.DevnetConfig) {
-	fmt.Fprintf(w, "cip11 devnet: %d validators (CometBFT), %d runners, %d blocks in %.1f s\n", r.Validators, r.Runners, r.Blocks, r.Elapsed)
+	fmt.Fprintf(w, "cip11 devnet: %d validators (CometBFT), %d runners, %d blocks in %.1f s (GOMAXPROCS %d)\n", r.Validators, r.Runners, r.Blocks, r.Elapsed, r.GoMaxProcs)
 	fmt.Fprintf(w, "  jobs        submitted %d, completed %d, expired %d, lost %d\n", r.Submitted, r.Completed, r.Expired, r.Lost)
 	fmt.Fprintf(w, "  pushes      %d for %d committee seats of %d assignments (%.2f a seat); %d duplicate acks; %d not held (another validator of Sub(R) delivered)\n",
 		r.Pushes, r.Seats, r.Assignments, r.PushesPerAssign, r.DuplicateAcks, r.NotHeld)
