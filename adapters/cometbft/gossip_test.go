@@ -183,3 +183,64 @@ func BenchmarkPresenceBlock(b *testing.B) {
 		}
 	}
 }
+
+// TestGossipFloodOverP2P: over real CometBFT p2p on loopback, a validator
+// whose peer sends it garbage on the presence channel, or floods it with
+// well-formed messages past the per-peer rate (§8.2, D33), disconnects that
+// peer (counted as dropped) and the chain goes on making blocks whose
+// AppHashes agree.
+func TestGossipFloodOverP2P(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 4-validator network")
+	}
+	_, nodes, d := startNet(t, 4, 4)
+	waitHeight(t, nodes, 3, 60*time.Second)
+	peerOf := func(from, to int) p2p.Peer {
+		t.Helper()
+		p := nodes[from].App.gossip.Switch.Peers().Get(p2p.ID(nodes[to].ID()))
+		if p == nil {
+			t.Fatalf("validator %d has no connection to %d", from, to)
+		}
+		return p
+	}
+	waitDropped := func(i int, want uint64) {
+		t.Helper()
+		end := time.Now().Add(10 * time.Second)
+		for nodes[i].Gossip().Dropped < want {
+			if time.Now().After(end) {
+				t.Fatalf("validator %d dropped %d peers, want %d", i, nodes[i].Gossip().Dropped, want)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	// garbage from 3 to 0
+	if !peerOf(3, 0).Send(p2p.Envelope{ChannelID: PresenceChannel, Message: &gogotypes.BytesValue{Value: []byte("not a presence message")}}) {
+		t.Fatal("send failed")
+	}
+	waitDropped(0, 1)
+	// a flood of well-formed messages from 3 to 1
+	one, err := presence.NewSet(4, []int{1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, err := layout.EncodeGossip(nodes[3].V.Height(), 4, presence.Encode(one))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := peerOf(3, 1)
+	for range 3 * gossipBurst {
+		p.Send(p2p.Envelope{ChannelID: PresenceChannel, Message: &gogotypes.BytesValue{Value: msg}})
+	}
+	waitDropped(1, 1)
+	h := nodes[0].V.Height()
+	waitHeight(t, nodes[:3], h+5, 60*time.Second)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for hh := uint64(1); hh <= h+5; hh++ {
+		for i := 1; i < 3; i++ {
+			if d.m[hh][i] != d.m[hh][0] {
+				t.Fatalf("height %d: validator %d's AppHash differs from validator 0's", hh, i)
+			}
+		}
+	}
+}
