@@ -195,13 +195,15 @@ func TestGossipFloodOverP2P(t *testing.T) {
 	}
 	_, nodes, d := startNet(t, 4, 4)
 	waitHeight(t, nodes, 3, 60*time.Second)
-	peerOf := func(from, to int) p2p.Peer {
+	peerOf := func(from, to int) p2p.Peer { // persistent peers: connected soon, if not yet
 		t.Helper()
-		p := nodes[from].App.gossip.Switch.Peers().Get(p2p.ID(nodes[to].ID()))
-		if p == nil {
-			t.Fatalf("validator %d has no connection to %d", from, to)
+		for end := time.Now().Add(20 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+			if p := nodes[from].App.gossip.Switch.Peers().Get(p2p.ID(nodes[to].ID())); p != nil {
+				return p
+			}
 		}
-		return p
+		t.Fatalf("validator %d has no connection to %d", from, to)
+		return nil
 	}
 	waitDropped := func(i int, want uint64) {
 		t.Helper()
