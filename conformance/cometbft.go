@@ -8,9 +8,9 @@ import (
 	"strings"
 
 	"github.com/cip11/cip11"
-	"github.com/cip11/cip11/adapters/cometbft/layout"
-	"github.com/cip11/cip11/adapters/node/chain"
+	"github.com/cip11/cip11/blocklayout"
 	"github.com/cip11/cip11/chainlog"
+	"github.com/cip11/cip11/nodetx"
 	"github.com/cip11/cip11/presence"
 	"github.com/cip11/cip11/seed"
 	"github.com/cip11/cip11/wire"
@@ -18,7 +18,7 @@ import (
 
 // The network on CometBFT (SPEC-NOTES C1, C2, C8; DECISIONS D31–D33): the
 // block layout, the vote extension and the presence gossip message. The
-// functions are pure (package adapters/cometbft/layout); this package never
+// functions are pure (package blocklayout); this package never
 // imports CometBFT.
 
 func cometbftFunctions() []Function {
@@ -32,7 +32,7 @@ func cometbftFunctions() []Function {
 		Generate:    veGen, Eval: veEval,
 	}, {
 		Name: "presence_gossip", Spec: "§7.3, §8.1, §8.2",
-		Description: fmt.Sprintf("The presence gossip message (DECISIONS D33, SPEC-NOTES C8): \"C11P\" (43313150) ‖ version 01 ‖ height (8 bytes, big-endian) ‖ registry size n (4 bytes, big-endian) ‖ a PresenceInputV1 over n runners (presence_input), at most %d bytes in all. Vectors with height, registry_size and field encode them to message (registry_size 0 … 4294967295, the field carried verbatim, at most 262144 bytes; else ErrGossipRegistrySize / ErrGossipLength), then decode that message; vectors with only message decode it. Decoding checks, in order: length %d … %d bytes (ErrGossipLength), magic (ErrGossipMagic), version 1 (ErrGossipVersion), then the field decodes strictly against n with presence_input's rules and sentinels. Outputs: message, height, registry_size and indices (the present registry indices, ascending).", layout.MaxGossipBytes, layout.GossipHeaderBytes, layout.MaxGossipBytes),
+		Description: fmt.Sprintf("The presence gossip message (DECISIONS D33, SPEC-NOTES C8): \"C11P\" (43313150) ‖ version 01 ‖ height (8 bytes, big-endian) ‖ registry size n (4 bytes, big-endian) ‖ a PresenceInputV1 over n runners (presence_input), at most %d bytes in all. Vectors with height, registry_size and field encode them to message (registry_size 0 … 4294967295, the field carried verbatim, at most 262144 bytes; else ErrGossipRegistrySize / ErrGossipLength), then decode that message; vectors with only message decode it. Decoding checks, in order: length %d … %d bytes (ErrGossipLength), magic (ErrGossipMagic), version 1 (ErrGossipVersion), then the field decodes strictly against n with presence_input's rules and sentinels. Outputs: message, height, registry_size and indices (the present registry indices, ascending).", blocklayout.MaxGossipBytes, blocklayout.GossipHeaderBytes, blocklayout.MaxGossipBytes),
 		Generate:    pgGen, Eval: pgEval,
 	}}
 }
@@ -42,13 +42,13 @@ func cometbftFunctions() []Function {
 // wire one) that says more, but the vector names the layout rule.
 func cometbftSentinels() []Sentinel {
 	return []Sentinel{
-		{"ErrHeaderMissing", layout.ErrHeaderMissing},
-		{"ErrHeaderMisplaced", layout.ErrHeaderMisplaced},
-		{"ErrBodyMissing", layout.ErrBodyMissing},
-		{"ErrBodyMalformed", layout.ErrBodyMalformed},
-		{"ErrBadTx", layout.ErrBadTx},
-		{"ErrSpecMissing", layout.ErrSpecMissing},
-		{"ErrBeaconInvalid", layout.ErrBeaconInvalid},
+		{"ErrHeaderMissing", blocklayout.ErrHeaderMissing},
+		{"ErrHeaderMisplaced", blocklayout.ErrHeaderMisplaced},
+		{"ErrBodyMissing", blocklayout.ErrBodyMissing},
+		{"ErrBodyMalformed", blocklayout.ErrBodyMalformed},
+		{"ErrBadTx", blocklayout.ErrBadTx},
+		{"ErrSpecMissing", blocklayout.ErrSpecMissing},
+		{"ErrBeaconInvalid", blocklayout.ErrBeaconInvalid},
 	}
 }
 
@@ -57,12 +57,12 @@ func cometbftSentinels() []Sentinel {
 // rejected extension by the seed sentinel it wraps.
 func gossipSentinels() []Sentinel {
 	return []Sentinel{
-		{"ErrGossipLength", layout.ErrGossipLength},
-		{"ErrGossipMagic", layout.ErrGossipMagic},
-		{"ErrGossipVersion", layout.ErrGossipVersion},
-		{"ErrGossipRegistrySize", layout.ErrGossipRegistrySize},
-		{"ErrGossip", layout.ErrGossip},
-		{"ErrExtension", layout.ErrExtension},
+		{"ErrGossipLength", blocklayout.ErrGossipLength},
+		{"ErrGossipMagic", blocklayout.ErrGossipMagic},
+		{"ErrGossipVersion", blocklayout.ErrGossipVersion},
+		{"ErrGossipRegistrySize", blocklayout.ErrGossipRegistrySize},
+		{"ErrGossip", blocklayout.ErrGossip},
+		{"ErrExtension", blocklayout.ErrExtension},
 	}
 }
 
@@ -143,7 +143,7 @@ func clEval(raw json.RawMessage) (map[string]any, error) {
 		if err != nil {
 			return nil, err
 		}
-		enc, err := layout.EncodeProposal(&b, specs, extra, 0)
+		enc, err := blocklayout.EncodeProposal(&b, specs, extra, 0)
 		if err != nil {
 			return nil, err
 		}
@@ -154,7 +154,7 @@ func clEval(raw json.RawMessage) (map[string]any, error) {
 	case v.Txs == nil:
 		return nil, fmt.Errorf("%w: neither specs and extra (encoding) nor txs (decoding)", ErrMalformedVector)
 	}
-	p, err := layout.DecodeProposal(txs, height, chainID)
+	p, err := blocklayout.DecodeProposal(txs, height, chainID)
 	if err != nil {
 		return nil, err
 	}
@@ -169,36 +169,36 @@ func clEval(raw json.RawMessage) (map[string]any, error) {
 // clFixture is the layout vectors' material: blocks, specs and node
 // transactions, all deterministic (RFC 6979 signatures).
 type clFixture struct {
-	spec, spec2, specBad *chain.JobSpec
-	hb, reg, other       *chain.Tx // heartbeat and register on chain 7011, heartbeat on 7012
+	spec, spec2, specBad *nodetx.JobSpec
+	hb, reg, other       *nodetx.Tx // heartbeat and register on chain 7011, heartbeat on 7012
 }
 
 const clChain = 7011
 
 func clMakeFixture() (*clFixture, error) {
 	f := &clFixture{
-		spec:  &chain.JobSpec{Submitter: cip11.Address{0xaa, 1}, Kind: 1, Runners: 2, TimeoutBlocks: 12, WorkMillis: 50, Nonce: 7, Payload: []byte("job one")},
-		spec2: &chain.JobSpec{Submitter: cip11.Address{0xbb, 2}, Kind: 2, Runners: 3, TimeoutBlocks: 30, Nonce: 1},
+		spec:  &nodetx.JobSpec{Submitter: cip11.Address{0xaa, 1}, Kind: 1, Runners: 2, TimeoutBlocks: 12, WorkMillis: 50, Nonce: 7, Payload: []byte("job one")},
+		spec2: &nodetx.JobSpec{Submitter: cip11.Address{0xbb, 2}, Kind: 2, Runners: 3, TimeoutBlocks: 30, Nonce: 1},
 	}
 	k, err := wire.NewRunnerKey(cip11.Keccak256([]byte("cip11 conformance cometbft runner v1")))
 	if err != nil {
 		return nil, err
 	}
-	if f.hb, err = chain.SignTx(k, clChain, chain.TxHeartbeat, 4, cip11.Hash{}, nil); err != nil {
+	if f.hb, err = nodetx.SignTx(k, clChain, nodetx.TxHeartbeat, 4, cip11.Hash{}, nil); err != nil {
 		return nil, err
 	}
 	var sb [16]byte
 	cip11.U128From64(5000).PutBE16(sb[:])
-	if f.reg, err = chain.SignTx(k, clChain, chain.TxRegister, 0, cip11.Hash{}, sb[:]); err != nil {
+	if f.reg, err = nodetx.SignTx(k, clChain, nodetx.TxRegister, 0, cip11.Hash{}, sb[:]); err != nil {
 		return nil, err
 	}
-	if f.other, err = chain.SignTx(k, clChain+1, chain.TxHeartbeat, 4, cip11.Hash{}, nil); err != nil {
+	if f.other, err = nodetx.SignTx(k, clChain+1, nodetx.TxHeartbeat, 4, cip11.Hash{}, nil); err != nil {
 		return nil, err
 	}
 	return f, nil
 }
 
-func clSubmit(s *chain.JobSpec) chainlog.Tx {
+func clSubmit(s *nodetx.JobSpec) chainlog.Tx {
 	return chainlog.Tx{Submit: &chainlog.Submit{JobID: s.ID(), Submitter: s.Submitter, JobKind: s.Kind, CommitteeSize: s.Runners,
 		TimeoutBlocks: chainlog.U64(s.TimeoutBlocks)}}
 }
@@ -241,7 +241,7 @@ func clDec(name string, h uint64, txs [][]byte, want string) clVector {
 
 // clLayout lays b out (generator only).
 func clLayout(b *chainlog.Block, specs, extra [][]byte) [][]byte {
-	txs, err := layout.EncodeProposal(b, specs, extra, 0)
+	txs, err := blocklayout.EncodeProposal(b, specs, extra, 0)
 	if err != nil {
 		panic(fmt.Sprintf("generator: %v", err)) // generator only
 	}
@@ -285,7 +285,7 @@ func clGen() ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	bodyJSON := string(B[len(layout.BodyMagic):])
+	bodyJSON := string(B[len(blocklayout.BodyMagic):])
 	// the submit of five with another committee size, its spec carried
 	diff := *five
 	sub := *five.Txs[0].Submit
@@ -325,13 +325,13 @@ func clGen() ([]any, error) {
 		clDec("header_twice", 5, [][]byte{H, H, B, S}, "ErrHeaderMisplaced"),
 		clDec("header_among_submissions", 5, [][]byte{H, B, S, HB, H}, "ErrHeaderMisplaced"),
 		clDec("body_missing_spec_second", 5, [][]byte{H, S, HB}, "ErrBodyMissing"),
-		clDec("body_magic_only", 5, [][]byte{H, []byte(layout.BodyMagic), S}, "ErrBodyMalformed"),
-		clDec("body_not_json", 5, [][]byte{H, []byte(layout.BodyMagic + "{"), S}, "ErrBodyMalformed"),
+		clDec("body_magic_only", 5, [][]byte{H, []byte(blocklayout.BodyMagic), S}, "ErrBodyMalformed"),
+		clDec("body_not_json", 5, [][]byte{H, []byte(blocklayout.BodyMagic + "{"), S}, "ErrBodyMalformed"),
 		clDec("body_trailing_space", 5, [][]byte{H, clCat(B, []byte(" ")), S}, "ErrBodyMalformed"),
 		clDec("body_trailing_garbage", 5, [][]byte{H, clCat(B, []byte("{}")), S}, "ErrBodyMalformed"),
-		clDec("body_not_canonical_indented", 5, [][]byte{H, []byte(layout.BodyMagic + strings.Replace(bodyJSON, ",", ", ", 1)), S}, "ErrBodyMalformed"),
-		clDec("body_carries_height", 5, [][]byte{H, clCat([]byte(layout.BodyMagic), hj), S}, "ErrBodyMalformed"),
-		clDec("body_carries_output", 5, [][]byte{H, clCat([]byte(layout.BodyMagic), oj), S}, "ErrBodyMalformed"),
+		clDec("body_not_canonical_indented", 5, [][]byte{H, []byte(blocklayout.BodyMagic + strings.Replace(bodyJSON, ",", ", ", 1)), S}, "ErrBodyMalformed"),
+		clDec("body_carries_height", 5, [][]byte{H, clCat([]byte(blocklayout.BodyMagic), hj), S}, "ErrBodyMalformed"),
+		clDec("body_carries_output", 5, [][]byte{H, clCat([]byte(blocklayout.BodyMagic), oj), S}, "ErrBodyMalformed"),
 		clDec("spec_missing", 5, [][]byte{H, B, HB}, "ErrSpecMissing"),
 		clDec("spec_of_another_job", 5, [][]byte{H, B, S2, HB}, "ErrSpecMissing"),
 		clDec("spec_fields_differ_from_submit", 5, D, "ErrSpecMissing"),
@@ -418,7 +418,7 @@ func veEval(raw json.RawMessage) (map[string]any, error) {
 		if err != nil {
 			return nil, err
 		}
-		if ext, err = layout.VoteExtension(seed.Share{Index: v.Index, Key: k}, ns, layout.ExtensionRound(0, h)); err != nil {
+		if ext, err = blocklayout.VoteExtension(seed.Share{Index: v.Index, Key: k}, ns, blocklayout.ExtensionRound(0, h)); err != nil {
 			return nil, err
 		}
 		out["extension"] = Hex(ext)
@@ -429,7 +429,7 @@ func veEval(raw json.RawMessage) (map[string]any, error) {
 	default:
 		return nil, fmt.Errorf("%w: share_key or extension is required", ErrMalformedVector)
 	}
-	if err := layout.VerifyVoteExtension(shares, ns, layout.ExtensionRound(0, h), v.Index, ext); err != nil {
+	if err := blocklayout.VerifyVoteExtension(shares, ns, blocklayout.ExtensionRound(0, h), v.Index, ext); err != nil {
 		return nil, err
 	}
 	out["accepted"] = true
@@ -591,7 +591,7 @@ func pgEval(raw json.RawMessage) (map[string]any, error) {
 		if n != int64(int(n)) {
 			return nil, fmt.Errorf("%w: registry_size %d", ErrMalformedVector, n)
 		}
-		enc, err := layout.EncodeGossip(h, int(n), field)
+		enc, err := blocklayout.EncodeGossip(h, int(n), field)
 		if err != nil {
 			return nil, err
 		}
@@ -602,7 +602,7 @@ func pgEval(raw json.RawMessage) (map[string]any, error) {
 	} else if v.Message == nil {
 		return nil, fmt.Errorf("%w: neither field nor message", ErrMalformedVector)
 	}
-	h, set, err := layout.DecodeGossip(msg)
+	h, set, err := blocklayout.DecodeGossip(msg)
 	if err != nil {
 		return nil, err
 	}

@@ -18,7 +18,7 @@ import (
 
 // The tests below check the committed cometbft_layout, cometbft_vote_extension
 // and presence_gossip files (SPEC-NOTES C1, C2, C8) against values computed
-// without the code under test (package adapters/cometbft/layout): literal
+// without the code under test (package blocklayout): literal
 // magic prefixes and lengths, hand-built headers, keccak of the spec bytes,
 // and threshold recovery with package seed.
 

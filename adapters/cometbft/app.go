@@ -5,7 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/cip11/cip11/adapters/cometbft/layout"
+	"github.com/cip11/cip11/blocklayout"
 	"log/slog"
 	"sync"
 
@@ -426,7 +426,7 @@ func (a *App) prepare(h uint64, req *abci.PrepareProposalRequest) ([][]byte, err
 	if err != nil {
 		return nil, err
 	}
-	txs, err := layout.EncodeProposal(b, specs, req.Txs, req.MaxTxBytes)
+	txs, err := blocklayout.EncodeProposal(b, specs, req.Txs, req.MaxTxBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -482,20 +482,20 @@ func (a *App) ProcessProposal(_ context.Context, req *abci.ProcessProposalReques
 
 // Verify is ProcessProposal's check of the block at height h, returning
 // the decoded proposal or why it is invalid: a layout sentinel
-// (layout.ErrHeaderMissing, …, blockheader's), layout.ErrBeaconInvalid, or the core's
+// (blocklayout.ErrHeaderMissing, …, blockheader's), blocklayout.ErrBeaconInvalid, or the core's
 // chain.ErrInvalidBlock wrapping the executor's reason.
-func (a *App) Verify(h uint64, txs [][]byte) (*layout.Proposal, error) {
-	p, err := layout.DecodeProposal(txs, h, a.chainID)
+func (a *App) Verify(h uint64, txs [][]byte) (*blocklayout.Proposal, error) {
+	p, err := blocklayout.DecodeProposal(txs, h, a.chainID)
 	if err != nil {
 		return nil, err
 	}
 	if pb := p.Header.ParentBeacon; pb != nil {
 		e := a.epoch(pb.Round.Epoch)
 		if e == nil {
-			return nil, fmt.Errorf("%w: parent beacon of epoch %d, which the schedule does not have", layout.ErrBeaconInvalid, pb.Round.Epoch)
+			return nil, fmt.Errorf("%w: parent beacon of epoch %d, which the schedule does not have", blocklayout.ErrBeaconInvalid, pb.Round.Epoch)
 		}
 		if err := e.group.Verify(pb.Round, pb.Signature[:]); err != nil {
-			return nil, fmt.Errorf("%w: %w", layout.ErrBeaconInvalid, err)
+			return nil, fmt.Errorf("%w: %w", blocklayout.ErrBeaconInvalid, err)
 		}
 	}
 	if err := a.v.CheckBlock(p.Block); err != nil {
@@ -512,7 +512,7 @@ func (a *App) ExtendVote(_ context.Context, req *abci.ExtendVoteRequest) (*abci.
 	if e.share == nil {
 		return nil, fmt.Errorf("cometbft: asked to extend a vote at %d, but this validator is not in epoch %d's set", h, e.epoch)
 	}
-	ext, err := layout.VoteExtension(*e.share, a.g.Namespace, a.round(h))
+	ext, err := blocklayout.VoteExtension(*e.share, a.g.Namespace, a.round(h))
 	if err != nil {
 		return nil, err
 	}
@@ -534,15 +534,15 @@ func (a *App) VerifyVoteExtension(_ context.Context, req *abci.VerifyVoteExtensi
 var ErrValidatorSet = errors.New("cometbft: validator set differs from the CIP-11 genesis")
 
 // ErrExtension: a vote extension is not a verifying partial of the
-// height's round from a member of the set (layout.ErrExtension).
-var ErrExtension = layout.ErrExtension
+// height's round from a member of the set (blocklayout.ErrExtension).
+var ErrExtension = blocklayout.ErrExtension
 
-// VerifyExtension is VerifyVoteExtension's check: layout.CheckVoteExtension,
+// VerifyExtension is VerifyVoteExtension's check: blocklayout.CheckVoteExtension,
 // then the signer's precomputed public share (the same check as
-// layout.VerifyVoteExtension, pinned by the cometbft_vote_extension vectors).
+// blocklayout.VerifyVoteExtension, pinned by the cometbft_vote_extension vectors).
 func (a *App) VerifyExtension(h uint64, addr, ext []byte) error {
 	e := a.epochAt(h)
-	p, err := layout.CheckVoteExtension(len(e.shares), e.indexOf(addr), ext)
+	p, err := blocklayout.CheckVoteExtension(len(e.shares), e.indexOf(addr), ext)
 	if err != nil {
 		return err
 	}
@@ -572,7 +572,7 @@ func (a *App) FinalizeBlock(_ context.Context, req *abci.FinalizeBlockRequest) (
 	a.mu.Unlock()
 	var raw [][]byte
 	if b == nil { // replayed, or decided without our ProcessProposal
-		p, err := layout.DecodeProposal(req.Txs, h, a.chainID)
+		p, err := blocklayout.DecodeProposal(req.Txs, h, a.chainID)
 		if err != nil {
 			return nil, fmt.Errorf("cometbft: decided block %d does not decode: %w", h, err)
 		}

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"github.com/cip11/cip11/adapters/cometbft/layout"
+	"github.com/cip11/cip11/blocklayout"
 	"slices"
 	"testing"
 
@@ -237,17 +237,17 @@ func TestVerifyRejects(t *testing.T) {
 		want []error
 	}{
 		{"forged parent beacon (seed of round h-2)", header(func(x *blockheader.Header) { x.ParentBeacon.Signature = other }),
-			[]error{layout.ErrBeaconInvalid, seed.ErrSeedSignatureInvalid}},
+			[]error{blocklayout.ErrBeaconInvalid, seed.ErrSeedSignatureInvalid}},
 		{"parent beacon: the genesis beacon", header(func(x *blockheader.Header) {
 			x.ParentBeacon.Signature = seed.Signature(hn.nw.Homes[0].Genesis.GenesisBeacon.Signature)
-		}), []error{layout.ErrBeaconInvalid}},
+		}), []error{blocklayout.ErrBeaconInvalid}},
 		{"parent beacon: a partial, not the group seed", header(func(x *blockheader.Header) { x.ParentBeacon.Signature = hn.partial(t, 0, h-1).Signature }),
-			[]error{layout.ErrBeaconInvalid}},
-		{"header and body swapped", [][]byte{valid[1], valid[0], valid[2]}, []error{layout.ErrHeaderMissing}},
-		{"no transactions", nil, []error{layout.ErrHeaderMissing}},
-		{"header twice (second as transaction 1)", [][]byte{valid[0], valid[0], valid[1], valid[2]}, []error{layout.ErrHeaderMisplaced}},
-		{"a second header after the submissions", withRaw(valid[2], valid[0]), []error{layout.ErrHeaderMisplaced}},
-		{"body missing", [][]byte{valid[0]}, []error{layout.ErrBodyMissing}},
+			[]error{blocklayout.ErrBeaconInvalid}},
+		{"header and body swapped", [][]byte{valid[1], valid[0], valid[2]}, []error{blocklayout.ErrHeaderMissing}},
+		{"no transactions", nil, []error{blocklayout.ErrHeaderMissing}},
+		{"header twice (second as transaction 1)", [][]byte{valid[0], valid[0], valid[1], valid[2]}, []error{blocklayout.ErrHeaderMisplaced}},
+		{"a second header after the submissions", withRaw(valid[2], valid[0]), []error{blocklayout.ErrHeaderMisplaced}},
+		{"body missing", [][]byte{valid[0]}, []error{blocklayout.ErrBodyMissing}},
 		{"consumed seed of the proposal round", header(func(x *blockheader.Header) {
 			x.ConsumedSeeds = seed.ConsumedSeedsV1{{Round: round(h), Signature: other}}
 		}), []error{blockheader.ErrSeedRound}},
@@ -263,11 +263,11 @@ func TestVerifyRejects(t *testing.T) {
 			[]error{chain.ErrInvalidBlock, presence.ErrBlockPresenceInvalid}},
 		{"presence: absent", header(func(x *blockheader.Header) { x.Presence = nil }),
 			[]error{chain.ErrInvalidBlock, presence.ErrBlockPresenceInvalid}},
-		{"submit without its spec", withRaw(), []error{layout.ErrSpecMissing}},
-		{"submit with another job's spec", withRaw(otherSpec.Encode()), []error{layout.ErrSpecMissing}},
-		{"garbage raw transaction", withRaw(valid[2], []byte("garbage")), []error{layout.ErrBadTx}},
-		{"malformed job spec", withRaw(valid[2], junkSpec), []error{layout.ErrBadTx, node.ErrBadRequest}},
-		{"body malformed", [][]byte{valid[0], []byte(layout.BodyMagic + "{"), valid[2]}, []error{layout.ErrBodyMalformed}},
+		{"submit without its spec", withRaw(), []error{blocklayout.ErrSpecMissing}},
+		{"submit with another job's spec", withRaw(otherSpec.Encode()), []error{blocklayout.ErrSpecMissing}},
+		{"garbage raw transaction", withRaw(valid[2], []byte("garbage")), []error{blocklayout.ErrBadTx}},
+		{"malformed job spec", withRaw(valid[2], junkSpec), []error{blocklayout.ErrBadTx, node.ErrBadRequest}},
+		{"body malformed", [][]byte{valid[0], []byte(blocklayout.BodyMagic + "{"), valid[2]}, []error{blocklayout.ErrBodyMalformed}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

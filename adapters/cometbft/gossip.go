@@ -10,7 +10,7 @@ import (
 	"github.com/cometbft/cometbft/p2p"
 	gogotypes "github.com/cosmos/gogoproto/types"
 
-	"github.com/cip11/cip11/adapters/cometbft/layout"
+	"github.com/cip11/cip11/blocklayout"
 )
 
 // Presence gossip (§8.2, D33; issue 20 §1): after committing height h,
@@ -24,19 +24,19 @@ import (
 // PresenceChannel is the gossip's p2p channel (unused by CometBFT v1.0.1).
 const PresenceChannel = byte(0x70)
 
-// The message codec (D33, SPEC-NOTES C8) is layout.EncodeGossip /
-// layout.DecodeGossip, pinned by the presence_gossip vectors.
+// The message codec (D33, SPEC-NOTES C8) is blocklayout.EncodeGossip /
+// blocklayout.DecodeGossip, pinned by the presence_gossip vectors.
 const (
 	// MaxGossipBytes bounds one message.
-	MaxGossipBytes = layout.MaxGossipBytes
+	MaxGossipBytes = blocklayout.MaxGossipBytes
 	// gossipBurst messages per peer are allowed at once, refilled at
 	// gossipRate a second; a peer above it is disconnected.
 	gossipBurst = 20
 	gossipRate  = 10
 )
 
-// ErrGossip: a presence message is malformed (layout.ErrGossip).
-var ErrGossip = layout.ErrGossip
+// ErrGossip: a presence message is malformed (blocklayout.ErrGossip).
+var ErrGossip = blocklayout.ErrGossip
 
 // peerView is one peer's last published view.
 type peerView struct {
@@ -98,7 +98,7 @@ func (r *presenceReactor) Receive(e p2p.Envelope) {
 		r.drop(e.Src, fmt.Errorf("%w: message type %T", ErrGossip, e.Message))
 		return
 	}
-	h, set, err := layout.DecodeGossip(msg.Value)
+	h, set, err := blocklayout.DecodeGossip(msg.Value)
 	if err != nil {
 		r.drop(e.Src, err)
 		return
@@ -136,7 +136,7 @@ func (r *presenceReactor) drop(p p2p.Peer, err error) {
 
 // publish sends this validator's view at height h to every peer.
 func (r *presenceReactor) publish(h uint64, n int, field []byte) {
-	b, err := layout.EncodeGossip(h, n, field)
+	b, err := blocklayout.EncodeGossip(h, n, field)
 	if err != nil || r.Switch == nil {
 		return
 	}

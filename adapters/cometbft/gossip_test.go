@@ -10,7 +10,7 @@ import (
 	"github.com/cometbft/cometbft/p2p/mock"
 	gogotypes "github.com/cosmos/gogoproto/types"
 
-	"github.com/cip11/cip11/adapters/cometbft/layout"
+	"github.com/cip11/cip11/blocklayout"
 	"github.com/cip11/cip11/presence"
 )
 
@@ -20,7 +20,7 @@ func gossipMsg(t testing.TB, h uint64, n int, idx ...int) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := layout.EncodeGossip(h, n, presence.Encode(s))
+	b, err := blocklayout.EncodeGossip(h, n, presence.Encode(s))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +142,7 @@ func BenchmarkGossipBlock(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if msgs[v], err = layout.EncodeGossip(uint64(i+1), n, presence.Encode(s)); err != nil {
+			if msgs[v], err = blocklayout.EncodeGossip(uint64(i+1), n, presence.Encode(s)); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -152,7 +152,7 @@ func BenchmarkGossipBlock(b *testing.B) {
 		}
 		// the other 3 validators decode 3 messages each too
 		for range 9 {
-			if _, _, err := layout.DecodeGossip(msgs[1]); err != nil {
+			if _, _, err := blocklayout.DecodeGossip(msgs[1]); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -225,7 +225,7 @@ func TestGossipFloodOverP2P(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	msg, err := layout.EncodeGossip(nodes[3].V.Height(), 4, presence.Encode(one))
+	msg, err := blocklayout.EncodeGossip(nodes[3].V.Height(), 4, presence.Encode(one))
 	if err != nil {
 		t.Fatal(err)
 	}

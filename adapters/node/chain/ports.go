@@ -3,6 +3,7 @@ package chain
 import (
 	"errors"
 	"fmt"
+	"github.com/cip11/cip11/nodetx"
 	"slices"
 
 	"github.com/cip11/cip11"
@@ -15,12 +16,12 @@ import (
 // Sentinel errors of the chain core. Callers test them with errors.Is.
 var (
 	// ErrBadRequest: a submission is malformed or invalid.
-	ErrBadRequest = errors.New("node: bad request")
+	ErrBadRequest = nodetx.ErrBadRequest
 	// ErrDuplicate: the transaction or job is already known (§10.3: not a
 	// failure).
 	ErrDuplicate = errors.New("node: duplicate transaction")
 	// ErrNilKey: a nil key was given.
-	ErrNilKey = errors.New("node: nil key")
+	ErrNilKey = nodetx.ErrNilKey
 	// ErrNilConfig: a required dependency of [New] is missing.
 	ErrNilConfig = errors.New("node: required configuration is missing")
 	// ErrBlockLog: the block log does not agree with the store (recovery).

@@ -5,4 +5,4 @@
 // does not import CometBFT (adapters/cometbft does), so its fuzz targets run
 // on a small binary and package conformance pins it with vectors
 // (cometbft_layout, cometbft_vote_extension, presence_gossip).
-package layout
+package blocklayout

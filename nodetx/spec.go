@@ -1,4 +1,4 @@
-package chain
+package nodetx
 
 import (
 	"encoding/binary"

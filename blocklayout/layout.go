@@ -1,4 +1,4 @@
-package layout
+package blocklayout
 
 import (
 	"bytes"
@@ -7,9 +7,9 @@ import (
 	"slices"
 
 	"github.com/cip11/cip11"
-	"github.com/cip11/cip11/adapters/node/chain"
 	"github.com/cip11/cip11/blockheader"
 	"github.com/cip11/cip11/chainlog"
+	"github.com/cip11/cip11/nodetx"
 	"github.com/cip11/cip11/seed"
 )
 
@@ -175,25 +175,25 @@ func DecodeProposal(txs [][]byte, height uint64, chainID uint64) (*Proposal, err
 	if b.ConsumedSeeds, err = h.ConsumedSeeds.Encode(); err != nil {
 		return nil, fmt.Errorf("%w: consumed seeds: %w", ErrBodyMalformed, err)
 	}
-	specs := map[cip11.Hash]*chain.JobSpec{}
+	specs := map[cip11.Hash]*nodetx.JobSpec{}
 	raw := txs[2:]
 	for i, x := range raw {
 		switch {
 		case blockheader.IsHeader(x):
 			return nil, fmt.Errorf("%w: transaction %d", ErrHeaderMisplaced, i+2)
 		case bytes.HasPrefix(x, []byte("C11J")):
-			s, err := chain.DecodeJobSpec(x)
+			s, err := nodetx.DecodeJobSpec(x)
 			if err != nil {
 				return nil, fmt.Errorf("%w: transaction %d: %w", ErrBadTx, i+2, err)
 			}
 			specs[s.ID()] = s
 		default:
-			tx, err := chain.DecodeTx(x)
+			tx, err := nodetx.DecodeTx(x)
 			if err != nil {
 				return nil, fmt.Errorf("%w: transaction %d: %w", ErrBadTx, i+2, err)
 			}
 			if tx.ChainID != chainID {
-				return nil, fmt.Errorf("%w: transaction %d: %w", ErrBadTx, i+2, chain.ErrWrongChain)
+				return nil, fmt.Errorf("%w: transaction %d: %w", ErrBadTx, i+2, nodetx.ErrWrongChain)
 			}
 		}
 	}

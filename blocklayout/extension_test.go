@@ -1,4 +1,4 @@
-package layout
+package blocklayout
 
 import (
 	"errors"

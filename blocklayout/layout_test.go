@@ -1,4 +1,4 @@
-package layout
+package blocklayout
 
 import (
 	"bytes"
@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"github.com/cip11/cip11"
-	"github.com/cip11/cip11/adapters/node/chain"
 	"github.com/cip11/cip11/blockheader"
 	"github.com/cip11/cip11/chainlog"
+	"github.com/cip11/cip11/nodetx"
 	"github.com/cip11/cip11/seed"
 	"github.com/cip11/cip11/wire"
 )
@@ -19,7 +19,7 @@ import (
 // carried) and a node transaction, laid out for CometBFT.
 func sampleProposal(t testing.TB) (*chainlog.Block, [][]byte) {
 	t.Helper()
-	spec := &chain.JobSpec{Submitter: cip11.Address{0xaa}, Kind: 1, Runners: 2, TimeoutBlocks: 12, Nonce: 7}
+	spec := &nodetx.JobSpec{Submitter: cip11.Address{0xaa}, Kind: 1, Runners: 2, TimeoutBlocks: 12, Nonce: 7}
 	stake, rep := cip11.U128From64(1000), chainlog.U64(1_000_000_000)
 	cs, err := seed.ConsumedSeedsV1{{Round: seed.Round{Epoch: 0, View: 3}, Signature: seed.Signature{0x80}}}.Encode()
 	if err != nil {
@@ -37,7 +37,7 @@ func sampleProposal(t testing.TB) (*chainlog.Block, [][]byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hb, err := chain.SignTx(k, 7011, chain.TxHeartbeat, 4, cip11.Hash{}, nil)
+	hb, err := nodetx.SignTx(k, 7011, nodetx.TxHeartbeat, 4, cip11.Hash{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestProposalLayoutErrors(t *testing.T) {
 			t.Errorf("%s: %v, want %v", c.name, err, c.want)
 		}
 	}
-	if _, err := DecodeProposal(txs, 5, 7012); !errors.Is(err, ErrBadTx) || !errors.Is(err, chain.ErrWrongChain) {
+	if _, err := DecodeProposal(txs, 5, 7012); !errors.Is(err, ErrBadTx) || !errors.Is(err, nodetx.ErrWrongChain) {
 		t.Errorf("another chain's transaction: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package chain
+package nodetx
 
 import (
 	"encoding/binary"
@@ -68,6 +68,14 @@ const (
 	maxTxPayload = 1024
 	// MaxTxBytes bounds an encoded transaction.
 	MaxTxBytes = txHeaderLen + maxTxPayload + wire.RunnerSigLen
+)
+
+// Sentinel errors of the codec (adapters/node/chain re-exports them).
+var (
+	// ErrBadRequest: a submission is malformed or invalid.
+	ErrBadRequest = errors.New("node: bad request")
+	// ErrNilKey: a nil key was given.
+	ErrNilKey = errors.New("node: nil key")
 )
 
 // ErrTx marks bytes that are not a valid devnet transaction.

@@ -1,0 +1,41 @@
+package chain
+
+import "github.com/cip11/cip11/nodetx"
+
+// The node's transaction and job-spec codec lives in the pure package
+// nodetx (shared with the CometBFT block layout and the conformance
+// vectors); these aliases keep the chain core's names.
+type (
+	Tx        = nodetx.Tx
+	TxKind    = nodetx.TxKind
+	TxCodec   = nodetx.TxCodec
+	JobSpec   = nodetx.JobSpec
+	SpecCodec = nodetx.SpecCodec
+)
+
+const (
+	TxDomain        = nodetx.TxDomain
+	TxHeartbeat     = nodetx.TxHeartbeat
+	TxRegister      = nodetx.TxRegister
+	TxCommit        = nodetx.TxCommit
+	TxReveal        = nodetx.TxReveal
+	MaxTxBytes      = nodetx.MaxTxBytes
+	HeartbeatWindow = nodetx.HeartbeatWindow
+	JobIDDomain     = nodetx.JobIDDomain
+	MaxPayload      = nodetx.MaxPayload
+)
+
+var (
+	ErrTx         = nodetx.ErrTx
+	ErrWrongChain = nodetx.ErrWrongChain
+	ErrStaleTx    = nodetx.ErrStaleTx
+)
+
+var (
+	SignTx        = nodetx.SignTx
+	DecodeTx      = nodetx.DecodeTx
+	Commitment    = nodetx.Commitment
+	RevealPayload = nodetx.RevealPayload
+	SplitReveal   = nodetx.SplitReveal
+	DecodeJobSpec = nodetx.DecodeJobSpec
+)
