@@ -461,3 +461,46 @@ func TestHigherMinorNegotiatesDown(t *testing.T) {
 		t.Fatal("connection ids differ")
 	}
 }
+
+// Before its first block (height 0, registry(0) empty by definition: the
+// genesis runners register in block 1) a validator refuses a runner as not
+// ready, Goodbye{Draining}, not AuthFailed; from block 1 it admits it.
+func TestHeightZeroIsNotReady(t *testing.T) {
+	rk := runnerKey(t, 1)
+	f := newFixture(t, 1, rk)
+	cfg := f.serverConfig(0)
+	s, err := NewServer(context.Background(), cfg, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	tr := rawTransport(t)
+	r := rawDial(t, tr, s, rk)
+	if g, err := r.sendHello(helloFor(rk, f.snap.Pair())); err != nil || g != nil {
+		t.Fatal(err, g)
+	}
+	if err := r.sendAck(r.binding); err != nil {
+		t.Fatal(err)
+	}
+	if err := isGoodbye(r.expectGoodbye(), wire.GoodbyeDraining); err != nil {
+		t.Fatal(err)
+	}
+	if s.Stats().RefusedBy[wire.GoodbyeAuthFailed] != 0 {
+		t.Fatal("a registered runner was refused as not registered at height 0")
+	}
+	s.Tick(1)
+	r2 := rawDial(t, tr, s, rk)
+	if g, err := r2.sendHello(helloFor(rk, f.snap.Pair())); err != nil || g != nil {
+		t.Fatal(err, g)
+	}
+	if err := r2.sendAck(r2.binding); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	for !s.Connected(rk.Address()) {
+		if time.Now().After(deadline) {
+			t.Fatal("runner not admitted at height 1")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

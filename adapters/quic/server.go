@@ -710,6 +710,12 @@ func (s *Server) admit(qc *qgo.Conn, f *frameStream, sess *wire.Session, helloAt
 	if s.closed {
 		return nil, ErrClosed
 	}
+	if s.height == 0 {
+		// registry(0) is empty by definition (genesis runners register in
+		// block 1): before the first Tick there is nothing to admit against,
+		// which is "not ready", not "not registered".
+		return nil, fmt.Errorf("%w: no block committed yet", ErrNotReady)
+	}
 	view, err := s.cfg.Registry.At(s.height)
 	if errors.Is(err, state.ErrUnknownHeight) {
 		return nil, fmt.Errorf("%w: %w", ErrNotReady, err)
