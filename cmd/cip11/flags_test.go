@@ -123,6 +123,10 @@ func TestBadFlagValues(t *testing.T) {
 		{[]string{"devnet", "-kills", "2", "-chaos"}, "-kills"},
 		{[]string{"devnet", "-gossip=false"}, "-gossip"},
 		{[]string{"devnet", "-reconfigure"}, "-reconfigure"},
+		{[]string{"genesis", "-reconfigure"}, "-reconfigure"},
+		{[]string{"genesis", "-validators", "4", "-add-at", "9"}, "-add-at"},
+		{[]string{"genesis", "-validators", "4", "-reconfigure", "-add-at", "20", "-remove-at", "21"}, "-remove-at"},
+		{[]string{"genesis", "-validators", "4", "-reconfigure", "-overlap", "0"}, "-overlap"},
 		{[]string{"devnet", "-validators", "4", "-add-at", "9"}, "-add-at"},
 		{[]string{"devnet", "-validators", "4", "-overlap", "9"}, "-overlap"},
 		{[]string{"devnet", "-validators", "4", "-reconfigure", "-chaos"}, "-chaos"},
@@ -187,7 +191,7 @@ func TestHelpEveryCommand(t *testing.T) {
 		says  string
 	}{
 		{[]string{"devnet"}, []string{"add-at", "block-time", "chaos", "comet-log", "data", "duration", "fail-per-mille", "gossip", "http", "jobs-per-block", "json", "kills", "log", "multi-per-mille", "overlap", "phase", "quiet", "reconfigure", "remove-at", "runners", "seed", "validators"}, "one process"},
-		{[]string{"genesis"}, []string{"base-port", "chain-id", "force", "http", "o", "phase", "poll-disabled", "quic", "runner", "runners", "runners-file", "seed", "validators"}, "genesis"},
+		{[]string{"genesis"}, []string{"add-at", "base-port", "chain-id", "force", "http", "o", "overlap", "phase", "poll-disabled", "quic", "reconfigure", "remove-at", "runner", "runners", "runners-file", "seed", "validators"}, "genesis"},
 		{[]string{"validator"}, []string{"block-time", "comet-log", "data", "genesis", "home", "http", "key", "listen", "log", "no-fsync", "push-window", "skip-per-mille"}, "chain node"},
 		{[]string{"runner"}, []string{"api", "fail-per-mille", "genesis", "key", "log", "validator", "work"}, "runner process"},
 		{[]string{"replay"}, []string{"blocks", "fsync", "json", "no-cache", "quiet", "store"}, "FILE"},

@@ -24,11 +24,15 @@ import (
 
 // writeNetwork is cip11 genesis -validators: cometbft.NewNetwork and
 // Network.Write into dir.
-func writeNetwork(stdout, stderr io.Writer, dir string, o cometbft.NetworkOptions, ph node.Phase) int {
+// overlap, if not 0, is OVERLAP_BLOCKS (a network with reconfigurations).
+func writeNetwork(stdout, stderr io.Writer, dir string, o cometbft.NetworkOptions, ph node.Phase, overlap uint64) int {
 	p, err := node.WithPhase(node.DevnetParams(), ph)
 	if err != nil {
 		fmt.Fprintf(stderr, "cip11 genesis: %v\n", err)
 		return 2
+	}
+	if overlap > 0 {
+		p.OverlapBlocks = overlap
 	}
 	o.Params = &p
 	nw, err := cometbft.NewNetwork(o)
@@ -48,6 +52,9 @@ func writeNetwork(stdout, stderr io.Writer, dir string, o cometbft.NetworkOption
 	for i, h := range nw.Homes {
 		fmt.Fprintf(stdout, "  v%-3d p2p %s  quic %s  http %s\n", i, strings.TrimPrefix(h.Config.P2P.ListenAddress, "tcp://"),
 			h.Genesis.Validator.QUIC, h.Genesis.Validator.HTTP)
+	}
+	for _, e := range nw.Homes[0].Genesis.EpochSets()[1:] {
+		fmt.Fprintf(stdout, "  epoch %d activates at height %d with %d validators (OVERLAP_BLOCKS %d)\n", e.Epoch, e.Activation, len(e.Set), p.OverlapBlocks)
 	}
 	return 0
 }

@@ -61,7 +61,7 @@ func (l *runnerList) Set(s string) error {
 
 // cip11 genesis: write a devnet genesis and its key files.
 func runGenesis(args []string, stdout, stderr io.Writer) int {
-	c := newCommand("genesis", "[-o DIR] [-runners N] [-seed N] [-phase N] [-runner ADDRESS[:STAKE]]... [-runners-file FILE] [-force] [flags]\n       cip11 genesis -validators N [-o DIR] [-runners N] [-seed N] [-phase N] [-base-port P] [-chain-id N]", `
+	c := newCommand("genesis", "[-o DIR] [-runners N] [-seed N] [-phase N] [-runner ADDRESS[:STAKE]]... [-runners-file FILE] [-force] [flags]\n       cip11 genesis -validators N [-o DIR] [-runners N] [-seed N] [-phase N] [-base-port P] [-chain-id N] [-reconfigure [-add-at H] [-remove-at H] [-overlap N]]", `
 With -validators N: write a network of N validators run by CometBFT
 (D29–D33), one home per validator in DIR/v0 … DIR/v<N-1> (cip11.json,
 validator.key, config/config.toml with every other validator as a
@@ -71,7 +71,11 @@ i listens on -base-port + 10·i (CometBFT p2p, TCP), + 1 (QUIC, UDP) and + 2
 (HTTP API); cip11 validator -home DIR/v<i> runs it. Every key, the
 threshold shares included, is derived from -seed: DEVNET ONLY. A network is
 never overwritten (remove DIR to start over); -quic, -http, -runner,
--runners-file and -force do not apply.
+-runners-file and -force do not apply. -reconfigure (DEVNET ONLY) writes one
+more home, DIR/v<N>, and schedules two reconfigurations in the genesis
+(§5.3–§5.4, docs/network.md): v<N> joins the set at height -add-at and v0
+leaves it at -remove-at, with OVERLAP_BLOCKS = -overlap; run every home,
+the joiner included (it follows the chain as a full node until it joins).
 
 Without -validators: write a single-validator devnet genesis
 (DIR/genesis.json), the validator's key file (DIR/validator.key) and one key
@@ -96,6 +100,10 @@ genesis orphans the chain the old one started. No positional arguments.`)
 	force := c.fs.Bool("force", false, "overwrite an existing genesis and its key files (orphans the chain's data directory)")
 	validators := c.intVarText("validators", 0, 0, 64, "0 (a single-validator genesis) or a count from 1 to 64",
 		"write a network of `N` validators run by CometBFT, one home each in DIR/v<i> (1 to 64; 0: a single-validator genesis)")
+	reconf := c.fs.Bool("reconfigure", false, "with -validators: one more home, joining at -add-at; v0 leaves at -remove-at (DEVNET, §5.3)")
+	addAt := c.intVar("add-at", 30, 3, 1_000_000, "with -reconfigure: the height `H` the added validator's epoch activates (3 to 1000000)")
+	removeAt := c.intVar("remove-at", 70, 6, 1_000_000, "with -reconfigure: the height `H` v0's removal activates (more than -add-at + 2)")
+	overlap := c.intVar("overlap", 15, 1, 100_000, "with -reconfigure: OVERLAP_BLOCKS `N` (§5.3; 1 to 100000)")
 	basePort := c.intVar("base-port", 26600, 1024, 65535, "with -validators: validator i listens on `P` + 10·i (p2p), + 1 (QUIC) and + 2 (HTTP) (1024 to 65535)")
 	var extra runnerList
 	c.fs.Var(&extra, "runner", "register a runner whose key this genesis does not hold: `ADDRESS[:STAKE]` is 40 hex digits and a stake in wei (default 10^15, not 0); repeatable")
@@ -119,13 +127,34 @@ genesis orphans the chain the old one started. No positional arguments.`)
 			"quic", "http", "runner", "runners-file", "force"); !ok {
 			return code
 		}
-		if *basePort+10**validators > 65535 {
-			return c.usageError(stderr, "-base-port %d leaves no room for %d validators (ports up to -base-port + 10·N must be at most 65535)", *basePort, *validators)
+		o := cometbft.NetworkOptions{Validators: *validators, Runners: *runners, Seed: *seed, ChainID: *chainID, BasePort: *basePort}
+		if !*reconf {
+			for _, f := range []string{"add-at", "remove-at", "overlap"} {
+				if c.given(f) {
+					return c.usageError(stderr, "-%s needs -reconfigure", f)
+				}
+			}
+		} else {
+			if *removeAt <= *addAt+2 {
+				return c.usageError(stderr, "-remove-at %d must be more than -add-at %d + 2 (CometBFT applies a validator update two heights on)", *removeAt, *addAt)
+			}
+			o.Members = *validators + 1
+			all := make([]int, o.Members)
+			for i := range all {
+				all[i] = i
+			}
+			o.Epochs = []cometbft.EpochPlan{{Activation: uint64(*addAt), Members: all}, {Activation: uint64(*removeAt), Members: all[1:]}}
 		}
-		return writeNetwork(stdout, stderr, *dir, cometbft.NetworkOptions{Validators: *validators, Runners: *runners, Seed: *seed,
-			ChainID: *chainID, BasePort: *basePort}, node.Phase(*phase))
+		if *basePort+10*max(o.Members, *validators) > 65535 {
+			return c.usageError(stderr, "-base-port %d leaves no room for %d validators (ports up to -base-port + 10·N must be at most 65535)", *basePort, max(o.Members, *validators))
+		}
+		var ov uint64
+		if *reconf {
+			ov = uint64(*overlap)
+		}
+		return writeNetwork(stdout, stderr, *dir, o, node.Phase(*phase), ov)
 	}
-	if code, ok := c.notWith(stderr, "without -validators (a single-validator genesis listens on -quic and -http)", "base-port"); !ok {
+	if code, ok := c.notWith(stderr, "without -validators (a single-validator genesis listens on -quic and -http, and has no set to reconfigure)", "base-port", "reconfigure", "add-at", "remove-at", "overlap"); !ok {
 		return code
 	}
 	if *runnersFile != "" {
