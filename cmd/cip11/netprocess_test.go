@@ -230,39 +230,14 @@ func TestNetworkProcessesAgree(t *testing.T) {
 	}
 
 	// SIGTERM: each stops cleanly (exit 0).
-	for i, p := range procs {
-		if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan error, 1)
-		go func() { done <- p.cmd.Wait() }()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("validator %d after SIGTERM: %v", i, err)
-			}
-		case <-time.After(30 * time.Second):
-			t.Fatalf("validator %d did not stop within 30 s of SIGTERM", i)
-		}
+	sigtermAll(t, procs)
+	homes := make([]string, n)
+	for i := range homes {
+		homes[i] = home(i)
 	}
-
-	logs := make([][]cip11.Hash, n)
-	common := -1
-	for i := range logs {
-		logs[i] = readDigests(t, filepath.Join(home(i), "node", "blocks.jsonl"))
-		if common < 0 || len(logs[i]) < common {
-			common = len(logs[i])
-		}
-	}
+	logs, common := agreeingLogs(t, homes)
 	if uint64(common) < killedAt[0]+15 {
 		t.Fatalf("the logs share only %d heights", common)
-	}
-	for h := range common {
-		for i := 1; i < n; i++ {
-			if logs[i][h] != logs[0][h] {
-				t.Fatalf("height %d: validator %d state digest %s, validator 0 %s", h+1, i, logs[i][h], logs[0][h])
-			}
-		}
 	}
 	t.Logf("%d heights agree across the four block logs", common)
 
@@ -327,4 +302,48 @@ func TestNetworkOneValidatorFlags(t *testing.T) {
 	if !strings.Contains(out, "http                "+api+"\n") || !strings.Contains(out, "Completed ABCI Handshake") {
 		t.Fatalf("output lacks the -http address in the banner or CometBFT's log:\n%.3000s", out)
 	}
+}
+
+// sigtermAll sends every validator process SIGTERM and expects each to
+// exit 0 within 30 s.
+func sigtermAll(t *testing.T, procs []*proc) {
+	t.Helper()
+	for i, p := range procs {
+		if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- p.cmd.Wait() }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("validator %d after SIGTERM: %v", i, err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("validator %d did not stop within 30 s of SIGTERM", i)
+		}
+	}
+}
+
+// agreeingLogs reads every home's block log (home/node/blocks.jsonl) and
+// checks that they carry the same state digest at every height they
+// share; it returns the digests and that number of heights.
+func agreeingLogs(t *testing.T, homes []string) ([][]cip11.Hash, int) {
+	t.Helper()
+	logs := make([][]cip11.Hash, len(homes))
+	common := -1
+	for i, h := range homes {
+		logs[i] = readDigests(t, filepath.Join(h, "node", "blocks.jsonl"))
+		if common < 0 || len(logs[i]) < common {
+			common = len(logs[i])
+		}
+	}
+	for h := range common {
+		for i := 1; i < len(logs); i++ {
+			if logs[i][h] != logs[0][h] {
+				t.Fatalf("height %d: validator %d state digest %s, validator 0 %s", h+1, i, logs[i][h], logs[0][h])
+			}
+		}
+	}
+	return logs, common
 }

@@ -4,11 +4,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
-
-	"github.com/cip11/cip11"
 )
 
 // TestReconfigurationProcesses (issue 20 §2, SPEC-NOTES C9): cip11 genesis
@@ -66,38 +63,14 @@ func TestReconfigurationProcesses(t *testing.T) {
 			t.Fatalf("validator %d: /status epoch %d hash %s, want epoch 2 and validator 0's %s", i, s.Epoch, s.Hash, first.Hash)
 		}
 	}
-	for i, p := range procs {
-		if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan error, 1)
-		go func() { done <- p.cmd.Wait() }()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("validator %d after SIGTERM: %v", i, err)
-			}
-		case <-time.After(30 * time.Second):
-			t.Fatalf("validator %d did not stop within 30 s of SIGTERM", i)
-		}
+	sigtermAll(t, procs)
+	homes := make([]string, n)
+	for i := range homes {
+		homes[i] = home(i)
 	}
-	logs := make([][]cip11.Hash, n)
-	common := -1
-	for i := range logs {
-		logs[i] = readDigests(t, filepath.Join(home(i), "node", "blocks.jsonl"))
-		if common < 0 || len(logs[i]) < common {
-			common = len(logs[i])
-		}
-	}
+	_, common := agreeingLogs(t, homes)
 	if common < until {
 		t.Fatalf("the logs share only %d heights", common)
-	}
-	for h := range common {
-		for i := 1; i < n; i++ {
-			if logs[i][h] != logs[0][h] {
-				t.Fatalf("height %d: validator %d state digest %s, validator 0 %s", h+1, i, logs[i][h], logs[0][h])
-			}
-		}
 	}
 	for _, i := range []int{0, 4} {
 		if code, out, errOut := cli("replay", "-quiet", filepath.Join(home(i), "node", "blocks.jsonl")); code != 0 {
