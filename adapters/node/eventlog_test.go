@@ -26,6 +26,7 @@ func TestTransportHistorySurvivesRestart(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	rs := startRunners(t, ctx, d, v)
 	waitPresent(t, v, len(rs))
+	waitLinked(t, v, rs)
 	id, err := v.SubmitJob(&JobSpec{Submitter: cip11.Address{3}, Kind: 1, Runners: 1, TimeoutBlocks: 20})
 	if err != nil {
 		t.Fatal(err)

@@ -54,7 +54,8 @@ func TestEverySeriesInTheDocs(t *testing.T) {
 	defer v.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	defer closeRunners(startRunners(t, ctx, d, v))
+	rs := startRunners(t, ctx, d, v)
+	defer closeRunners(rs)
 	h, err := httpapi.NewHandler(Backend{v}, httpapi.Options{Gatherer: reg, Metrics: am})
 	if err != nil {
 		t.Fatal(err)
@@ -62,6 +63,7 @@ func TestEverySeriesInTheDocs(t *testing.T) {
 	// every runner connected and present, so every job goes by push (a
 	// runner with no link polls, §14, and that delivery is not a push)
 	waitPresent(t, v, len(d.RunnerKeys))
+	waitLinked(t, v, rs)
 	for i := range 3 {
 		if _, err := v.SubmitJob(&JobSpec{Submitter: cip11.Address{1}, Kind: 1, Runners: 1, TimeoutBlocks: 20, Nonce: uint64(i)}); err != nil {
 			t.Fatal(err)

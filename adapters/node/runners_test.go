@@ -46,3 +46,27 @@ func waitPresent(t testing.TB, v *Validator, n int) {
 		}
 	}
 }
+
+// waitLinked produces blocks until every runner's client holds an admitted
+// link (the runner side of waitPresent: a runner whose link is not yet up
+// polls on each new height, §14 phase 2, and a job it polls is no push).
+func waitLinked(t testing.TB, v *Validator, rs []*Runner) {
+	t.Helper()
+	for end := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		up := 0
+		for _, r := range rs {
+			if len(r.Client().Connected()) > 0 {
+				up++
+			}
+		}
+		if up == len(rs) {
+			return
+		}
+		if time.Now().After(end) {
+			t.Fatalf("%d of %d runners hold an admitted link", up, len(rs))
+		}
+		if err := v.ProduceBlock(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
