@@ -169,7 +169,7 @@ func NewApp(cfg AppConfig) (*App, error) {
 			e.shares = append(e.shares, sv)
 			switch {
 			case v.ConsensusPubKey != nil:
-				e.addrs = append(e.addrs, cmted25519.PubKey(v.ConsensusPubKey[:]).Address())
+				e.addrs = append(e.addrs, cmtAddr(v.ConsensusPubKey[:]))
 			case es.Epoch == 0:
 				e.addrs = append(e.addrs, cfg.VoteAddrs[i])
 			default:

@@ -440,8 +440,8 @@ func RunDevnet(ctx context.Context, cfg DevnetConfig) (*DevnetReport, error) {
 	if cfg.Reconfigure { // one more in the pool: joins at AddAt; member 0 leaves at RemoveAt
 		p := node.DevnetParams()
 		p.OverlapBlocks = cfg.Overlap
-		o.Params, o.Members = &p, cfg.Validators+1
-		o.Epochs = []EpochPlan{{Activation: cfg.AddAt, Members: seqTo(cfg.Validators + 1)}, {Activation: cfg.RemoveAt, Members: seqTo(cfg.Validators + 1)[1:]}}
+		o.Params = &p
+		o.Members, o.Epochs = AddThenRemove(cfg.Validators, cfg.AddAt, cfg.RemoveAt)
 	}
 	o.BasePort = freePorts(max(o.Members, o.Validators))
 	nw, err := NewNetwork(o)
@@ -662,7 +662,7 @@ func (n *netDevnet) reportReconfig(rep *DevnetReport, h uint64) error {
 			}
 		}
 	}
-	homes := n.nw()
+	homes := n.peerKeys()
 	n.mu.Unlock()
 	p := n.g.P()
 	for _, k := range n.runnerKeys {
@@ -769,8 +769,9 @@ func (n *netDevnet) overlapTimelines(overlap uint64) []OverlapTimeline {
 	return out
 }
 
-// nw is every member's peer key by pool position (n.mu held).
-func (n *netDevnet) nw() []cip11.Hash {
+// peerKeys is every member's peer key by pool position (zero: not
+// running; n.mu held).
+func (n *netDevnet) peerKeys() []cip11.Hash {
 	var out []cip11.Hash
 	for _, nd := range n.nodes {
 		if nd != nil {
@@ -940,33 +941,18 @@ func (n *netDevnet) report(rep *DevnetReport, v *node.Validator, open int, catch
 		if nd == nil || len(catchUp) == 0 || nd.V.Height() < catchUp[len(catchUp)-1] {
 			rep.CaughtUp = false
 		}
-		// replay the victim's block log against a fresh store (§17)
-		if err := n.stop(victim); err != nil {
-			return nil, err
-		}
-		f, err := os.Open(filepath.Join(n.homes[victim], "node", "blocks.jsonl"))
+		ok, err := n.replays(victim) // the restarted validator's block log
 		if err != nil {
 			return nil, err
 		}
-		defer f.Close()
-		sum, err := replay.Run(f, replay.Config{})
-		rep.ReplayAgrees = err == nil && sum.Blocks > 0
-		if err != nil {
-			n.cfg.Logger.Error("devnet: the restarted validator's block log does not replay", "err", err)
-		}
+		rep.ReplayAgrees = ok
 	}
-	if n.cfg.Reconfigure { // the leaver's and the joiner's block logs replay (§17)
+	if n.cfg.Reconfigure { // the leaver's and the joiner's block logs
 		rep.ReplayAgrees = true
 		for _, i := range []int{0, len(n.nodes) - 1} {
-			if err := n.stop(i); err != nil {
-				return nil, err
-			}
-			ok, err := replays(filepath.Join(n.homes[i], "node", "blocks.jsonl"))
+			ok, err := n.replays(i)
 			if err != nil {
 				return nil, err
-			}
-			if !ok {
-				n.cfg.Logger.Error("devnet: a block log does not replay", "validator", i)
 			}
 			rep.ReplayAgrees = rep.ReplayAgrees && ok
 		}
@@ -974,14 +960,21 @@ func (n *netDevnet) report(rep *DevnetReport, v *node.Validator, open int, catch
 	return rep, nil
 }
 
-// replays reports whether the block log at path replays (§17).
-func replays(path string) (bool, error) {
-	f, err := os.Open(path)
+// replays stops validator i and reports whether its block log replays
+// against a fresh store (§17); err is a failure to stop it or open the log.
+func (n *netDevnet) replays(i int) (bool, error) {
+	if err := n.stop(i); err != nil {
+		return false, err
+	}
+	f, err := os.Open(filepath.Join(n.homes[i], "node", "blocks.jsonl"))
 	if err != nil {
 		return false, err
 	}
 	defer f.Close()
 	sum, err := replay.Run(f, replay.Config{})
+	if err != nil {
+		n.cfg.Logger.Error("devnet: a block log does not replay", "validator", i, "err", err)
+	}
 	return err == nil && sum.Blocks > 0, nil
 }
 

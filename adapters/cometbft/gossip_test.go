@@ -3,6 +3,7 @@ package cometbft
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"testing"
 	"time"
 
@@ -45,7 +46,7 @@ func TestGossipReactor(t *testing.T) {
 	send(p2, gossipMsg(t, 3, 8, 5))       // too old for minH 5
 	send(p3, gossipMsg(t, 10, 12, 4, 11)) // 11 is beyond registry(h−1) = 8
 	got := r.union([]int{0, 2}, 8, 5)
-	if want := []int{0, 1, 2, 4}; !slicesEqual(got, want) {
+	if want := []int{0, 1, 2, 4}; !slices.Equal(got, want) {
 		t.Fatalf("union %v, want %v", got, want)
 	}
 	send(p2, []byte("garbage"))
@@ -59,18 +60,6 @@ func TestGossipReactor(t *testing.T) {
 	if s := r.stats(); s.Dropped != 2 {
 		t.Fatalf("dropped %d after a flood, want 2", s.Dropped)
 	}
-}
-
-func slicesEqual(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestDevnetGossipCoverage runs the 4-validator devnet with and without

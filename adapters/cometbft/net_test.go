@@ -53,7 +53,15 @@ func startNet(t *testing.T, n, runners int) (*Network, []*Node, *digests) {
 // (it also runs at cleanup).
 func startNetWith(t *testing.T, n, runners int, hook func(i int) func(uint64, cip11.Hash)) (*Network, []*Node, func()) {
 	t.Helper()
-	nw, err := NewNetwork(NetworkOptions{Validators: n, Runners: runners, Seed: 1, BasePort: freeBase(t, n)})
+	return startOpts(t, NetworkOptions{Validators: n, Runners: runners, Seed: 1, BasePort: freeBase(t, n)}, hook)
+}
+
+// startOpts generates the network o describes, writes it to a temporary
+// directory and starts a node on every home (a validator that joins later
+// follows as a full node); hook as for startNetWith.
+func startOpts(t *testing.T, o NetworkOptions, hook func(i int) func(uint64, cip11.Hash)) (*Network, []*Node, func()) {
+	t.Helper()
+	nw, err := NewNetwork(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,12 +69,16 @@ func startNetWith(t *testing.T, n, runners int, hook func(i int) func(uint64, ci
 	if err := nw.Write(dir); err != nil {
 		t.Fatal(err)
 	}
-	nodes := make([]*Node, n)
+	nodes := make([]*Node, len(nw.Homes))
 	var once sync.Once
 	stop := func() { once.Do(func() { closeAll(nodes) }) }
 	t.Cleanup(stop)
-	for i := range n {
-		nd, err := StartNode(context.Background(), NodeConfig{Home: filepath.Join(dir, fmt.Sprintf("v%d", i)), NoSync: true, OnFinalized: hook(i)})
+	for i := range nodes {
+		var fin func(uint64, cip11.Hash)
+		if hook != nil {
+			fin = hook(i)
+		}
+		nd, err := StartNode(context.Background(), NodeConfig{Home: filepath.Join(dir, fmt.Sprintf("v%d", i)), NoSync: true, OnFinalized: fin})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -313,6 +313,16 @@ func NewNetwork(o NetworkOptions) (*Network, error) {
 	return net, nil
 }
 
+// AddThenRemove is the devnet's two-step reconfiguration of an
+// n-validator network (cip11 genesis / devnet -reconfigure): a pool of n+1,
+// pool member n joins at addAt (epoch 1: all n+1) and member 0 leaves at
+// removeAt (epoch 2: members 1 … n). It returns NetworkOptions.Members and
+// .Epochs.
+func AddThenRemove(n int, addAt, removeAt uint64) (members int, epochs []EpochPlan) {
+	all := seqTo(n + 1)
+	return n + 1, []EpochPlan{{Activation: addAt, Members: all}, {Activation: removeAt, Members: all[1:]}}
+}
+
 // seqTo is 0 … n−1.
 func seqTo(n int) []int {
 	s := make([]int, n)

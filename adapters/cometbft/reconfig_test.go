@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,19 +17,16 @@ import (
 	"github.com/cip11/cip11/seed"
 )
 
-// reconfigNet is a network of a 5-validator pool whose genesis schedules
+// reconfigOpts is a network of a 5-validator pool whose genesis schedules
 // two reconfigurations (D30, §5.3–§5.4): epoch 0 is pool members 0–3,
 // epoch 1 adds member 4 at addAt, epoch 2 removes member 0 at removeAt.
-func reconfigNet(t *testing.T, addAt, removeAt uint64, runners int) *Network {
+func reconfigOpts(t *testing.T, addAt, removeAt uint64, runners int) NetworkOptions {
 	t.Helper()
 	p := node.DevnetParams()
 	p.OverlapBlocks = 6
-	nw, err := NewNetwork(NetworkOptions{Validators: 4, Members: 5, Runners: runners, Seed: 3, BasePort: freeBase(t, 5), Params: &p,
-		Epochs: []EpochPlan{{Activation: addAt, Members: []int{0, 1, 2, 3, 4}}, {Activation: removeAt, Members: []int{1, 2, 3, 4}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return nw
+	o := NetworkOptions{Validators: 4, Runners: runners, Seed: 3, BasePort: freeBase(t, 5), Params: &p}
+	o.Members, o.Epochs = AddThenRemove(4, addAt, removeAt)
+	return o
 }
 
 // TestNetworkPlansRejected: a plan CometBFT or §5.4 cannot carry is refused
@@ -58,23 +54,9 @@ func TestNetworkPlansRejected(t *testing.T) {
 // computes the same AppHash at every height; and their block logs replay.
 func TestReconfigurationOnNetwork(t *testing.T) {
 	const addAt, removeAt, until = 10, 20, 30
-	nw := reconfigNet(t, addAt, removeAt, 0)
-	dir := t.TempDir()
-	if err := nw.Write(dir); err != nil {
-		t.Fatal(err)
-	}
 	d := &digests{}
-	nodes := make([]*Node, len(nw.Homes))
-	var once sync.Once
-	stop := func() { once.Do(func() { closeAll(nodes) }) }
-	t.Cleanup(stop)
-	for i := range nodes {
-		nd, err := StartNode(context.Background(), NodeConfig{Home: filepath.Join(dir, fmt.Sprintf("v%d", i)), NoSync: true, OnFinalized: d.hook(i)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		nodes[i] = nd
-	}
+	nw, nodes, stop := startOpts(t, reconfigOpts(t, addAt, removeAt, 0), d.hook)
+	dir := filepath.Dir(nw.Homes[0].Dir)
 	waitHeight(t, nodes, until, 90*time.Second)
 
 	g := nw.Homes[0].Genesis

@@ -1,14 +1,10 @@
 package cometbft
 
 import (
-	"context"
-	"fmt"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -35,11 +31,9 @@ func TestScaleValidators(t *testing.T) {
 	p := node.DevnetParams()
 	p.MinSubset, p.MaxSubset = uint32(n), uint32(n) // effective_k = clamp(ceil(log2 n)+1, MIN, MAX) = n (§8.4)
 	p.THard = uint32(n/2 + 1)
-	nw, err := NewNetwork(NetworkOptions{Validators: n, Runners: 10, Seed: 2, BasePort: freeBase(t, n), Params: &p,
-		TimeoutPropose: 3 * time.Second, TimeoutVote: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
+	startAt := time.Now()
+	nw, nodes, _ := startOpts(t, NetworkOptions{Validators: n, Runners: 10, Seed: 2, BasePort: freeBase(t, n), Params: &p,
+		TimeoutPropose: 3 * time.Second, TimeoutVote: time.Second}, nil)
 	snap, err := nw.Homes[0].Genesis.Snapshot()
 	if err != nil {
 		t.Fatal(err)
@@ -47,22 +41,6 @@ func TestScaleValidators(t *testing.T) {
 	withFlag := p
 	withFlag.PresenceHardExcludeEnabled = true
 	t.Logf("%d validators: k = %d, Mode A effective if PRESENCE_HARD_EXCLUDE_ENABLED were set (§8.4 guard): %v", n, snap.K(p), snap.ModeAEffective(withFlag))
-	dir := t.TempDir()
-	if err := nw.Write(dir); err != nil {
-		t.Fatal(err)
-	}
-	nodes := make([]*Node, n)
-	var once sync.Once
-	stop := func() { once.Do(func() { closeAll(nodes) }) }
-	t.Cleanup(stop)
-	startAt := time.Now()
-	for i := range n {
-		nd, err := StartNode(context.Background(), NodeConfig{Home: filepath.Join(dir, fmt.Sprintf("v%d", i)), NoSync: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		nodes[i] = nd
-	}
 	t.Logf("started %d nodes in %v", n, time.Since(startAt).Round(time.Millisecond))
 	// measure from the first block on
 	deadline := time.Now().Add(2 * time.Minute)

@@ -317,12 +317,23 @@ func (g *Genesis) Snapshot() (*validators.Snapshot, error) {
 // active from 0, each later one from its activation height), or the
 // single validator's epoch 0.
 func (g *Genesis) History() (*validators.History, error) {
+	snaps, err := g.snapshots()
+	if err != nil {
+		return nil, err
+	}
+	return validators.NewHistory(snaps...)
+}
+
+// snapshots are the §5.4 snapshots of every epoch, ascending: a network's
+// (epoch 0 active from 0, each later one from its activation height) or
+// the single validator's epoch 0.
+func (g *Genesis) snapshots() ([]*validators.Snapshot, error) {
 	if !g.Network() {
 		s, err := g.Snapshot()
 		if err != nil {
 			return nil, err
 		}
-		return validators.NewHistory(s)
+		return []*validators.Snapshot{s}, nil
 	}
 	var snaps []*validators.Snapshot
 	for _, e := range g.EpochSets() {
@@ -340,7 +351,7 @@ func (g *Genesis) History() (*validators.History, error) {
 		}
 		snaps = append(snaps, s)
 	}
-	return validators.NewHistory(snaps...)
+	return snaps, nil
 }
 
 // Header is the chain-log header of the validator's block log: the same

@@ -256,3 +256,39 @@ func printNetworkReport(w io.Writer, r *cometbft.DevnetReport, cfg cometbft.Devn
 		fmt.Fprintf(w, "  dir         %s\n", r.Dir)
 	}
 }
+
+// reconfigFlags are the -reconfigure flags cip11 genesis and cip11 devnet
+// share (with -validators: the devnet's scheduled join and removal,
+// cometbft.AddThenRemove, with OVERLAP_BLOCKS = -overlap).
+type reconfigFlags struct {
+	on                       *bool
+	addAt, removeAt, overlap *int
+}
+
+// addReconfigFlags defines them on c; what says what -reconfigure does.
+func addReconfigFlags(c *command, what string) reconfigFlags {
+	return reconfigFlags{
+		on:       c.fs.Bool("reconfigure", false, "with -validators: "+what+" (DEVNET, §5.3)"),
+		addAt:    c.intVar("add-at", 30, 3, 1_000_000, "with -reconfigure: the height `H` the added validator's epoch activates (3 to 1000000)"),
+		removeAt: c.intVar("remove-at", 70, 6, 1_000_000, "with -reconfigure: the height `H` the first validator's removal activates (more than -add-at + 2)"),
+		overlap:  c.intVar("overlap", 15, 1, 100_000, "with -reconfigure: OVERLAP_BLOCKS `N` (§5.3; 1 to 100000)"),
+	}
+}
+
+// check refuses -add-at, -remove-at and -overlap without -reconfigure, and
+// a removal within two heights of the addition (CometBFT applies a
+// validator update two heights on).
+func (r reconfigFlags) check(c *command, stderr io.Writer) (int, bool) {
+	if !*r.on {
+		for _, f := range []string{"add-at", "remove-at", "overlap"} {
+			if c.given(f) {
+				return c.usageError(stderr, "-%s needs -reconfigure", f), false
+			}
+		}
+		return 0, true
+	}
+	if *r.removeAt <= *r.addAt+2 {
+		return c.usageError(stderr, "-remove-at %d must be more than -add-at %d + 2 (CometBFT applies a validator update two heights on)", *r.removeAt, *r.addAt), false
+	}
+	return 0, true
+}

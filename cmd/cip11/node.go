@@ -100,10 +100,7 @@ genesis orphans the chain the old one started. No positional arguments.`)
 	force := c.fs.Bool("force", false, "overwrite an existing genesis and its key files (orphans the chain's data directory)")
 	validators := c.intVarText("validators", 0, 0, 64, "0 (a single-validator genesis) or a count from 1 to 64",
 		"write a network of `N` validators run by CometBFT, one home each in DIR/v<i> (1 to 64; 0: a single-validator genesis)")
-	reconf := c.fs.Bool("reconfigure", false, "with -validators: one more home, joining at -add-at; v0 leaves at -remove-at (DEVNET, §5.3)")
-	addAt := c.intVar("add-at", 30, 3, 1_000_000, "with -reconfigure: the height `H` the added validator's epoch activates (3 to 1000000)")
-	removeAt := c.intVar("remove-at", 70, 6, 1_000_000, "with -reconfigure: the height `H` v0's removal activates (more than -add-at + 2)")
-	overlap := c.intVar("overlap", 15, 1, 100_000, "with -reconfigure: OVERLAP_BLOCKS `N` (§5.3; 1 to 100000)")
+	rc := addReconfigFlags(c, "one more home, joining at -add-at; v0 leaves at -remove-at")
 	basePort := c.intVar("base-port", 26600, 1024, 65535, "with -validators: validator i listens on `P` + 10·i (p2p), + 1 (QUIC) and + 2 (HTTP) (1024 to 65535)")
 	var extra runnerList
 	c.fs.Var(&extra, "runner", "register a runner whose key this genesis does not hold: `ADDRESS[:STAKE]` is 40 hex digits and a stake in wei (default 10^15, not 0); repeatable")
@@ -128,29 +125,18 @@ genesis orphans the chain the old one started. No positional arguments.`)
 			return code
 		}
 		o := cometbft.NetworkOptions{Validators: *validators, Runners: *runners, Seed: *seed, ChainID: *chainID, BasePort: *basePort}
-		if !*reconf {
-			for _, f := range []string{"add-at", "remove-at", "overlap"} {
-				if c.given(f) {
-					return c.usageError(stderr, "-%s needs -reconfigure", f)
-				}
-			}
-		} else {
-			if *removeAt <= *addAt+2 {
-				return c.usageError(stderr, "-remove-at %d must be more than -add-at %d + 2 (CometBFT applies a validator update two heights on)", *removeAt, *addAt)
-			}
-			o.Members = *validators + 1
-			all := make([]int, o.Members)
-			for i := range all {
-				all[i] = i
-			}
-			o.Epochs = []cometbft.EpochPlan{{Activation: uint64(*addAt), Members: all}, {Activation: uint64(*removeAt), Members: all[1:]}}
+		if code, ok := rc.check(c, stderr); !ok {
+			return code
+		}
+		if *rc.on {
+			o.Members, o.Epochs = cometbft.AddThenRemove(*validators, uint64(*rc.addAt), uint64(*rc.removeAt))
 		}
 		if *basePort+10*max(o.Members, *validators) > 65535 {
 			return c.usageError(stderr, "-base-port %d leaves no room for %d validators (ports up to -base-port + 10·N must be at most 65535)", *basePort, max(o.Members, *validators))
 		}
 		var ov uint64
-		if *reconf {
-			ov = uint64(*overlap)
+		if *rc.on {
+			ov = uint64(*rc.overlap)
 		}
 		return writeNetwork(stdout, stderr, *dir, o, node.Phase(*phase), ov)
 	}
@@ -453,10 +439,7 @@ connection after its cutoff. -block-time, -phase, -http and -fail-per-mille do n
 		"run a network of `N` validators agreeing through CometBFT in this process (1 to 16; 0: the single-validator devnet)")
 	kills := c.intVar("kills", 3, 1, 1000, "with -validators -chaos: kill and restart a validator at least `N` times (1 to 1000)")
 	devCometLevel := c.strVar("comet-log", "none", cometLevel, "with -validators: CometBFT's own log `LEVEL` on stderr (none, error, info, debug)")
-	reconf := c.fs.Bool("reconfigure", false, "with -validators: add a validator at -add-at and remove the first at -remove-at (DEVNET, §5.3)")
-	addAt := c.intVar("add-at", 30, 3, 1_000_000, "with -reconfigure: the height `H` the added validator's epoch activates (3 to 1000000)")
-	removeAt := c.intVar("remove-at", 70, 6, 1_000_000, "with -reconfigure: the height `H` the first validator's removal activates (more than -add-at + 2)")
-	overlap := c.intVar("overlap", 15, 1, 100_000, "with -reconfigure: OVERLAP_BLOCKS `N` (§5.3; 1 to 100000)")
+	rc := addReconfigFlags(c, "add a validator at -add-at and remove the first at -remove-at")
 	gossip := c.fs.Bool("gossip", true, "with -validators: presence gossip between validators (§8.2); -gossip=false: each proposer proposes its own connections only")
 	if code, ok := c.parse(args, stdout, stderr); !ok {
 		return code
@@ -488,25 +471,18 @@ connection after its cutoff. -block-time, -phase, -http and -fail-per-mille do n
 		if c.given("kills") && !*chaos {
 			return c.usageError(stderr, "-kills needs -chaos")
 		}
-		if !*reconf {
-			for _, f := range []string{"add-at", "remove-at", "overlap"} {
-				if c.given(f) {
-					return c.usageError(stderr, "-%s needs -reconfigure", f)
-				}
-			}
+		if code, ok := rc.check(c, stderr); !ok {
+			return code
 		}
-		if *reconf && *chaos {
+		if *rc.on && *chaos {
 			return c.usageError(stderr, "-reconfigure and -chaos do not combine")
-		}
-		if *reconf && *removeAt <= *addAt+2 {
-			return c.usageError(stderr, "-remove-at %d must be more than -add-at %d + 2 (CometBFT applies a validator update two heights on)", *removeAt, *addAt)
 		}
 		if *chaos && *validators < 4 {
 			return c.usageError(stderr, "-chaos kills one validator and needs -validators 4 or more (f = 1), not %d", *validators)
 		}
 		return runNetworkDevnet(stdout, stderr, cometbft.DevnetConfig{Validators: *validators, Runners: *runners, Duration: *duration,
 			JobsPerBlock: *jobs, MultiPerMille: m, Chaos: *chaos, Kills: *kills,
-			Reconfigure: *reconf, AddAt: uint64(*addAt), RemoveAt: uint64(*removeAt), Overlap: uint64(*overlap), Dir: *data, NoSync: *data == "", Seed: *seed, Logger: log, NoGossip: !*gossip, CometLogger: cl}, *asJSON, *quiet)
+			Reconfigure: *rc.on, AddAt: uint64(*rc.addAt), RemoveAt: uint64(*rc.removeAt), Overlap: uint64(*rc.overlap), Dir: *data, NoSync: *data == "", Seed: *seed, Logger: log, NoGossip: !*gossip, CometLogger: cl}, *asJSON, *quiet)
 	}
 	if code, ok := c.notWith(stderr, "without -validators (the single-validator devnet's chaos has its own plan; one validator has no peers to gossip with or to reconfigure)", "kills", "gossip", "comet-log", "reconfigure", "add-at", "remove-at", "overlap"); !ok {
 		return code
