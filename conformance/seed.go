@@ -40,6 +40,7 @@ func seedFunctions() []Function {
 			Generate:    seedGenConsumed, Eval: seedEvalConsumed,
 		},
 		seedThresholdFunction(),
+		scheduleFunction(),
 	}
 }
 

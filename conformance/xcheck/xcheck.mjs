@@ -393,10 +393,29 @@ function cometbftLayout(v) {
   return out;
 }
 
+// advance_round on the D30 height schedule: view = height, epoch e from
+// activations[e] on, targets past known_through not mappable yet.
+function advanceRoundHeight(v) {
+  const a = v.activations.map(u64), kt = u64(v.known_through), e = u64(v.epoch), view = u64(v.view), k = u64(v.k);
+  if (a.length === 0 || a.some((x, i) => i > 0 && x <= a[i - 1]) || kt < a[a.length - 1]) throw new Error('invalid schedule');
+  const epochAt = (w) => {
+    if (w < a[0]) throw new Error('view before the first activation');
+    let ep = 0n;
+    for (let i = 1; i < a.length && a[i] <= w; i++) ep = BigInt(i);
+    return ep;
+  };
+  if (epochAt(view) !== e || view > kt) throw new Error('round outside the schedule');
+  const t = view + k;
+  if (t >= 1n << 64n) throw new Error('overflow');
+  if (t > kt) return { mappable: false };
+  return { mappable: true, next_epoch: epochAt(t).toString(), next_view: t.toString() };
+}
+
 const fns = {
   beacon_hash_v1: (v) => ({ canonical_seed_bytes: hex(beaconHash(v)) }),
   selection_seed_v3: (v) => ({ seed: hex(selectionSeed(v)) }),
   seed_message: (v) => ({ message: hex(seedMessage(v)) }),
+  advance_round_height: advanceRoundHeight,
   base_weight: (v) => ({ base_weight: baseWeight(u128(v.effective_stake), u64(v.reputation_x1e9), u64(v.reputation_normalizer), u64(v.w_min_floor_x1e6)).toString() }),
   weighted_draw: (v) => ({ index: weightedDraw(v.weights.map(u128), unhex(v.seed), BigInt(v.i)) }),
   committee_draw: (v) => ({ selected: committee(v.branch, v.eligible.map((e) => ({ address: e.address, present: e.present, w: u128(e.base_weight) })),
