@@ -14,7 +14,7 @@ func scheduleFunction() Function {
 	return Function{
 		Name: "advance_round_height", Spec: "§9.2",
 		Description: "advance_round(r, k) on the height schedule of DECISIONS D30 (SPEC-NOTES C4, the CometBFT network): the view is the block height; epoch e holds the views activations[e] … activations[e+1]−1 and the last epoch every view from its activation on. Inputs: activations (strictly ascending u64 decimal strings, at least one), known_through (u64: the last view whose epoch is final, not before the last activation), epoch, view (the round r; its epoch must be the one active at its view, and view ≤ known_through) and k (u64). Outputs: mappable, and when true next_epoch and next_view: next_view = view + k and next_epoch is the epoch active there. A target after known_through is mappable false (the pending selection waits, §9.2). Errors: ErrInvalidSchedule (no activations, not ascending, known_through before the last activation), ErrRoundOutsideSchedule (a view before the first activation or past known_through, or an epoch that is not the view's), ErrRoundOverflow (view + k overflows u64).",
-		Generate: schedGen, Eval: schedEval,
+		Generate:    schedGen, Eval: schedEval,
 	}
 }
 
