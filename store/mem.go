@@ -7,6 +7,7 @@ import (
 
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/mru"
+	"github.com/cip11/cip11/presence/modea"
 	"github.com/cip11/cip11/selection/engine"
 	"github.com/cip11/cip11/state"
 )
@@ -46,6 +47,9 @@ type Mem struct {
 	pendUndo   []pendingUndo
 	mruUndo    []mruUndo
 	regWritten bool
+
+	anchors    map[cip11.Address]modea.Record // §8.3 Mode-A state (modea.go)
+	anchorUndo []modeAUndo
 }
 
 type pendingUndo struct {
@@ -125,6 +129,7 @@ func (m *Mem) Commit() error {
 	clear(m.jobOverlay)
 	m.pendUndo = m.pendUndo[:0]
 	m.mruUndo = m.mruUndo[:0]
+	m.anchorUndo = m.anchorUndo[:0]
 	m.regWritten = false
 	m.open = false
 	m.last, m.hasLast = m.height, true
@@ -158,6 +163,7 @@ func (m *Mem) Discard() {
 		}
 	}
 	m.mruUndo = m.mruUndo[:0]
+	m.discardAnchors()
 	if m.regWritten {
 		m.reg.Rollback(m.height)
 		m.regWritten = false

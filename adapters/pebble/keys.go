@@ -31,6 +31,8 @@ const (
 	pfxDeadline = "cip11:job:v1:deadline:" // ‖ deadline_be8 ‖ job_id → empty (assigned jobs)
 	pfxLive     = "cip11:job:v1:live:"     // ‖ job_id → empty (pending or assigned jobs)
 
+	pfxAnchor = "cip11:modea:v1:anchor:" // ‖ address_20 → presence_anchor_be8 ‖ presence_proven_until_be8 (§8.3)
+
 	pendingDueDomain = "cip11:pending-selection:v1:due-round" // §9.2 index domain
 )
 
@@ -43,12 +45,14 @@ const (
 	jobKeyLen      = len(pfxJob) + 32
 	deadlineKeyLen = len(pfxDeadline) + 8 + 32
 	liveKeyLen     = len(pfxLive) + 32
+	anchorKeyLen   = len(pfxAnchor) + 20
 	dueKeyLen      = len(pendingDueDomain) + 8 + 8 + 8 + 32
 
 	heightValueLen = 8 + 8 + 4
 	activeValueLen = 20 + 8
 	runnerValueLen = 1 + 1 + 8 + 16 + 16 + 8
 	repCfgValueLen = 8 + 8
+	anchorValueLen = 8 + 8
 )
 
 const runnerRecordVersion = 1

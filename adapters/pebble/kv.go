@@ -3,6 +3,7 @@ package pebble
 import (
 	"bytes"
 	"cmp"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/mru"
+	"github.com/cip11/cip11/presence/modea"
 	"github.com/cip11/cip11/selection/engine"
 	"github.com/cip11/cip11/store"
 )
@@ -648,5 +650,85 @@ func (s *Store) MRURecords() ([]store.MRUEntry, error) {
 		}
 		return cmp.Compare(a.Kind, b.Kind)
 	})
+	return out, nil
+}
+
+// Mode A (§8.3) ---------------------------------------------------------------
+
+var _ store.ModeAState = (*Store)(nil)
+
+func anchorKey(runner cip11.Address) []byte { return cat([]byte(pfxAnchor), runner[:]) }
+
+func decodeAnchor(k, v []byte) (modea.Record, error) {
+	if len(v) != anchorValueLen {
+		return modea.Record{}, fmt.Errorf("%w: presence anchor %x: value of %d bytes", ErrCorrupt, k, len(v))
+	}
+	return modea.Record{Anchor: binary.BigEndian.Uint64(v), ProvenUntil: binary.BigEndian.Uint64(v[8:])}, nil
+}
+
+// PresenceAnchor implements [modea.Reader] (§8.3), including the open
+// batch's writes.
+func (s *Store) PresenceAnchor(runner cip11.Address) (modea.Record, bool, error) {
+	if err := s.lock(); err != nil {
+		return modea.Record{}, false, err
+	}
+	defer s.mu.Unlock()
+	if r, ok := s.anchorOv[runner]; ok {
+		return r, true, nil
+	}
+	k := anchorKey(runner)
+	v, ok, err := get(s.db, k)
+	if err != nil || !ok {
+		return modea.Record{}, false, err
+	}
+	r, err := decodeAnchor(k, v)
+	return r, err == nil, err
+}
+
+// PutPresenceAnchor implements [modea.Store] (§8.3): the record is written
+// into the open batch.
+func (s *Store) PutPresenceAnchor(runner cip11.Address, rec modea.Record) error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	v := binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(make([]byte, 0, anchorValueLen), rec.Anchor), rec.ProvenUntil)
+	if err := s.set(anchorKey(runner), v); err != nil {
+		return err
+	}
+	s.anchorOv[runner] = rec
+	return nil
+}
+
+// PresenceAnchors implements [store.ModeAState]: every record, ascending
+// by runner address, including the open batch's writes.
+func (s *Store) PresenceAnchors() ([]store.ModeAEntry, error) {
+	if err := s.lock(); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	var out []store.ModeAEntry
+	err := scan(s.db, []byte(pfxAnchor), prefixEnd([]byte(pfxAnchor)), func(k, v []byte) (bool, error) {
+		if len(k) != anchorKeyLen {
+			return false, fmt.Errorf("%w: presence anchor key %x", ErrCorrupt, k)
+		}
+		a := cip11.Address(k[len(pfxAnchor):])
+		if _, ok := s.anchorOv[a]; ok {
+			return true, nil // the batch's record follows
+		}
+		r, err := decodeAnchor(k, v)
+		if err != nil {
+			return false, err
+		}
+		out = append(out, store.ModeAEntry{Runner: a, Record: r})
+		return true, nil
+	})
+	if err != nil || len(s.anchorOv) == 0 {
+		return out, err
+	}
+	for a, r := range s.anchorOv {
+		out = append(out, store.ModeAEntry{Runner: a, Record: r})
+	}
+	slices.SortFunc(out, func(a, b store.ModeAEntry) int { return bytes.Compare(a.Runner[:], b.Runner[:]) })
 	return out, nil
 }

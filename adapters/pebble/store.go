@@ -42,6 +42,7 @@ import (
 
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/mru"
+	"github.com/cip11/cip11/presence/modea"
 	"github.com/cip11/cip11/selection/engine"
 	"github.com/cip11/cip11/state"
 	"github.com/cip11/cip11/store"
@@ -160,6 +161,7 @@ type Store struct {
 	jobW       []jobW           // in first-write order
 	pendOv     map[[32]byte]pendOv
 	mruOv      map[[mru.KeyLen]byte]mru.Record
+	anchorOv   map[cip11.Address]modea.Record // §8.3 Mode-A records
 	overlayCfg *state.ReputationConfig
 	cfgs       []cfgVersion // committed configuration versions, ascending
 	frozen     *frozenOverlay
@@ -259,17 +261,18 @@ func Open(dir string, o Options) (*Store, error) {
 		return nil, fmt.Errorf("pebble store: open %s: %w", dir, err)
 	}
 	s := &Store{
-		db:      db,
-		sync:    o.Sync != SyncNever,
-		keep:    o.Retention,
-		overlay: make(map[cip11.Address]state.Runner),
-		live:    make(map[[32]byte]struct{}),
-		due:     make(map[uint64]map[[32]byte]struct{}),
-		jobOv:   make(map[[32]byte]int),
-		pendOv:  make(map[[32]byte]pendOv),
-		mruOv:   make(map[[mru.KeyLen]byte]mru.Record),
-		snaps:   make(map[*pdb.Snapshot]struct{}),
-		health:  h,
+		db:       db,
+		sync:     o.Sync != SyncNever,
+		keep:     o.Retention,
+		overlay:  make(map[cip11.Address]state.Runner),
+		live:     make(map[[32]byte]struct{}),
+		due:      make(map[uint64]map[[32]byte]struct{}),
+		jobOv:    make(map[[32]byte]int),
+		pendOv:   make(map[[32]byte]pendOv),
+		mruOv:    make(map[[mru.KeyLen]byte]mru.Record),
+		anchorOv: make(map[cip11.Address]modea.Record),
+		snaps:    make(map[*pdb.Snapshot]struct{}),
+		health:   h,
 	}
 	if s.keep == 0 {
 		s.keep = DefaultRetention
@@ -680,6 +683,7 @@ func (s *Store) clearOverlay() {
 	s.jobW = s.jobW[:0]
 	clear(s.pendOv)
 	clear(s.mruOv)
+	clear(s.anchorOv)
 	s.overlayCfg, s.frozen = nil, nil
 }
 

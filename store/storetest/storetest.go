@@ -41,6 +41,7 @@ func TestStore(t *testing.T, open Opener) {
 	t.Run("DiscardRestores", func(t *testing.T) { testDiscardRestores(t, open) })
 	t.Run("ViewImmutable", func(t *testing.T) { testViewImmutable(t, open) })
 	t.Run("Reopen", func(t *testing.T) { testReopen(t, open) })
+	t.Run("ModeA", func(t *testing.T) { testModeA(t, open) })
 	t.Run("Random", func(t *testing.T) {
 		rapid.Check(t, func(rt *rapid.T) {
 			s, reopen := open(t)
