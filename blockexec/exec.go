@@ -9,7 +9,6 @@ import (
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/chainlog"
 	"github.com/cip11/cip11/mru"
-	"github.com/cip11/cip11/presence"
 	"github.com/cip11/cip11/seed"
 	"github.com/cip11/cip11/selection/engine"
 	"github.com/cip11/cip11/state"
@@ -46,6 +45,7 @@ type Executor struct {
 	s      store.Store
 	pre    *preVerified
 	eng    *engine.Engine
+	modeA  *modeA // §8.3 machinery; nil when the header has none
 
 	order     []cip11.Address // ACTIVE_RUNNERS_KEY, append order (mirror of the store's)
 	cfgOK     bool            // the store's reputation configuration was checked
@@ -70,14 +70,17 @@ func New(h chainlog.Header, o Options) (*Executor, error) {
 		}
 		keys[uint64(k.Epoch)] = v
 	}
+	ma, err := newModeA(h)
+	if err != nil {
+		return nil, fmt.Errorf("header: Mode A: %w", err)
+	}
 	var st store.Store = store.NewMemConfig(cfg)
 	if o.OpenStore != nil {
-		var err error
 		if st, err = o.OpenStore(h); err != nil {
 			return nil, fmt.Errorf("open store: %w", err)
 		}
 	}
-	x := &Executor{params: h.Params, cfg: cfg, s: st, pre: newPreVerified(keys)}
+	x := &Executor{params: h.Params, cfg: cfg, s: st, pre: newPreVerified(keys), modeA: ma}
 	last, ok, err := st.LastCommitted()
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
@@ -96,7 +99,7 @@ func New(h chainlog.Header, o Options) (*Executor, error) {
 		Params: h.Params, GenesisBeacon: beaconFrom(h.GenesisBeacon),
 		Registry: st.Registry(), Validators: h, Jobs: st.Jobs(), Pending: st.Pending(),
 		Keys: x.pre, Advance: Advance(h.Schedule), MRU: st.MRU(),
-		Presence: presence.NewPresenceSource(h.Params), SnapshotCache: o.SnapshotCache, Root: new(rootHasher).root,
+		Presence: presenceSource(h.Params, st), SnapshotCache: o.SnapshotCache, Root: new(rootHasher).root,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("header: %w", err)
@@ -186,6 +189,9 @@ func (x *Executor) execute(b *chainlog.Block) (out chainlog.Output, err error) {
 			Runner: w.Record.Runner, SetAtBlock: chainlog.U64(w.Record.SetAt)})
 	}
 	if err := x.applyRegistry(h, b); err != nil {
+		return out, err
+	}
+	if out.Certificates, err = x.certificates(h, b); err != nil {
 		return out, err
 	}
 	if out.StateDigest, err = x.Digest(); err != nil {
@@ -398,6 +404,9 @@ func (x *Executor) Digest() (cip11.Hash, error) {
 	}
 	buf = binary.BigEndian.AppendUint64(buf, uint64(len(x.order)))
 	buf = append(buf, x.listHash[:]...)
+	if buf, err = x.appendModeA(buf); err != nil {
+		return cip11.Hash{}, fmt.Errorf("digest: %w", err)
+	}
 	x.digestBuf = buf
 	return cip11.Keccak256(buf), nil
 }

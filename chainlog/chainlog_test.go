@@ -359,7 +359,7 @@ func TestTxKinds(t *testing.T) {
 // participant count it yields at each height (D25).
 func TestValidatorSets(t *testing.T) {
 	h := sampleHeader()
-	h.Validators = []ValidatorSet{{0, 1}, {10, 4}, {11, 2}, {1 << 40, 7}}
+	h.Validators = []ValidatorSet{{ActivationHeight: 0, Participants: 1}, {ActivationHeight: 10, Participants: 4}, {ActivationHeight: 11, Participants: 2}, {ActivationHeight: 1 << 40, Participants: 7}}
 	for _, c := range []struct {
 		height uint64
 		want   int
@@ -383,12 +383,12 @@ func TestValidatorSets(t *testing.T) {
 	bad := map[string][]ValidatorSet{
 		"empty":              {},
 		"nil":                nil,
-		"first not at 0":     {{1, 1}},
-		"zero participants":  {{0, 0}},
-		"later zero":         {{0, 1}, {5, 0}},
-		"equal activation":   {{0, 1}, {5, 2}, {5, 3}},
-		"descending":         {{0, 1}, {9, 2}, {5, 3}},
-		"two at activation0": {{0, 1}, {0, 2}},
+		"first not at 0":     {{ActivationHeight: 1, Participants: 1}},
+		"zero participants":  {{ActivationHeight: 0, Participants: 0}},
+		"later zero":         {{ActivationHeight: 0, Participants: 1}, {ActivationHeight: 5, Participants: 0}},
+		"equal activation":   {{ActivationHeight: 0, Participants: 1}, {ActivationHeight: 5, Participants: 2}, {ActivationHeight: 5, Participants: 3}},
+		"descending":         {{ActivationHeight: 0, Participants: 1}, {ActivationHeight: 9, Participants: 2}, {ActivationHeight: 5, Participants: 3}},
+		"two at activation0": {{ActivationHeight: 0, Participants: 1}, {ActivationHeight: 0, Participants: 2}},
 	}
 	for name, vs := range bad {
 		h := withFormat(sampleHeader())

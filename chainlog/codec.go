@@ -244,6 +244,13 @@ func (b *Block) normalize() {
 		if v := b.Txs[i].Verified; v != nil {
 			v.Matching, v.RunnersToSlash, v.RunnersUnrewarded = orEmpty(v.Matching), orEmpty(v.RunnersToSlash), orEmpty(v.RunnersUnrewarded)
 		}
+		if c := b.Txs[i].Certificate; c != nil {
+			c.Receipts = orEmpty(c.Receipts)
+			for j := range c.Receipts {
+				r := &c.Receipts[j]
+				r.ValidatorPubKey, r.RunnerPubKey, r.ValidatorSigned = nonNil(r.ValidatorPubKey), nonNil(r.RunnerPubKey), nonNil(r.ValidatorSigned)
+			}
+		}
 	}
 	b.Out.Assignments = orEmpty(b.Out.Assignments)
 	for i := range b.Out.Assignments {
@@ -253,6 +260,9 @@ func (b *Block) normalize() {
 	b.Out.PendingConsumed = orEmpty(b.Out.PendingConsumed)
 	b.Out.Expired = orEmpty(b.Out.Expired)
 	b.Out.MRUWrites = orEmpty(b.Out.MRUWrites)
+	if len(b.Out.Certificates) == 0 {
+		b.Out.Certificates = nil // omitted when empty
+	}
 }
 
 func orEmpty[T any](s []T) []T {
@@ -286,7 +296,7 @@ func (b *Block) Validate() error {
 	}
 	for i, tx := range b.Txs {
 		n := 0
-		for _, set := range []bool{tx.Submit != nil, tx.ResultSubmit != nil, tx.Verified != nil} {
+		for _, set := range []bool{tx.Submit != nil, tx.ResultSubmit != nil, tx.Verified != nil, tx.Certificate != nil} {
 			if set {
 				n++
 			}

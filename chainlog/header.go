@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/internal/textform"
 )
 
 // Header is the first line of a chain log: the format identification and
@@ -37,6 +38,11 @@ type Header struct {
 	Validators []ValidatorSet `json:"validator_sets"`
 	// Reputation is ReputationConfig for the whole log.
 	Reputation ReputationConfig `json:"reputation_config"`
+	// ReceiptChainID, if set, is the executing network's u64 chain_id that
+	// §8.3 PresenceReceipts are signed under; with it every validator set
+	// lists its peer_pubkeys, and blocks may carry SubmitPresenceCertificate
+	// transactions (Tx.Certificate). Nil: the log has no Mode-A machinery.
+	ReceiptChainID *U64 `json:"receipt_chain_id,omitempty"`
 }
 
 // EpochKey is one epoch's 96-byte threshold public key.
@@ -97,17 +103,18 @@ type ReputationConfig struct {
 
 // headerWire is Header as written: Params replaced by its overrides.
 type headerWire struct {
-	Format        string                     `json:"format"`
-	Version       int                        `json:"version"`
-	ChainID       string                     `json:"chain_id"`
-	Generator     string                     `json:"generator"`
-	Params        map[string]json.RawMessage `json:"params"`
-	Namespace     Bytes                      `json:"namespace"`
-	ThresholdKeys []EpochKey                 `json:"threshold_keys"`
-	GenesisBeacon *Beacon                    `json:"genesis_beacon"`
-	Schedule      Schedule                   `json:"schedule"`
-	Validators    []ValidatorSet             `json:"validator_sets"`
-	Reputation    ReputationConfig           `json:"reputation_config"`
+	Format         string                     `json:"format"`
+	Version        int                        `json:"version"`
+	ChainID        string                     `json:"chain_id"`
+	Generator      string                     `json:"generator"`
+	Params         map[string]json.RawMessage `json:"params"`
+	Namespace      Bytes                      `json:"namespace"`
+	ThresholdKeys  []EpochKey                 `json:"threshold_keys"`
+	GenesisBeacon  *Beacon                    `json:"genesis_beacon"`
+	Schedule       Schedule                   `json:"schedule"`
+	Validators     []ValidatorSet             `json:"validator_sets"`
+	Reputation     ReputationConfig           `json:"reputation_config"`
+	ReceiptChainID *U64                       `json:"receipt_chain_id,omitempty"`
 }
 
 type paramName struct{ name, field string }
@@ -232,7 +239,21 @@ func setParam(f reflect.Value, raw json.RawMessage) error {
 type ValidatorSet struct {
 	ActivationHeight U64    `json:"activation_height"`
 	Participants     uint32 `json:"participants"`
+	// PeerPubKeys are the snapshot's raw Ed25519 peer_pubkeys in canonical
+	// participants order (§5.4, §8.3), one per participant; required when
+	// the header has a ReceiptChainID, absent otherwise.
+	PeerPubKeys []PeerKey `json:"peer_pubkeys,omitempty"`
 }
+
+// PeerKey is a raw 32-byte Ed25519 validator peer_pubkey (§5.4), written
+// as 64 lowercase hex digits.
+type PeerKey [32]byte
+
+// MarshalText writes lowercase hex.
+func (k PeerKey) MarshalText() ([]byte, error) { return textform.AppendHex(nil, k[:]), nil }
+
+// UnmarshalText accepts exactly 64 lowercase hex digits.
+func (k *PeerKey) UnmarshalText(s []byte) error { return unhexInto(k[:], s) }
 
 // ParticipantsAt returns the participant count active at height h
 // (engine.Validators; D25).
@@ -257,7 +278,7 @@ func (h Header) MarshalJSON() ([]byte, error) {
 		Format: h.Format, Version: h.Version, ChainID: h.ChainID, Generator: h.Generator,
 		Params: over, Namespace: nonNil(h.Namespace), ThresholdKeys: h.ThresholdKeys,
 		GenesisBeacon: h.GenesisBeacon, Schedule: h.Schedule, Validators: h.Validators,
-		Reputation: h.Reputation,
+		Reputation: h.Reputation, ReceiptChainID: h.ReceiptChainID,
 	}
 	if w.ThresholdKeys == nil {
 		w.ThresholdKeys = []EpochKey{}
@@ -294,7 +315,7 @@ func DecodeHeader(line []byte) (Header, error) {
 	h := Header{
 		Format: w.Format, Version: w.Version, ChainID: w.ChainID, Generator: w.Generator, Params: p,
 		Namespace: w.Namespace, ThresholdKeys: w.ThresholdKeys, GenesisBeacon: w.GenesisBeacon,
-		Schedule: w.Schedule, Validators: w.Validators, Reputation: w.Reputation,
+		Schedule: w.Schedule, Validators: w.Validators, Reputation: w.Reputation, ReceiptChainID: w.ReceiptChainID,
 	}
 	return h, h.validate()
 }
@@ -311,6 +332,12 @@ func (h Header) validate() error {
 	for i, v := range h.Validators {
 		if v.Participants == 0 || (i > 0 && v.ActivationHeight <= h.Validators[i-1].ActivationHeight) {
 			return fmt.Errorf("%w: header: validator_sets[%d]: empty or not ascending", ErrMalformed, i)
+		}
+		switch {
+		case h.ReceiptChainID == nil && v.PeerPubKeys != nil:
+			return fmt.Errorf("%w: header: validator_sets[%d]: peer_pubkeys without receipt_chain_id", ErrMalformed, i)
+		case h.ReceiptChainID != nil && len(v.PeerPubKeys) != int(v.Participants):
+			return fmt.Errorf("%w: header: validator_sets[%d]: %d peer_pubkeys for %d participants", ErrMalformed, i, len(v.PeerPubKeys), v.Participants)
 		}
 	}
 	if err := h.Schedule.validate(); err != nil {

@@ -168,6 +168,48 @@ type Tx struct {
 	Submit       *Submit       `json:"submit,omitempty"`
 	ResultSubmit *ResultSubmit `json:"result_submit,omitempty"`
 	Verified     *Verified     `json:"verified,omitempty"`
+	// Certificate is a SubmitPresenceCertificate (§8.3); only in a log whose
+	// header has a ReceiptChainID.
+	Certificate *Certificate `json:"certificate,omitempty"`
+}
+
+// Certificate is one SubmitPresenceCertificate system instruction (§8.3).
+// runner_signed, the ordinary transaction signature, was checked by the
+// transaction path and is not recorded.
+type Certificate struct {
+	Runner   cip11.Address `json:"runner"`
+	Height   U64           `json:"height"`
+	Receipts []Receipt     `json:"receipts"`
+}
+
+// Receipt is one §8.3 PresenceReceipt. The key and signature fields hold
+// the wire bytes as submitted (scheme-tagged PubKeys, §12.6): a receipt
+// whose bytes are not a valid key or a 64-byte signature is not counted
+// (§8.3 evaluation order, step 2), it does not make the block invalid.
+type Receipt struct {
+	ValidatorPubKey  Bytes      `json:"validator_pubkey"`
+	RunnerPubKey     Bytes      `json:"runner_pubkey"`
+	SubsetEpoch      U64        `json:"subset_epoch"`
+	ValidatorSetHash cip11.Hash `json:"validator_set_hash"`
+	BlockHeight      U64        `json:"block_height"`
+	NonceEcho        U64        `json:"nonce_echo"`
+	AcceptingNew     bool       `json:"accepting_new"`
+	ValidatorSigned  Bytes      `json:"validator_signed"`
+}
+
+// CertificateOutcome is what executing one SubmitPresenceCertificate
+// produced (§8.3): Result is "accepted" or the rejection's name
+// (blockexec.CertificateResultName), Anchor and ProvenUntil the new
+// presence_anchor / presence_proven_until (0 when rejected), Counted the
+// number of retained signature-valid receipts, Cycles what it was charged.
+type CertificateOutcome struct {
+	Tx          uint32        `json:"tx"`
+	Runner      cip11.Address `json:"runner"`
+	Result      string        `json:"result"`
+	Anchor      U64           `json:"anchor"`
+	ProvenUntil U64           `json:"proven_until"`
+	Counted     uint32        `json:"counted"`
+	Cycles      U64           `json:"cycles"`
 }
 
 // Submit is one JobSubmit instruction.
@@ -224,7 +266,10 @@ type Output struct {
 	PendingConsumed []cip11.Hash `json:"pending_consumed"`
 	Expired         []cip11.Hash `json:"expired"`
 	MRUWrites       []MRUWrite   `json:"mru_writes"`
-	StateDigest     cip11.Hash   `json:"state_digest"`
+	// Certificates has one entry per Tx.Certificate of the block, in
+	// transaction order; omitted when the block has none.
+	Certificates []CertificateOutcome `json:"certificates,omitempty"`
+	StateDigest  cip11.Hash           `json:"state_digest"`
 }
 
 // Block is one block line: the inputs CIP-11 execution consumed and, under
