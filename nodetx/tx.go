@@ -27,7 +27,9 @@ import (
 // (ErrStaleTx), so an old heartbeat cannot be replayed past the dedupe
 // horizon to keep a dead runner alive. Payloads: Heartbeat none;
 // Register the stake as 16 bytes BE; Commit the 32-byte commitment
-// keccak256(result ‖ salt); Reveal result (32) ‖ salt (32).
+// keccak256(result ‖ salt); Reveal result (32) ‖ salt (32); Certificate
+// height (8, BE) ‖ 1 to MaxCertificateReceipts receipts of ReceiptLen bytes
+// each (CertificatePayload).
 
 // TxDomain separates devnet transaction signatures from every §12.6 domain.
 const TxDomain = "cip11-devnet-tx/v2"
@@ -45,6 +47,9 @@ const (
 	TxCommit
 	// TxReveal is SystemInstruction::JobResultSubmit (§10.3).
 	TxReveal
+	// TxCertificate is SubmitPresenceCertificate (§8.3): the signer is the
+	// certificate's runner, runner_signed is the transaction signature.
+	TxCertificate
 )
 
 func (k TxKind) String() string {
@@ -57,6 +62,8 @@ func (k TxKind) String() string {
 		return "commit"
 	case TxReveal:
 		return "reveal"
+	case TxCertificate:
+		return "certificate"
 	}
 	return fmt.Sprintf("TxKind(%d)", uint8(k))
 }
@@ -65,7 +72,7 @@ const (
 	txMagic      = "C11T"
 	txVersion    = 2
 	txHeaderLen  = 4 + 1 + 1 + 8 + 20 + 8 + 32 + 2
-	maxTxPayload = 1024
+	maxTxPayload = 8 + MaxCertificateReceipts*ReceiptLen
 	// MaxTxBytes bounds an encoded transaction.
 	MaxTxBytes = txHeaderLen + maxTxPayload + wire.RunnerSigLen
 )
@@ -116,8 +123,8 @@ func (t *Tx) Bytes() []byte { return t.raw }
 func (t *Tx) Hash() cip11.Hash { return cip11.Keccak256(t.raw) }
 
 func (t *Tx) body() ([]byte, error) {
-	if len(t.Payload) > maxTxPayload {
-		return nil, fmt.Errorf("%w: payload of %d bytes", ErrTx, len(t.Payload))
+	if len(t.Payload) > maxTxPayload || !payloadOK(t.Kind, len(t.Payload)) {
+		return nil, fmt.Errorf("%w: %s with a payload of %d bytes", ErrTx, t.Kind, len(t.Payload))
 	}
 	b := make([]byte, 0, txHeaderLen+len(t.Payload)+wire.RunnerSigLen)
 	b = append(b, txMagic...)
@@ -203,11 +210,16 @@ func DecodeTx(b []byte) (*Tx, error) {
 		return nil, fmt.Errorf("%w: payload length %d does not match %d bytes", ErrTx, n, len(b))
 	}
 	t.Payload = append([]byte(nil), b[txHeaderLen:txHeaderLen+n]...)
-	if w, ok := payloadLen(t.Kind); !ok || w != n {
+	if !payloadOK(t.Kind, n) {
 		return nil, fmt.Errorf("%w: kind %d with a %d-byte payload", ErrTx, b[5], n)
 	}
-	if (t.Kind == TxHeartbeat || t.Kind == TxRegister) && t.JobID != (cip11.Hash{}) {
+	if (t.Kind == TxHeartbeat || t.Kind == TxRegister || t.Kind == TxCertificate) && t.JobID != (cip11.Hash{}) {
 		return nil, fmt.Errorf("%w: %s carries a job_id", ErrTx, t.Kind)
+	}
+	if t.Kind == TxCertificate {
+		if _, err := t.Certificate(); err != nil {
+			return nil, err
+		}
 	}
 	copy(t.Sig[:], b[txHeaderLen+n:])
 	pub, err := wire.RecoverRunner(txDigest(b[:txHeaderLen+n]), t.Sig)
@@ -244,16 +256,18 @@ func SplitReveal(p []byte) (result, salt cip11.Hash, ok bool) {
 	return result, salt, true
 }
 
-func payloadLen(k TxKind) (int, bool) {
+func payloadOK(k TxKind, n int) bool {
 	switch k {
 	case TxHeartbeat:
-		return 0, true
+		return n == 0
 	case TxRegister:
-		return 16, true
+		return n == 16
 	case TxCommit:
-		return 32, true
+		return n == 32
 	case TxReveal:
-		return 64, true
+		return n == 64
+	case TxCertificate:
+		return n > 8 && (n-8)%ReceiptLen == 0 && (n-8)/ReceiptLen <= MaxCertificateReceipts
 	}
-	return 0, false
+	return false
 }

@@ -89,7 +89,7 @@ func TestTxRejects(t *testing.T) {
 			return b
 		})
 	}
-	if _, err := SignTx(k, 7011, TxReveal, 1, cip11.Hash{1}, make([]byte, 2000)); !errors.Is(err, ErrTx) {
+	if _, err := SignTx(k, 7011, TxReveal, 1, cip11.Hash{1}, make([]byte, 7000)); !errors.Is(err, ErrTx) {
 		t.Errorf("oversized payload: %v", err)
 	}
 	for name, raw := range cases {
@@ -108,10 +108,10 @@ func mut2(b []byte, f func([]byte) []byte) []byte { return f(bytes.Clone(b)) }
 // bytes and verifies.
 func FuzzDecodeTx(f *testing.F) {
 	k := testRunnerKey(f, 2)
-	for _, kind := range []TxKind{TxHeartbeat, TxRegister, TxCommit, TxReveal} {
-		n, _ := payloadLen(kind)
+	for _, kind := range []TxKind{TxHeartbeat, TxRegister, TxCommit, TxReveal, TxCertificate} {
+		n := map[TxKind]int{TxRegister: 16, TxCommit: 32, TxReveal: 64, TxCertificate: 8 + 2*ReceiptLen}[kind]
 		var job cip11.Hash
-		if kind >= TxCommit {
+		if kind == TxCommit || kind == TxReveal {
 			job = cip11.Hash{7}
 		}
 		tx, err := SignTx(k, 7011, kind, uint64(kind), job, make([]byte, n))
