@@ -355,7 +355,10 @@ func (g *Genesis) snapshots() ([]*validators.Snapshot, error) {
 }
 
 // Header is the chain-log header of the validator's block log: the same
-// threshold key for every epoch of the schedule (a 1-of-1 "threshold").
+// threshold key for every epoch of the schedule (a 1-of-1 "threshold"), or
+// on a network each epoch's group key and set; with Mode A enabled
+// (PRESENCE_HARD_EXCLUDE_ENABLED) also the §8.3 receipt chain_id and the
+// sets' peer_pubkeys.
 func (g *Genesis) Header() chainlog.Header {
 	h := chainlog.Header{
 		Format: chainlog.FormatName, Version: chainlog.Version,
@@ -367,6 +370,14 @@ func (g *Genesis) Header() chainlog.Header {
 	}
 	gb := g.GenesisBeacon
 	h.GenesisBeacon = &gb
+	// Mode A (§8.3) is governance-enabled by PRESENCE_HARD_EXCLUDE_ENABLED:
+	// the log then carries the receipt chain_id and every set's peer keys,
+	// and blocks may carry SubmitPresenceCertificate transactions.
+	modeA := g.P().PresenceHardExcludeEnabled
+	if modeA {
+		id := chainlog.U64(g.ChainID)
+		h.ReceiptChainID = &id
+	}
 	if g.Schedule.Height() { // a network: each epoch's group key and set size (D30)
 		h.Validators = nil
 		for _, e := range g.EpochSets() {
@@ -375,12 +386,25 @@ func (g *Genesis) Header() chainlog.Header {
 			if e.Epoch == 0 {
 				act = 0
 			}
-			h.Validators = append(h.Validators, chainlog.ValidatorSet{ActivationHeight: chainlog.U64(act), Participants: uint32(len(e.Set))})
+			vs := chainlog.ValidatorSet{ActivationHeight: chainlog.U64(act), Participants: uint32(len(e.Set))}
+			if modeA {
+				for _, v := range e.Set {
+					vs.PeerPubKeys = append(vs.PeerPubKeys, chainlog.PeerKey(v.PeerPubKey))
+				}
+			}
+			h.Validators = append(h.Validators, vs)
 		}
 		return h
 	}
 	for e := uint64(0); e <= uint64(g.Schedule.LastKnownEpoch); e++ {
 		h.ThresholdKeys = append(h.ThresholdKeys, chainlog.EpochKey{Epoch: chainlog.U64(e), PublicKey: g.Validator.ThresholdPubKey})
+	}
+	if modeA && len(g.Set) == 0 {
+		h.Validators[0].PeerPubKeys = []chainlog.PeerKey{chainlog.PeerKey(g.Validator.PeerPubKey)}
+	} else if modeA {
+		for _, v := range g.Set {
+			h.Validators[0].PeerPubKeys = append(h.Validators[0].PeerPubKeys, chainlog.PeerKey(v.PeerPubKey))
+		}
 	}
 	return h
 }

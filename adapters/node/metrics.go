@@ -22,6 +22,8 @@ const (
 	MetricBlockHeight      = "cip11_block_height"
 	MetricMempool          = "cip11_mempool_transactions"
 	MetricResultsForwarded = "cip11_results_forwarded_total"
+	MetricProvenRunners    = "cip11_presence_proven_runners"
+	MetricCertificates     = "cip11_presence_certificates_total"
 )
 
 // AckLatencyBuckets are the cip11_ack_latency_seconds buckets: 1 ms to 10 s.
@@ -47,6 +49,8 @@ type Metrics struct {
 	height           prometheus.Gauge
 	mempool          prometheus.Gauge
 	resultsForwarded prometheus.Counter
+	provenRunners    prometheus.Gauge
+	certificates     *prometheus.CounterVec
 
 	mu        sync.Mutex
 	jobStates map[httpapi.JobState]bool
@@ -74,9 +78,13 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Help: "Transactions waiting in the mempool."}),
 		resultsForwarded: prometheus.NewCounter(prometheus.CounterOpts{Name: MetricResultsForwarded,
 			Help: "JobResultCommit/JobResult transactions admitted (§10.3), from QUIC or POST /submit."}),
+		provenRunners: prometheus.NewGauge(prometheus.GaugeOpts{Name: MetricProvenRunners,
+			Help: "Registered runners whose presence_proven_until covers the next block (§8.3 Mode-A proven-until coverage)."}),
+		certificates: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricCertificates,
+			Help: "SubmitPresenceCertificate transactions executed in applied blocks (§8.3), by result."}, []string{"result"}),
 		jobStates: map[httpapi.JobState]bool{},
 	}
-	cs := []prometheus.Collector{m.ackLatency, m.jobs, m.blockExec, m.blocks, m.height, m.mempool, m.resultsForwarded}
+	cs := []prometheus.Collector{m.ackLatency, m.jobs, m.blockExec, m.blocks, m.height, m.mempool, m.resultsForwarded, m.provenRunners, m.certificates}
 	for i, c := range cs {
 		if err := reg.Register(c); err != nil {
 			for _, done := range cs[:i] {
@@ -89,6 +97,8 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		m.jobs.WithLabelValues(string(s)).Set(0)
 		m.jobStates[s] = true
 	}
+	m.certificates.WithLabelValues("accepted")
+	m.certificates.WithLabelValues("rejected")
 	return m, nil
 }
 
@@ -152,5 +162,21 @@ func (m *Metrics) SetMempool(n int) {
 func (m *Metrics) ResultForwarded() {
 	if m != nil {
 		m.resultsForwarded.Inc()
+	}
+}
+
+// SetProvenRunners sets cip11_presence_proven_runners (§8.3).
+func (m *Metrics) SetProvenRunners(n int) {
+	if m != nil {
+		m.provenRunners.Set(float64(n))
+	}
+}
+
+// CertificatesExecuted counts an applied block's §8.3 certificate outcomes
+// in cip11_presence_certificates_total{result="accepted"|"rejected"}.
+func (m *Metrics) CertificatesExecuted(accepted, rejected int) {
+	if m != nil {
+		m.certificates.WithLabelValues("accepted").Add(float64(accepted))
+		m.certificates.WithLabelValues("rejected").Add(float64(rejected))
 	}
 }

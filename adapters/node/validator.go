@@ -393,7 +393,7 @@ func (v *Validator) open() (created []string, err error) {
 func (v *Validator) recover(blocksPath string, specs []*chain.JobSpec, sync bool) error {
 	core, err := chain.New(chain.Config{Params: v.p, ChainID: uint64(v.g.ChainID), Runners: v.g.chainRunners(),
 		Key: v.cfg.Keys.Peer, Exec: v.x, Log: blogPort{v}, Journal: journalPort{v}, Archive: v.archive,
-		RetainBlocks: v.cfg.RetainBlocks, Logger: v.log, History: historyPort{v}})
+		RetainBlocks: v.cfg.RetainBlocks, Logger: v.log, History: historyPort{v}, ModeA: v.p.PresenceHardExcludeEnabled})
 	if err != nil {
 		return err
 	}
@@ -795,6 +795,23 @@ func (v *Validator) commit(c *chain.Core, start time.Time) error {
 		m.SetJobs(c.Counts())
 		m.BlockProduced(h)
 		m.SetMempool(c.MempoolLen())
+		if len(b.Out.Certificates) > 0 || v.p.PresenceHardExcludeEnabled {
+			acc := 0
+			for _, o := range b.Out.Certificates {
+				if o.Result == blockexec.CertAccepted {
+					acc++
+				}
+			}
+			m.CertificatesExecuted(acc, len(b.Out.Certificates)-acc)
+			if proven, _, err := c.ModeACoverage(); err == nil {
+				m.SetProvenRunners(proven)
+			}
+		}
+	}
+	for _, o := range b.Out.Certificates {
+		if o.Result != blockexec.CertAccepted {
+			v.log.Info("presence certificate rejected (§8.3)", "height", h, "runner", o.Runner, "result", o.Result, "counted", o.Counted)
+		}
 	}
 	return nil
 }

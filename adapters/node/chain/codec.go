@@ -19,6 +19,7 @@ const (
 	TxRegister      = nodetx.TxRegister
 	TxCommit        = nodetx.TxCommit
 	TxReveal        = nodetx.TxReveal
+	TxCertificate   = nodetx.TxCertificate
 	MaxTxBytes      = nodetx.MaxTxBytes
 	HeartbeatWindow = nodetx.HeartbeatWindow
 	JobIDDomain     = nodetx.JobIDDomain
@@ -37,5 +38,6 @@ var (
 	Commitment    = nodetx.Commitment
 	RevealPayload = nodetx.RevealPayload
 	SplitReveal   = nodetx.SplitReveal
+	CertPayload   = nodetx.CertificatePayload
 	DecodeJobSpec = nodetx.DecodeJobSpec
 )

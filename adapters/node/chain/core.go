@@ -11,9 +11,11 @@ import (
 	"github.com/cip11/cip11/adapters/node/httpapi"
 	"github.com/cip11/cip11/blockexec"
 	"github.com/cip11/cip11/chainlog"
+	"github.com/cip11/cip11/nodetx"
 	"github.com/cip11/cip11/presence"
 	"github.com/cip11/cip11/selection/engine"
 	"github.com/cip11/cip11/state"
+	"github.com/cip11/cip11/store"
 	"github.com/cip11/cip11/wire"
 )
 
@@ -55,6 +57,11 @@ type Config struct {
 	// MaxBlockSubmits bounds the job submits one proposal includes
 	// (default 1,000); the rest wait for the next block, in order.
 	MaxBlockSubmits int
+	// ModeA admits SubmitPresenceCertificate transactions (§8.3) and
+	// includes them in blocks; the chain log's header must then carry the
+	// Mode-A machinery (receipt_chain_id, peer_pubkeys). Off: a certificate
+	// transaction is refused with ErrBadRequest.
+	ModeA bool
 	// Logger (default: discard).
 	Logger *slog.Logger
 	// History, if set, is told of every job event that does not come from
@@ -377,6 +384,7 @@ func (c *Core) advance(b *chainlog.Block, at time.Time, present func(cip11.Addre
 	}
 	c.mem.committed(h)
 	c.pruneMempool(b)
+	c.countCertificates(b)
 	res := c.observe(b, at, present)
 	c.dropIncluded()
 	c.retire(h)
@@ -454,6 +462,13 @@ func (c *Core) RecoverTail(b *chainlog.Block, at time.Time) error {
 // grow it). What a block did not draw (a proposal built elsewhere, before
 // the transaction reached it) stays for the next block.
 func (c *Core) pruneMempool(b *chainlog.Block) {
+	for _, tx := range b.Txs {
+		if ct := tx.Certificate; ct != nil {
+			if w := c.mem.certs[ct.Runner]; w != nil && w.Height <= ct.Height {
+				delete(c.mem.certs, ct.Runner)
+			}
+		}
+	}
 	c.mem.regs = slices.DeleteFunc(c.mem.regs, func(tx *Tx) bool {
 		_, ok := c.runnerIdx[tx.From]
 		return ok
@@ -523,4 +538,44 @@ func (c *Core) registryOps(h uint64, b *chainlog.Block) {
 	}
 	slices.Sort(beats)
 	b.Heartbeats = append(b.Heartbeats, beats...)
+}
+
+// countCertificates adds committed block b's §8.3 certificates to the stats.
+func (c *Core) countCertificates(b *chainlog.Block) {
+	for _, tx := range b.Txs {
+		if ct := tx.Certificate; ct != nil {
+			c.stats.CertificateReceipts += int64(len(ct.Receipts))
+			c.stats.CertificateBytes += int64(8 + len(ct.Receipts)*nodetx.ReceiptLen)
+		}
+	}
+	for _, o := range b.Out.Certificates {
+		if o.Result == blockexec.CertAccepted {
+			c.stats.CertificatesAccepted++
+		} else {
+			c.stats.CertificatesRejected++
+		}
+	}
+}
+
+// ModeACoverage is the §8.3 proven-until coverage after the last committed
+// block h: how many registered runners have presence_proven_until ≥ h+1
+// (would be in the Mode-A PresenceInput of the next block), and how many
+// are registered. Without Mode-A state both are as far as known (proven 0).
+func (c *Core) ModeACoverage() (proven, registered int, err error) {
+	registered = len(c.runnerAt)
+	ms, ok := c.x.Store().(store.ModeAState)
+	if !ok {
+		return 0, registered, nil
+	}
+	recs, err := ms.PresenceAnchors()
+	if err != nil {
+		return 0, registered, err
+	}
+	next := c.Height() + 1
+	for _, r := range recs {
+		if r.Record.ProvenUntil >= next {
+			proven++
+		}
+	}
+	return proven, registered, nil
 }

@@ -1,7 +1,9 @@
 package chain
 
 import (
+	"bytes"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -24,14 +26,19 @@ type mempool struct {
 	old     map[cip11.Hash]bool // and the previous one
 	regs    []*Tx
 	beats   map[cip11.Address]bool
+	// certs holds each runner's newest waiting SubmitPresenceCertificate
+	// (§8.3): a newer one replaces it, since only the strictly newest
+	// anchor can be accepted.
+	certs map[cip11.Address]*chainlog.Certificate
 }
 
 func newMempool() mempool {
-	return mempool{known: map[cip11.Hash]bool{}, beats: map[cip11.Address]bool{}}
+	return mempool{known: map[cip11.Hash]bool{}, beats: map[cip11.Address]bool{}, certs: map[cip11.Address]*chainlog.Certificate{}}
 }
 
-// Len is the number of waiting entries (submits, registrations, heartbeats).
-func (m *mempool) Len() int { return len(m.submits) + len(m.regs) + len(m.beats) }
+// Len is the number of waiting entries (submits, registrations,
+// heartbeats, certificates).
+func (m *mempool) Len() int { return len(m.submits) + len(m.regs) + len(m.beats) + len(m.certs) }
 
 // committed advances the mempool past committed block h: the dedupe set's
 // generation, and what the block drew.
@@ -147,7 +154,7 @@ func (c *Core) SubmitTx(raw []byte, now time.Time) (*Tx, error) {
 		return tx, fmt.Errorf("%w: %w: heartbeat signed at height %d, the chain is at %d (window %d)", ErrBadRequest, ErrStaleTx,
 			tx.Nonce, h, HeartbeatWindow)
 	}
-	if (tx.Kind == TxHeartbeat || tx.Kind == TxRegister) && c.mem.Len() >= c.cfg.MaxMempool {
+	if (tx.Kind == TxHeartbeat || tx.Kind == TxRegister || tx.Kind == TxCertificate) && c.mem.Len() >= c.cfg.MaxMempool {
 		return tx, fmt.Errorf("%w: %d entries wait for a block (max %d)", ErrMempoolFull, c.mem.Len(), c.cfg.MaxMempool)
 	}
 	switch tx.Kind {
@@ -160,6 +167,10 @@ func (c *Core) SubmitTx(raw []byte, now time.Time) (*Tx, error) {
 			return tx, err
 		}
 		c.stats.ResultsForwarded++
+	case TxCertificate:
+		if err := c.admitCertificate(tx); err != nil {
+			return tx, err
+		}
 	}
 	c.mem.known[hash] = true
 	c.learnKey(tx)
@@ -256,8 +267,18 @@ func (c *Core) txs(h uint64, b *chainlog.Block) bool {
 		}
 		b.Txs = append(b.Txs, chainlog.Tx{Verified: vr})
 	}
+	if len(c.mem.certs) > 0 {
+		runners := slices.SortedFunc(maps.Keys(c.mem.certs), func(a, b cip11.Address) int { return bytes.Compare(a[:], b[:]) })
+		for _, r := range runners[:min(len(runners), MaxBlockCertificates)] {
+			b.Txs = append(b.Txs, chainlog.Tx{Certificate: c.mem.certs[r]})
+		}
+	}
 	return len(b.Txs) > 0
 }
+
+// MaxBlockCertificates bounds the SubmitPresenceCertificate transactions
+// one proposal includes (§8.3); the rest wait, by runner address.
+const MaxBlockCertificates = 256
 
 // majority is the result most committee members revealed (ties: the one
 // the earliest committee member revealed).
@@ -280,4 +301,30 @@ func majority(committee []cip11.Address, reveals map[cip11.Address]cip11.Hash) c
 		}
 	}
 	return best
+}
+
+// admitCertificate queues a SubmitPresenceCertificate (§8.3) for the next
+// proposal after the checks that need no signature verification: Mode A
+// is configured, the signer is a registered runner, and the certificate
+// height is not above the next block. The §8.3 receipt checks run at
+// execution, where a failing certificate is recorded as rejected.
+func (c *Core) admitCertificate(tx *Tx) error {
+	if !c.cfg.ModeA {
+		return fmt.Errorf("%w: this chain has no Mode-A certificates (§8.3)", ErrBadRequest)
+	}
+	if _, ok := c.runnerIdx[tx.From]; !ok {
+		return fmt.Errorf("%w: certificate of %s, not a registered runner", ErrBadRequest, tx.From)
+	}
+	cert, err := tx.Certificate()
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrBadRequest, err)
+	}
+	if h := c.Height() + 1; uint64(cert.Height) > h {
+		return fmt.Errorf("%w: certificate height %d is above the next block %d", ErrBadRequest, cert.Height, h)
+	}
+	if old := c.mem.certs[tx.From]; old == nil || old.Height <= cert.Height {
+		c.mem.certs[tx.From] = cert
+	}
+	c.stats.CertificatesAdmitted++
+	return nil
 }

@@ -23,6 +23,12 @@ type Stats struct {
 	Cancels                      int64
 	FirstDraws, FirstDrawPresent int64
 	ResultsForwarded             int64
+	// Mode-A certificates (§8.3): admitted to the mempool, and executed in
+	// committed blocks (accepted, rejected), with the receipts and the
+	// encoded receipt bytes those blocks carried (the §8.4 block-space
+	// figure: 188 bytes per receipt).
+	CertificatesAdmitted, CertificatesAccepted, CertificatesRejected int64
+	CertificateReceipts, CertificateBytes                            int64
 	// AckMicros: block committed → JobAck received, in microseconds.
 	AckMicros Histogram
 	// SentMicros: block committed → JobAssignment written (the dispatch
