@@ -396,3 +396,32 @@ func TestReceiptOn0x0100LinkIsProtocolError(t *testing.T) {
 		t.Fatalf("stats %+v", st)
 	}
 }
+
+// TestReceiptsOnAgainst0x0100Validator: a runner seeking receipts that
+// meets a 0x0100 validator (another implementation) negotiates 0x0100
+// and sends no request: its next frame after a new height is the ping.
+func TestReceiptsOnAgainst0x0100Validator(t *testing.T) {
+	rk := runnerKey(t, 1)
+	f := newFixture(t, 1, rk)
+	v := startFakeValidator(t, f, 0, ALPN)
+	c := f.startClient(rk, nil, withReceipts)
+	fc := v.accept()
+	if fc.runner.Version != wire.VersionReceipts {
+		t.Fatalf("runner offered %#x", fc.runner.Version)
+	}
+	fc.sendHello(nil) // 0x0100
+	fc.sendAck(nil)
+	fc.readAck()
+	if fc.sess.Version != wire.Version {
+		t.Fatalf("session %#x", fc.sess.Version)
+	}
+	fc.answerPing()
+	eventually(t, "admission", func() bool { return len(c.Connected()) == 1 })
+	c.Tick(startHeight + 1)
+	if p, ok := fc.read().(*wire.HeartbeatPing); !ok || p.BlockHeight != startHeight+1 {
+		t.Fatalf("next frame %v", p)
+	}
+	if st := c.Stats(); st.ReceiptRequests != 0 {
+		t.Fatalf("%d requests on a 0x0100 link", st.ReceiptRequests)
+	}
+}
