@@ -82,6 +82,15 @@ func positiveFrames() []struct {
 	cancelExpired := &wire.JobCancel{JobID: jobID, AssignmentHash: ah, Reason: wire.CancelExpired}
 	cancelExpired.Sign(s, vk)
 
+	// The 0x0101 receipt frames (SPEC-NOTES N18); a receipt's chain_id is
+	// the executing network's, here the reference connection's.
+	receipt := &wire.PresenceReceipt{ValidatorPubKey: vk.PubKey(), RunnerPubKey: rk.PubKey(), SubsetEpoch: s.SubsetEpoch,
+		ValidatorSetHash: s.ValidatorSetHash, BlockHeight: 1009, NonceEcho: 1 << 40, AcceptingNew: true}
+	must(receipt.Sign(s.ChainID, vk))
+	receiptFull := &wire.PresenceReceipt{ValidatorPubKey: vk.PubKey(), RunnerPubKey: rk.PubKey(), SubsetEpoch: s.SubsetEpoch,
+		ValidatorSetHash: s.ValidatorSetHash, BlockHeight: 1010, NonceEcho: 0, AcceptingNew: false}
+	must(receiptFull.Sign(s.ChainID, vk))
+
 	byeNull := &wire.Goodbye{Reason: wire.GoodbyeWrongChain}
 	byeText := &wire.Goodbye{Reason: wire.GoodbyeDraining, Detail: strp("validator restarting"), RetryAfterBlocks: u64p(30)}
 	must(byeText.Sign(s, rk))
@@ -118,6 +127,10 @@ func positiveFrames() []struct {
 		{"job_result_empty_tx", &wire.JobResult{JobID: jobID, TxBytes: wire.Bytes{}}},
 		{"job_cancel_reassigned", cancel},
 		{"job_cancel_expired", cancelExpired},
+		{"presence_receipt_request", &wire.PresenceReceiptRequest{Nonce: 1 << 40}},
+		{"presence_receipt_request_nonce_zero", &wire.PresenceReceiptRequest{Nonce: 0}},
+		{"presence_receipt_accepting", receipt},
+		{"presence_receipt_not_accepting", receiptFull},
 		{"goodbye_detail_null_unsigned", byeNull},
 		{"goodbye_detail_text_runner_signed", byeText},
 		{"goodbye_empty_detail_retry_zero_validator_signed", byeValidator},
@@ -170,6 +183,10 @@ func negativeFrames() []frameVector {
 	assignment := func(runner, validator string) string {
 		return envelope(wire.TypeJobAssignment, "a9", "00", h32, "01", "40", "02", h32, "03", "00", "04", h32, "05", "00",
 			"06", runner, "07", validator, "08", sig64)
+	}
+	receipt := func(fields, validator, runner string, rest ...string) string {
+		return envelope(wire.TypePresenceReceipt, append([]string{fields, "00", validator, "01", runner, "02", "00", "03", h32,
+			"04", "1903e8", "05", "07", "06", "f5"}, rest...)...)
 	}
 	badPoint := "5822" + "01" + "02" + strings.Repeat("00", 31) + "05" // x = 5 is not on secp256k1
 	_ = s
@@ -251,6 +268,14 @@ func negativeFrames() []frameVector {
 		{"job_assignment_validator_key_secp256k1", assignment(rpk, rpk), "ErrPubKeyRole"},
 		{"goodbye_signed_63_bytes", bye("06", "f6", "f6", "583f"+strings.Repeat("11", 63)), "ErrSigLength"},
 		{"goodbye_signed_empty", bye("06", "f6", "f6", "40"), "ErrSigLength"},
+		// The 0x0101 receipt frames (SPEC-NOTES N18)
+		{"presence_receipt_seven_fields", receipt("a7", vpk, rpk), "ErrMissingKey"},
+		{"presence_receipt_nine_fields", receipt("a9", vpk, rpk, "07", sig64, "08", "00"), "ErrUnknownKey"},
+		{"presence_receipt_validator_key_31_bytes", receipt("a8", "5820"+"02"+strings.Repeat("22", 31), rpk, "07", sig64), "ErrPubKeyLength"},
+		{"presence_receipt_runner_key_ed25519", receipt("a8", vpk, vpk, "07", sig64), "ErrPubKeyRole"},
+		{"presence_receipt_signature_65_bytes", receipt("a8", vpk, rpk, "07", sig65), "ErrByteLength"},
+		{"presence_receipt_request_extra_key", envelope(wire.TypePresenceReceiptRequest, "a2", "00", "00", "01", "00"), "ErrUnknownKey"},
+		{"presence_receipt_request_empty_map", envelope(wire.TypePresenceReceiptRequest, "a0"), "ErrMissingKey"},
 	}
 	out := make([]frameVector, 0, len(neg)+2)
 	for _, n := range neg {

@@ -141,6 +141,30 @@ func CheckPong(s *Session, outstanding uint64, p *HeartbeatPong) error {
 	return p.Verify(s)
 }
 
+// ---- Mode-A receipts (§8.3, SPEC-NOTES N18) ----
+
+// CheckReceipt is the runner's check of a PresenceReceipt received on
+// session s, before it keeps the receipt for a §8.3 certificate:
+// validator_pubkey is the connection's authenticated validator
+// (ErrValidatorNotPeer), runner_pubkey the connection's runner, this
+// runner's own key (ErrRunnerKeyNotOwn), (subset_epoch,
+// validator_set_hash) the connection's epoch pair
+// (ErrValidatorSetMismatch), and validator_signed verifies over the
+// §12.6 PresenceReceipt preimage with the connection's chain_id, which
+// the handshake established to be the executing network's (§6.2).
+// accepting_new and freshness are the chain's to judge (§8.3).
+func CheckReceipt(s *Session, r *PresenceReceipt) error {
+	switch {
+	case r.ValidatorPubKey != s.ValidatorPubKey:
+		return fmt.Errorf("%w: receipt from %s on a connection to %s", ErrValidatorNotPeer, r.ValidatorPubKey, s.ValidatorPubKey)
+	case r.RunnerPubKey != s.RunnerPubKey:
+		return fmt.Errorf("%w: receipt for %s", ErrRunnerKeyNotOwn, r.RunnerPubKey)
+	case r.SubsetEpoch != s.SubsetEpoch || r.ValidatorSetHash != s.ValidatorSetHash:
+		return fmt.Errorf("%w: receipt under epoch %d, connection under epoch %d", ErrValidatorSetMismatch, r.SubsetEpoch, s.SubsetEpoch)
+	}
+	return r.Verify(s.ChainID)
+}
+
 // ---- Goodbye (§12.5) ----
 
 // CheckGoodbye classifies a received Goodbye. Before mutual auth (s == nil)

@@ -8,7 +8,8 @@ import (
 	"github.com/cip11/cip11/internal/dcbor"
 )
 
-// Payload encoding and strict decoding of the thirteen §12.2 bodies in the
+// Payload encoding and strict decoding of the thirteen §12.2 bodies (and the
+// two 0x0101 receipt frames, SPEC-NOTES N18) in the
 // §12.6 profile of package internal/dcbor, per DECISIONS D7 (keys =
 // declaration positions, every field present), D8 (types) and D9
 // (strictness). A frame whose fields map one-to-one onto D8 types carries
@@ -347,6 +348,54 @@ func (f *JobCancel) wireValue(dcbor.Codec) (any, error) { return f, f.check() }
 
 func (f *JobCancel) decodePayload(c dcbor.Codec, p []byte) error {
 	return decodeAs(c, p, f, (*JobCancel).check)
+}
+
+// ---- Mode-A receipt frames (§8.3, minor 0x0101, SPEC-NOTES N18) ----
+
+func (f *PresenceReceiptRequest) wireValue(dcbor.Codec) (any, error) { return f, nil }
+
+func (f *PresenceReceiptRequest) decodePayload(c dcbor.Codec, p []byte) error {
+	return decodeAs(c, p, f, nil)
+}
+
+// presenceReceiptCBOR is the 0x15 body: the §8.3 fields in order, keys 0–7.
+type presenceReceiptCBOR struct {
+	ValidatorPubKey  []byte       `cbor:"0,keyasint"`
+	RunnerPubKey     []byte       `cbor:"1,keyasint"`
+	SubsetEpoch      uint64       `cbor:"2,keyasint"`
+	ValidatorSetHash cip11.Hash   `cbor:"3,keyasint"`
+	BlockHeight      uint64       `cbor:"4,keyasint"`
+	NonceEcho        uint64       `cbor:"5,keyasint"`
+	AcceptingNew     bool         `cbor:"6,keyasint"`
+	ValidatorSigned  ValidatorSig `cbor:"7,keyasint"`
+}
+
+func (r *PresenceReceipt) wireValue(dcbor.Codec) (any, error) {
+	if err := r.ValidatorPubKey.CheckRole(RoleValidator); err != nil {
+		return nil, fieldErr("validator_pubkey", err)
+	}
+	if err := r.RunnerPubKey.CheckRole(RoleRunner); err != nil {
+		return nil, fieldErr("runner_pubkey", err)
+	}
+	return &presenceReceiptCBOR{r.ValidatorPubKey.b[:r.ValidatorPubKey.n], r.RunnerPubKey.b[:r.RunnerPubKey.n],
+		r.SubsetEpoch, r.ValidatorSetHash, r.BlockHeight, r.NonceEcho, r.AcceptingNew, r.ValidatorSigned}, nil
+}
+
+func (r *PresenceReceipt) decodePayload(c dcbor.Codec, p []byte) error {
+	var v presenceReceiptCBOR
+	if err := c.Unmarshal(p, &v); err != nil {
+		return err
+	}
+	vk, err := roleKey("validator_pubkey", v.ValidatorPubKey, RoleValidator)
+	if err != nil {
+		return err
+	}
+	rk, err := roleKey("runner_pubkey", v.RunnerPubKey, RoleRunner)
+	if err != nil {
+		return err
+	}
+	*r = PresenceReceipt{vk, rk, v.SubsetEpoch, v.ValidatorSetHash, v.BlockHeight, v.NonceEcho, v.AcceptingNew, v.ValidatorSigned}
+	return nil
 }
 
 // ---- Goodbye (§12.5) ----

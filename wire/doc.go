@@ -1,6 +1,7 @@
 // Package wire is the CIP-11 r1.3.1 byte format spoken between runners and
 // validators (§6, §10, §12): the §12.1 frame envelope, the thirteen §12.2
-// frame bodies in the §12.6 deterministic-CBOR profile, the §12.6 enum
+// frame bodies and the two Mode-A receipt frames of minor version 0x0101
+// (§8.3, SPEC-NOTES N18) in the §12.6 deterministic-CBOR profile, the §12.6 enum
 // tables, scheme-tagged keys and role-scheme signatures, every §12.6
 // signature preimage, and the receiver-side checks of §6.2, §6.3, §10.1–§10.5
 // and §12.5 that can be decided from bytes and connection context alone.

@@ -116,17 +116,25 @@ func Decode(b []byte, maxFrameBytes uint32) (Frame, error) {
 // after a length passed the MAX_FRAME_BYTES check; decoded frames never
 // alias it. A Reader is not safe for concurrent use.
 type Reader struct {
-	r     io.Reader
-	max   uint32
-	codec *dcbor.Codec // built on the first payload to decode
-	hdr   [HeaderLen]byte
-	buf   []byte
+	r       io.Reader
+	max     uint32
+	version uint16       // the connection's negotiated version: which types are known
+	codec   *dcbor.Codec // built on the first payload to decode
+	hdr     [HeaderLen]byte
+	buf     []byte
 }
 
 // NewReader returns a Reader enforcing maxFrameBytes (MAX_FRAME_BYTES, §13).
+// It knows the frame types of [Version]; see [Reader.SetVersion].
 func NewReader(r io.Reader, maxFrameBytes uint32) *Reader {
-	return &Reader{r: r, max: maxFrameBytes}
+	return &Reader{r: r, max: maxFrameBytes, version: Version}
 }
+
+// SetVersion sets the connection's negotiated version (§12.3): a type
+// added by a later minor ([FrameType.MinVersion]) is ErrFrameUnknownType,
+// rejected before its payload is read, as on a connection that predates
+// it (SPEC-NOTES N18).
+func (r *Reader) SetVersion(v uint16) { r.version = v }
 
 // ReadFrame reads and strictly decodes the next frame. It returns io.EOF
 // only when the stream ends cleanly between frames; an end inside a frame
@@ -161,7 +169,7 @@ func (r *Reader) ReadRaw() (FrameType, []byte, error) {
 	if _, err := io.ReadFull(r.r, t[:]); err != nil {
 		return 0, nil, truncated(err)
 	}
-	if _, err := NewFrame(FrameType(t[0])); err != nil {
+	if _, err := NewFrameAt(FrameType(t[0]), r.version); err != nil {
 		return 0, nil, err
 	}
 	if cap(r.buf) < int(n-1) {
@@ -184,19 +192,29 @@ func truncated(err error) error {
 // Writer writes §12.1 frames to a stream, one Write call per frame.
 // A Writer is not safe for concurrent use.
 type Writer struct {
-	w     io.Writer
-	max   uint32
-	codec *dcbor.Codec // built on the first frame written
-	buf   []byte
+	w       io.Writer
+	max     uint32
+	version uint16       // the connection's negotiated version: which types may be sent
+	codec   *dcbor.Codec // built on the first frame written
+	buf     []byte
 }
 
 // NewWriter returns a Writer that refuses frames over maxFrameBytes. See §12.1.
+// It sends the frame types of [Version]; see [Writer.SetVersion].
 func NewWriter(w io.Writer, maxFrameBytes uint32) *Writer {
-	return &Writer{w: w, max: maxFrameBytes}
+	return &Writer{w: w, max: maxFrameBytes, version: Version}
 }
+
+// SetVersion sets the connection's negotiated version (§12.3): a frame of
+// a type the peer does not know at that version is refused with
+// ErrFrameUnknownType, never written (SPEC-NOTES N18).
+func (w *Writer) SetVersion(v uint16) { w.version = v }
 
 // WriteFrame encodes f and writes the whole frame. See §12.1.
 func (w *Writer) WriteFrame(f Frame) error {
+	if _, err := NewFrameAt(f.Type(), w.version); err != nil {
+		return err
+	}
 	if w.codec == nil {
 		c := dcbor.New()
 		w.codec = &c

@@ -18,17 +18,26 @@ const (
 	TypeHeartbeatPong      FrameType = 0x11
 	TypeBackpressureSignal FrameType = 0x12
 	TypeCapabilityDelta    FrameType = 0x13
-	TypeJobAssignment      FrameType = 0x20
-	TypeJobAck             FrameType = 0x21
-	TypeJobProgress        FrameType = 0x22
-	TypeJobResult          FrameType = 0x23
-	TypeJobCancel          FrameType = 0x24
-	TypeJobResultCommit    FrameType = 0x25
-	TypeGoodbye            FrameType = 0xF0
+	// TypePresenceReceiptRequest and TypePresenceReceipt are the Mode-A
+	// receipt frames of minor version 0x0101 ([VersionReceipts], §8.3,
+	// SPEC-NOTES N18): §12.2 names no frame for them. They are legal only on
+	// a connection whose negotiated version is at least 0x0101
+	// ([FrameType.MinVersion]); below it they are unknown types.
+	TypePresenceReceiptRequest FrameType = 0x14
+	TypePresenceReceipt        FrameType = 0x15
+	TypeJobAssignment          FrameType = 0x20
+	TypeJobAck                 FrameType = 0x21
+	TypeJobProgress            FrameType = 0x22
+	TypeJobResult              FrameType = 0x23
+	TypeJobCancel              FrameType = 0x24
+	TypeJobResultCommit        FrameType = 0x25
+	TypeGoodbye                FrameType = 0xF0
 )
 
-// Frame is one of the thirteen §12.2 frame bodies. Implementations are the
-// pointer types *Hello … *Goodbye; nothing outside this package implements it.
+// Frame is one of the thirteen §12.2 frame bodies, or one of the two
+// 0x0101 receipt frames (SPEC-NOTES N18). Implementations are the pointer
+// types *Hello … *Goodbye, *PresenceReceiptRequest and *PresenceReceipt;
+// nothing outside this package implements it.
 type Frame interface {
 	// Type returns the §12.2 type byte.
 	Type() FrameType
@@ -42,6 +51,8 @@ type Frame interface {
 }
 
 // NewFrame returns a zero frame of type t (§12.2), or ErrFrameUnknownType.
+// It knows every type of [VersionReceipts]; [NewFrameAt] applies a
+// connection's version.
 func NewFrame(t FrameType) (Frame, error) {
 	switch t {
 	case TypeHello:
@@ -56,6 +67,10 @@ func NewFrame(t FrameType) (Frame, error) {
 		return new(BackpressureSignal), nil
 	case TypeCapabilityDelta:
 		return new(CapabilityDelta), nil
+	case TypePresenceReceiptRequest:
+		return new(PresenceReceiptRequest), nil
+	case TypePresenceReceipt:
+		return new(PresenceReceipt), nil
 	case TypeJobAssignment:
 		return new(JobAssignment), nil
 	case TypeJobAck:
@@ -72,6 +87,26 @@ func NewFrame(t FrameType) (Frame, error) {
 		return new(Goodbye), nil
 	}
 	return nil, fmt.Errorf("%w: 0x%02x", ErrFrameUnknownType, byte(t))
+}
+
+// MinVersion is the lowest negotiated version on which t is a known type:
+// 0x0101 for the two receipt frames (SPEC-NOTES N18), [Version] for the
+// §12.2 table.
+func (t FrameType) MinVersion() uint16 {
+	if t == TypePresenceReceiptRequest || t == TypePresenceReceipt {
+		return VersionReceipts
+	}
+	return Version
+}
+
+// NewFrameAt is [NewFrame] on a connection whose negotiated version is
+// version (§12.3): a type added by a later minor is ErrFrameUnknownType
+// there, exactly as before that minor existed.
+func NewFrameAt(t FrameType, version uint16) (Frame, error) {
+	if VersionMajor(version) != VersionMajor(t.MinVersion()) || version < t.MinVersion() {
+		return nil, fmt.Errorf("%w: 0x%02x on a 0x%04x connection", ErrFrameUnknownType, byte(t), version)
+	}
+	return NewFrame(t)
 }
 
 // String returns the frame name, or the byte in hex if unknown (§12.2).
@@ -192,6 +227,14 @@ type JobResultCommit struct {
 	TxBytes Bytes      `json:"tx_bytes" cbor:"1,keyasint"`
 }
 
+// PresenceReceiptRequest (type 0x14, R→V, minor 0x0101) asks the validator
+// for a §8.3 PresenceReceipt: the runner "indicates it will seek a Mode-A
+// certificate". Nonce is echoed as the receipt's nonce_echo. It is
+// unsigned: the connection authenticates it. See SPEC-NOTES N18.
+type PresenceReceiptRequest struct {
+	Nonce uint64 `json:"nonce,string" cbor:"0,keyasint"`
+}
+
 // Goodbye is the §12.5 close frame; Detail, RetryAfterBlocks and Signed are nil when absent.
 type Goodbye struct {
 	Reason           GoodbyeReason `json:"reason"`
@@ -235,6 +278,13 @@ func (*JobCancel) Type() FrameType { return TypeJobCancel }
 
 // Type implements [Frame]. See §10.3.
 func (*JobResultCommit) Type() FrameType { return TypeJobResultCommit }
+
+// Type implements [Frame]. See §8.3 and SPEC-NOTES N18.
+func (*PresenceReceiptRequest) Type() FrameType { return TypePresenceReceiptRequest }
+
+// Type implements [Frame]: a PresenceReceipt is also the body of frame
+// 0x15 (V→R). See §8.3 and SPEC-NOTES N18.
+func (*PresenceReceipt) Type() FrameType { return TypePresenceReceipt }
 
 // Type implements [Frame]. See §12.5.
 func (*Goodbye) Type() FrameType { return TypeGoodbye }

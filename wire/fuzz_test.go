@@ -40,6 +40,7 @@ func checkSentinel(t *testing.T, err error) {
 func FuzzReadFrame(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r := NewReader(bytes.NewReader(data), 1<<16)
+		r.SetVersion(VersionReceipts) // every type, the receipt frames included
 		off := 0
 		for {
 			typ, payload, err := r.ReadRaw()
@@ -102,6 +103,10 @@ func FuzzJobResult(f *testing.F)          { fuzzPayload(f, TypeJobResult) }
 func FuzzJobCancel(f *testing.F)          { fuzzPayload(f, TypeJobCancel) }
 func FuzzJobResultCommit(f *testing.F)    { fuzzPayload(f, TypeJobResultCommit) }
 func FuzzGoodbye(f *testing.F)            { fuzzPayload(f, TypeGoodbye) }
+
+// The 0x0101 receipt frames (SPEC-NOTES N18).
+func FuzzPresenceReceiptRequest(f *testing.F) { fuzzPayload(f, TypePresenceReceiptRequest) }
+func FuzzPresenceReceipt(f *testing.F)        { fuzzPayload(f, TypePresenceReceipt) }
 
 // TestWriteFuzzSeeds regenerates the seed corpora from the frame vectors
 // when run with -update-fuzz-seeds: every vector frame seeds FuzzReadFrame;

@@ -140,6 +140,12 @@ func TestCrossEncoderPin(t *testing.T) {
 			pinFrame(0x22, pinMap{0: rep(2, 32), 1: 100, 2: ""})},
 		{"JobCancel", &JobCancel{JobID: h(2), AssignmentHash: h(3), Reason: CancelFailed, ValidatorSigned: vsig},
 			pinFrame(0x24, pinMap{0: rep(2, 32), 1: rep(3, 32), 2: 2, 3: rep(0xa5, 64)})},
+		// The 0x0101 receipt frames (SPEC-NOTES N18).
+		{"PresenceReceiptRequest", &PresenceReceiptRequest{Nonce: 1 << 63},
+			pinFrame(0x14, pinMap{0: uint64(1 << 63)})},
+		{"PresenceReceipt", &PresenceReceipt{ValidatorPubKey: vk.PubKey(), RunnerPubKey: rk.PubKey(), SubsetEpoch: 256, ValidatorSetHash: h(3),
+			BlockHeight: 70000, NonceEcho: 23, AcceptingNew: false, ValidatorSigned: vsig},
+			pinFrame(0x15, pinMap{0: vpk, 1: rpk, 2: 256, 3: rep(3, 32), 4: 70000, 5: 23, 6: false, 7: rep(0xa5, 64)})},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

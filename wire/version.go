@@ -6,6 +6,12 @@ import "fmt"
 // = 0x0100 (§12.3).
 const Version uint16 = 0x0100
 
+// VersionReceipts is minor version 0x0101: [Version] plus the two Mode-A
+// receipt frames PresenceReceiptRequest (0x14) and PresenceReceipt (0x15)
+// (§8.3, §12.3: an addition that changes no existing frame bytes,
+// preimage or validation rule bumps only the minor). SPEC-NOTES N18.
+const VersionReceipts uint16 = 0x0101
+
 // VersionMajor returns the major half of a §12.3 version.
 func VersionMajor(v uint16) uint8 { return uint8(v >> 8) }
 

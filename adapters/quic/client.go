@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	crand "crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -83,6 +84,15 @@ type ClientConfig struct {
 	PingSpread time.Duration
 	// OnPongRejected is told about every rejected HeartbeatPong (§6.3).
 	OnPongRejected func(v validators.PeerKey, err error)
+	// ModeAReceipts makes the runner seek §8.3 Mode-A PresenceReceipts
+	// (SPEC-NOTES N18): its Hello offers version 0x0101
+	// ([wire.VersionReceipts]) instead of 0x0100, and on every admitted
+	// link whose negotiated version is 0x0101 a PresenceReceiptRequest
+	// follows each HeartbeatPing. Receipts that pass [wire.CheckReceipt]
+	// are kept, the newest per validator ([Client.Receipts]); others are
+	// dropped and logged. Off (the default), the runner speaks 0x0100
+	// exactly as before.
+	ModeAReceipts bool
 	// Logger receives admissions and connection loss (Info) and refusals
 	// (Warn, with the §12.5 reason and detail, at most one per validator
 	// every 10 s). Nil discards.
@@ -96,9 +106,14 @@ type ClientConfig struct {
 // every one a validator sent, verified or advisory. Their OverlapExpired
 // entries count the epoch-E links closed at the §5.3 point-4 cutoff by
 // the runner and by the validators.
+//
+// ReceiptRequests counts the PresenceReceiptRequests sent, ReceiptsOK the
+// received PresenceReceipts that passed [wire.CheckReceipt] and
+// ReceiptsRejected those that did not (ClientConfig.ModeAReceipts).
 type ClientStats struct {
 	Dials, Admissions, PingsSent, PongsOK, PongsRejected, Executions, Acks, Delivered int64
 	GoodbyesSent, GoodbyesReceived                                                    [NumGoodbyeReasons]int64
+	ReceiptRequests, ReceiptsOK, ReceiptsRejected                                     int64
 }
 
 // Client is a runner's CIP-11 endpoint: one UDP socket and one connection
@@ -126,6 +141,7 @@ type Client struct {
 		dials, admissions, pings, pongsOK, pongsRejected, executions, acks, delivered atomic.Int64
 		goodbyesSent, goodbyesRecv                                                    [NumGoodbyeReasons]atomic.Int64
 		refusalSeq                                                                    atomic.Uint64
+		receiptRequests, receiptsOK, receiptsRejected                                 atomic.Int64
 	}
 
 	mu        sync.Mutex
@@ -140,7 +156,10 @@ type Client struct {
 	full      bool          // at capacity: the BackpressureSignal state (§6.4)
 	bpWake    chan struct{} // wakes backpressureLoop (capacity 1)
 	pairsOf   []wire.EpochPair
-	closed    bool
+	// receipts are the newest verified §8.3 PresenceReceipt per validator
+	// (ClientConfig.ModeAReceipts, SPEC-NOTES N18).
+	receipts map[validators.PeerKey]wire.PresenceReceipt
+	closed   bool
 }
 
 // linkKey names a link: a validator and the epoch pair it is dialled
@@ -222,7 +241,7 @@ func NewClient(ctx context.Context, cfg ClientConfig, h uint64) (*Client, error)
 	}
 	c := &Client{
 		cfg: cfg, self: cfg.Key.PubKey(), height: h, tick: make(chan struct{}), rng: cfg.Rand,
-		links: map[linkKey]*link{}, jobs: map[cip11.Hash]*job{}, done: make(chan struct{}),
+		links: map[linkKey]*link{}, jobs: map[cip11.Hash]*job{}, done: make(chan struct{}), receipts: map[validators.PeerKey]wire.PresenceReceipt{},
 		bpWake: make(chan struct{}, 1), log: loggerOr(cfg.Logger), logLim: newLogLimiter(refusalLogInterval, time.Now),
 	}
 	if !cfg.Offline {
@@ -259,6 +278,7 @@ func (c *Client) Stats() ClientStats {
 		Dials: c.stats.dials.Load(), Admissions: c.stats.admissions.Load(), PingsSent: c.stats.pings.Load(),
 		PongsOK: c.stats.pongsOK.Load(), PongsRejected: c.stats.pongsRejected.Load(),
 		Executions: c.stats.executions.Load(), Acks: c.stats.acks.Load(), Delivered: c.stats.delivered.Load(),
+		ReceiptRequests: c.stats.receiptRequests.Load(), ReceiptsOK: c.stats.receiptsOK.Load(), ReceiptsRejected: c.stats.receiptsRejected.Load(),
 	}
 	for i := range st.GoodbyesSent {
 		st.GoodbyesSent[i] = c.stats.goodbyesSent[i].Load()
@@ -654,6 +674,7 @@ func (l *link) connectOnce() bool {
 		return false
 	}
 	f.setReadMax(c.cfg.Params.MaxFrameBytes)
+	f.setVersion(sess.Version) // 0x15 only on a 0x0101 connection (SPEC-NOTES N18)
 	f.writeTimeout = c.cfg.HandshakeTimeout
 	admitted := make(chan struct{})
 	l.mu.Lock()
@@ -805,7 +826,7 @@ func (l *link) runnerLocal(h uint64) (*wire.Local, *validators.Snapshot, error) 
 		return nil, nil, err
 	}
 	return &wire.Local{
-		Role: wire.RoleRunner, ChainID: c.cfg.ChainID, Version: wire.Version, Epochs: ep.Pairs(h, c.cfg.Params),
+		Role: wire.RoleRunner, ChainID: c.cfg.ChainID, Version: c.version(), Epochs: ep.Pairs(h, c.cfg.Params),
 		AcceptHigherMinor: true, // D28: same major ⇒ the lower version is the connection's
 		Admits: func(p wire.EpochPair, v wire.PubKey) bool {
 			pk, err := validators.PeerKeyOf(v)
@@ -828,7 +849,7 @@ func (l *link) handshake(qc *qgo.Conn, f *frameStream, deadline time.Time) (*wir
 	}
 	pair := l.pair
 	ours := &wire.Hello{
-		Version: wire.Version, ChainID: c.cfg.ChainID, ValidatorSetHash: pair.ValidatorSetHash, SubsetEpoch: pair.SubsetEpoch,
+		Version: c.version(), ChainID: c.cfg.ChainID, ValidatorSetHash: pair.ValidatorSetHash, SubsetEpoch: pair.SubsetEpoch,
 		PartyPubKey: c.self, PartyRole: wire.RoleRunner, BlockHeight: h,
 	}
 	if _, err := crand.Read(ours.ChallengeNonce[:]); err != nil {
@@ -895,6 +916,8 @@ func (l *link) controlLoop(qc *qgo.Conn, f *frameStream, sess *wire.Session) {
 		switch fr := fr.(type) {
 		case *wire.HeartbeatPong:
 			l.onPong(sess, fr)
+		case *wire.PresenceReceipt:
+			l.onReceipt(sess, fr)
 		case *wire.Goodbye:
 			l.refused(readGoodbye(sess, wire.RoleValidator, fr))
 			_ = qc.CloseWithError(codeGoodbye, "")
@@ -988,6 +1011,73 @@ func (l *link) sendPing(h uint64, probe bool) {
 	l.outstanding, l.pinged, l.lastPing = l.nonce, true, h
 	l.nonce++
 	l.c.stats.pings.Add(1)
+	if l.c.cfg.ModeAReceipts && l.sess.Version >= wire.VersionReceipts {
+		l.requestReceipt()
+	}
+}
+
+// version is the Hello version the runner offers: 0x0101 when it seeks
+// Mode-A receipts, else 0x0100 (SPEC-NOTES N18).
+func (c *Client) version() uint16 {
+	if c.cfg.ModeAReceipts {
+		return wire.VersionReceipts
+	}
+	return wire.Version
+}
+
+// requestReceipt sends a PresenceReceiptRequest with fresh random nonce
+// entropy (§8.3: nonce_echo is replay entropy, not checked on chain).
+// l.mu held, the session 0x0101.
+func (l *link) requestReceipt() {
+	var b [8]byte
+	if _, err := crand.Read(b[:]); err != nil {
+		return
+	}
+	if err := l.ctl.write(&wire.PresenceReceiptRequest{Nonce: binary.BigEndian.Uint64(b[:])}); err != nil {
+		return
+	}
+	l.c.stats.receiptRequests.Add(1)
+}
+
+// onReceipt keeps a PresenceReceipt that passes wire.CheckReceipt on this
+// connection — from its validator, for this runner, under its epoch pair,
+// signed for this chain — if it is the newest (highest block_height) from
+// that validator; a bad one is dropped and logged, and the connection
+// stays (SPEC-NOTES N18).
+func (l *link) onReceipt(sess *wire.Session, r *wire.PresenceReceipt) {
+	c := l.c
+	if err := wire.CheckReceipt(sess, r); err != nil {
+		c.stats.receiptsRejected.Add(1)
+		if c.logLim.allow("receipt " + hex.EncodeToString(l.peer[:])) {
+			c.log.Warn("quic: dropped a bad PresenceReceipt", "validator", hex.EncodeToString(l.peer[:]), "err", err)
+		}
+		return
+	}
+	c.stats.receiptsOK.Add(1)
+	c.mu.Lock()
+	if old, ok := c.receipts[l.peer]; !ok || r.BlockHeight >= old.BlockHeight {
+		c.receipts[l.peer] = *r
+	}
+	c.mu.Unlock()
+}
+
+// Receipts returns a copy of the newest verified §8.3 PresenceReceipt of
+// each validator (ClientConfig.ModeAReceipts), ordered by the validator's
+// raw peer_pubkey: the material of a SubmitPresenceCertificate. Receipts
+// are kept however old they get; the chain judges freshness (§8.3).
+func (c *Client) Receipts() []wire.PresenceReceipt {
+	c.mu.Lock()
+	keys := make([]validators.PeerKey, 0, len(c.receipts))
+	for k := range c.receipts {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, validators.PeerKey.Compare)
+	out := make([]wire.PresenceReceipt, len(keys))
+	for i, k := range keys {
+		out[i] = c.receipts[k]
+	}
+	c.mu.Unlock()
+	return out
 }
 
 // control sends a signed control frame built by mk on the link, if up.

@@ -579,16 +579,17 @@ func TestD28RunnerRefusesOtherMajor(t *testing.T) {
 }
 
 // D28, §12.3, §12.6: a runner offering a higher minor (0x0105) meets a
-// 0x0100 validator: the connection's version is 0x0100, and it is what
-// both connection_id and the HelloAck preimages carry — the validator's
-// HelloAck verifies only with 0x0100 in its preimage, and a runner
-// HelloAck signed with its own 0x0105 is refused (Goodbye{AuthFailed}).
+// validator of 0x0101 (wire.VersionReceipts, SPEC-NOTES N18): the
+// connection's version is 0x0101, and it is what both connection_id and
+// the HelloAck preimages carry — the validator's HelloAck verifies only
+// with 0x0101 in its preimage, and a runner HelloAck signed with its own
+// 0x0105 is refused (Goodbye{AuthFailed}).
 func TestD28LowerVersionInConnectionIDAndPreimages(t *testing.T) {
 	rk := runnerKey(t, 1)
 	f := newFixture(t, 1, rk)
 	s := f.startServer(0, nil)
 	tr := rawTransport(t)
-	const higher = wire.Version + 5
+	const higher = wire.VersionReceipts + 4 // 0x0105
 
 	r := rawDial(t, tr, s, rk)
 	h := helloFor(rk, f.snap.Pair())
@@ -597,7 +598,7 @@ func TestD28LowerVersionInConnectionIDAndPreimages(t *testing.T) {
 		t.Fatal(err, g)
 	}
 	// The validator's Hello carries its own version; its HelloAck repeats it.
-	if r.peer.Version != wire.Version {
+	if r.peer.Version != wire.VersionReceipts {
 		t.Fatalf("validator Hello version %#x", r.peer.Version)
 	}
 	ack, err := signAck(r.hello, r.peer, r.binding, rk)
@@ -624,7 +625,7 @@ func TestD28LowerVersionInConnectionIDAndPreimages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := wire.ConnectionID(&wire.Conn{ChainID: testChain, Version: wire.Version, RunnerPubKey: rk.PubKey(),
+	want, err := wire.ConnectionID(&wire.Conn{ChainID: testChain, Version: wire.VersionReceipts, RunnerPubKey: rk.PubKey(),
 		ValidatorPubKey: f.vkeys[0].PubKey(), ValidatorSetHash: f.snap.Hash(), SubsetEpoch: f.snap.Epoch(), ChannelBinding: r.binding})
 	if err != nil {
 		t.Fatal(err)
@@ -635,7 +636,7 @@ func TestD28LowerVersionInConnectionIDAndPreimages(t *testing.T) {
 	if r.ping(0, startHeight) == nil {
 		t.Fatal("no pong under the lower-version connection_id")
 	}
-	if ss := serverSession(s, rk.Address()); ss == nil || ss.ID != want || ss.Version != wire.Version {
+	if ss := serverSession(s, rk.Address()); ss == nil || ss.ID != want || ss.Version != wire.VersionReceipts {
 		t.Fatal("validator's connection_id is not over the lower version")
 	}
 

@@ -58,6 +58,18 @@
 // links a runner holds; ServerStats and ClientStats count Goodbyes by
 // reason. See TestOverlap* in overlap_test.go.
 //
+// # Mode-A receipts (§8.3, SPEC-NOTES N18)
+//
+// A runner with ClientConfig.ModeAReceipts offers version 0x0101
+// ([wire.VersionReceipts]) and, on every link negotiated at 0x0101, sends
+// a PresenceReceiptRequest (0x14) after each HeartbeatPing. The validator,
+// which accepts minors 0 and 1 and answers with the lower of the runner's
+// version and 0x0101, signs at most one PresenceReceipt (0x15) per
+// connection and height (§6.4: accepting_new false while backpressured).
+// The runner keeps the newest receipt per validator that passes
+// [wire.CheckReceipt] ([Client.Receipts]) for a SubmitPresenceCertificate.
+// On a 0x0100 connection both types stay unknown: a protocol error.
+//
 // # Time
 //
 // Block heights come from the node: [Server.Tick] and [Client.Tick], as in

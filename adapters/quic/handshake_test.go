@@ -428,15 +428,16 @@ func TestHelloAckMismatchIsProtocolError(t *testing.T) {
 	}
 }
 
-// D28, §12.3: a peer offering a higher minor of the same major is
-// admitted, and the connection's version is the lower one.
+// D28, §12.3: a peer offering a higher minor of the same major (0x0105)
+// is admitted, and the connection's version is the lower one, the
+// validator's 0x0101 (SPEC-NOTES N18).
 func TestHigherMinorNegotiatesDown(t *testing.T) {
 	rk := runnerKey(t, 1)
 	f := newFixture(t, 1, rk)
 	s := f.startServer(0, nil)
 	r := rawDial(t, rawTransport(t), s, rk)
 	h := helloFor(rk, f.snap.Pair())
-	h.Version = wire.Version + 1
+	h.Version = wire.VersionReceipts + 4
 	if g, err := r.sendHello(h); err != nil || g != nil {
 		t.Fatal(err, g)
 	}
@@ -451,7 +452,7 @@ func TestHigherMinorNegotiatesDown(t *testing.T) {
 	if r.sess, err = wire.SessionFor(r.hello, r.peer, r.binding); err != nil {
 		t.Fatal(err)
 	}
-	if r.sess.Version != wire.Version {
+	if r.sess.Version != wire.VersionReceipts {
 		t.Fatalf("negotiated %#x", r.sess.Version)
 	}
 	if r.ping(0, startHeight) == nil {

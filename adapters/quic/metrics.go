@@ -22,6 +22,7 @@ const (
 	MetricHalfOpen         = "cip11_half_open_connections"
 	MetricGoodbyes         = "cip11_goodbyes_total"
 	MetricPushesAbandoned  = "cip11_pushes_abandoned_total"
+	MetricReceiptsIssued   = "cip11_presence_receipts_issued_total"
 )
 
 // outcomeLabels are the `outcome` label values of cip11_pushes_total, by
@@ -37,13 +38,14 @@ type collector struct {
 	s                                              *Server
 	connected, present, admissions, refusals       *prometheus.Desc
 	pings, pushes, rejected, preHello, halfOpenNow *prometheus.Desc
-	goodbyes, abandoned                            *prometheus.Desc
+	goodbyes, abandoned, receipts                  *prometheus.Desc
 }
 
 // NewCollector is a prometheus.Collector exporting s's transport metrics
 // (§6.2 admission, §6.3 heartbeats, §6.6 half-open handshakes, §10.3
 // result checks, §10.6 outcomes, §12.5 refusal reasons, Goodbyes sent and
-// received by reason, §5.3 pushes abandoned at the overlap cutoff). Every labelled
+// received by reason, §5.3 pushes abandoned at the overlap cutoff, §8.3
+// Mode-A receipts issued). Every labelled
 // series is present from the first scrape, zero-valued ones included.
 // Register it once per Server.
 func NewCollector(s *Server) prometheus.Collector {
@@ -63,12 +65,13 @@ func NewCollector(s *Server) prometheus.Collector {
 		halfOpenNow: d(MetricHalfOpen, "Runner connections between their first QUIC Initial and CIP-11 admission (§6.6)."),
 		goodbyes:    d(MetricGoodbyes, "Goodbye frames sent to and received from runners, by direction and reason (§12.5).", "direction", "reason"),
 		abandoned:   d(MetricPushesAbandoned, "Pushes abandoned because their connection's epoch pair expired (§5.3 point 4, §11.5)."),
+		receipts:    d(MetricReceiptsIssued, "Mode-A PresenceReceipts signed for runners (§8.3, SPEC-NOTES N18)."),
 	}
 }
 
 // Describe implements prometheus.Collector.
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.connected, c.present, c.admissions, c.refusals, c.pings, c.pushes, c.rejected, c.preHello, c.halfOpenNow, c.goodbyes, c.abandoned} {
+	for _, d := range []*prometheus.Desc{c.connected, c.present, c.admissions, c.refusals, c.pings, c.pushes, c.rejected, c.preHello, c.halfOpenNow, c.goodbyes, c.abandoned, c.receipts} {
 		ch <- d
 	}
 }
@@ -103,4 +106,5 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		emit(c.goodbyes, prometheus.CounterValue, float64(st.GoodbyesReceived[r]), "received", reason)
 	}
 	emit(c.abandoned, prometheus.CounterValue, float64(st.PushesAbandoned))
+	emit(c.receipts, prometheus.CounterValue, float64(st.ReceiptsIssued))
 }

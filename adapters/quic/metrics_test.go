@@ -94,6 +94,9 @@ cip11_heartbeat_pings_total{result="rejected"} 0
 # HELP cip11_prehello_closes_total Runner connections closed before a Hello arrived (§6.6).
 # TYPE cip11_prehello_closes_total counter
 cip11_prehello_closes_total 1
+# HELP cip11_presence_receipts_issued_total Mode-A PresenceReceipts signed for runners (§8.3, SPEC-NOTES N18).
+# TYPE cip11_presence_receipts_issued_total counter
+cip11_presence_receipts_issued_total 0
 # HELP cip11_pushes_abandoned_total Pushes abandoned because their connection's epoch pair expired (§5.3 point 4, §11.5).
 # TYPE cip11_pushes_abandoned_total counter
 cip11_pushes_abandoned_total 0

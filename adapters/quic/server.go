@@ -170,6 +170,12 @@ type ServerStats struct {
 	// epoch pair expired (§5.3 point 4, §11.5): each is also counted once
 	// in Outcomes as a SoftFailure with [ErrPushAbandoned].
 	PushesAbandoned int64
+	// ReceiptsIssued counts the §8.3 PresenceReceipts signed and written
+	// (frame 0x15, SPEC-NOTES N18); ReceiptRequestsIgnored the
+	// PresenceReceiptRequests left unanswered because their connection
+	// already had a receipt at the current height (at most one signature
+	// per connection and height) or was being retired.
+	ReceiptsIssued, ReceiptRequestsIgnored int64
 	// Gauges at the time of the snapshot: admitted connections, runners in
 	// local presence at the current height (§7.4), and connections not yet
 	// admitted (§6.6).
@@ -212,6 +218,7 @@ type Server struct {
 		resultsRejected, preHello                                      atomic.Int64
 		goodbyesSent, goodbyesRecv                                     [NumGoodbyeReasons]atomic.Int64
 		abandoned                                                      atomic.Int64
+		receipts, receiptsIgnored                                      atomic.Int64
 	}
 
 	mu     sync.Mutex
@@ -247,6 +254,11 @@ type sconn struct {
 	id     local.ConnID
 	pair   wire.EpochPair // the (subset_epoch, validator_set_hash) it was admitted under (§5.3 point 2)
 	pinged bool           // a valid HeartbeatPing arrived on it (guarded by Server.mu)
+	// receiptAt is the height of the last PresenceReceipt issued on it, and
+	// receipted whether there was one (guarded by Server.mu): at most one
+	// receipt per connection and height (SPEC-NOTES N18).
+	receiptAt uint64
+	receipted bool
 	// replaced are the runner's older connections this admission
 	// superseded; serveConn closes them (§12.5 has no reason for it, so
 	// with a plain QUIC close, codeReplaced).
@@ -401,6 +413,7 @@ func (s *Server) Stats() ServerStats {
 		ProtocolErrors: s.stats.protocol.Load(), Forwarded: s.stats.forwarded.Load(),
 		ResultsRejected: s.stats.resultsRejected.Load(), PreHelloCloses: s.stats.preHello.Load(),
 		HalfOpen: s.HalfOpen(), PushesAbandoned: s.stats.abandoned.Load(),
+		ReceiptsIssued: s.stats.receipts.Load(), ReceiptRequestsIgnored: s.stats.receiptsIgnored.Load(),
 	}
 	for i := range st.RefusedBy {
 		st.RefusedBy[i] = s.stats.refusedBy[i].Load()
@@ -489,6 +502,7 @@ func (s *Server) serveConn(qc *qgo.Conn) {
 		s.cfg.OnAdmit(sc.runner)
 	}
 	f.setReadMax(s.cfg.Params.MaxFrameBytes)
+	f.setVersion(sess.Version) // 0x14 only on a 0x0101 connection (SPEC-NOTES N18)
 	s.controlLoop(sc)
 	s.log.Info("quic: runner connection closed", "runner", sc.runner, "remote", qc.RemoteAddr(), "cause", context.Cause(qc.Context()))
 }
@@ -534,7 +548,7 @@ func (s *Server) local(h uint64) (*wire.Local, validators.Epochs, error) {
 		return nil, ep, err
 	}
 	return &wire.Local{
-		Role: wire.RoleValidator, ChainID: s.cfg.ChainID, Version: wire.Version,
+		Role: wire.RoleValidator, ChainID: s.cfg.ChainID, Version: wire.VersionReceipts,
 		AcceptHigherMinor: true, // D28: same major ⇒ the lower version is the connection's
 		Epochs:            ep.Pairs(h, s.cfg.Params), Admits: ep.AdmitsRunner(h, s.self, s.cfg.Params),
 	}, ep, nil
@@ -604,9 +618,12 @@ func (s *Server) handshake(qc *qgo.Conn, f *frameStream, deadline time.Time) (*s
 // sendHello writes our Hello, offering the pair the runner's Hello selected
 // (both ends must fold the same pair into connection_id), then our HelloAck
 // over the runner's challenge (D28: without waiting for the runner's ack).
+// Our version is the lower of the runner's and [wire.VersionReceipts]: the
+// connection's version either way (D28), and to a 0x0100 runner our Hello
+// is byte for byte what a 0x0100 validator sends (SPEC-NOTES N18).
 func (s *Server) sendHello(f *frameStream, peer *wire.Hello, pair wire.EpochPair, h uint64, binding cip11.Hash) (*wire.Hello, error) {
 	ours := &wire.Hello{
-		Version: wire.Version, ChainID: s.cfg.ChainID, ValidatorSetHash: pair.ValidatorSetHash, SubsetEpoch: pair.SubsetEpoch,
+		Version: wire.NegotiatedVersion(peer.Version, wire.VersionReceipts), ChainID: s.cfg.ChainID, ValidatorSetHash: pair.ValidatorSetHash, SubsetEpoch: pair.SubsetEpoch,
 		PartyPubKey: s.cfg.Key.PubKey(), PartyRole: wire.RoleValidator, BlockHeight: h,
 	}
 	if _, err := rand.Read(ours.ChallengeNonce[:]); err != nil {
@@ -829,10 +846,49 @@ func (s *Server) onControl(sc *sconn, fr wire.Frame) error {
 			return err
 		}
 		return s.event(func(h uint64) error { return s.pres.CapabilityDelta(h, sc.runner, sc.id, fr) })
+	case *wire.PresenceReceiptRequest:
+		return s.onReceiptRequest(sc, fr)
 	case *wire.Goodbye:
 		return readGoodbye(sc.sess, wire.RoleRunner, fr)
 	}
 	return fmt.Errorf("%w: %s on the control stream", ErrUnexpectedFrame, fr.Type())
+}
+
+// onReceiptRequest answers a PresenceReceiptRequest (frame 0x14, which the
+// reader passes only on a connection of version 0x0101 or later) with a
+// §8.3 PresenceReceipt signed by this validator's key over the §12.6
+// preimage with this network's chain_id: runner_pubkey is the
+// connection's authenticated runner, (subset_epoch, validator_set_hash)
+// the connection's epoch pair, block_height the current height,
+// nonce_echo the request's nonce and accepting_new false while the
+// runner's BackpressureSignal says so (§6.4, as in its HeartbeatPong). A
+// connection gets at most one receipt per height: a further request at
+// the same height, or one on a connection being retired, is ignored and
+// counted, not a protocol error (SPEC-NOTES N18).
+func (s *Server) onReceiptRequest(sc *sconn, req *wire.PresenceReceiptRequest) error {
+	s.mu.Lock()
+	h := s.height
+	if s.conns[sc.id] != sc || (sc.receipted && sc.receiptAt >= h) {
+		s.mu.Unlock()
+		s.stats.receiptsIgnored.Add(1)
+		return nil
+	}
+	sc.receiptAt, sc.receipted = h, true
+	accepting := s.pres.AcceptingNew(sc.runner)
+	s.mu.Unlock()
+	r := &wire.PresenceReceipt{
+		ValidatorPubKey: s.cfg.Key.PubKey(), RunnerPubKey: sc.sess.RunnerPubKey,
+		SubsetEpoch: sc.pair.SubsetEpoch, ValidatorSetHash: sc.pair.ValidatorSetHash,
+		BlockHeight: h, NonceEcho: req.Nonce, AcceptingNew: accepting,
+	}
+	if err := r.Sign(s.cfg.ChainID, s.cfg.Key); err != nil {
+		return err // the session's keys were role-checked at the handshake
+	}
+	if err := sc.ctl.write(r); err != nil {
+		return err
+	}
+	s.stats.receipts.Add(1)
+	return nil
 }
 
 // event applies one local-presence event at the current height.

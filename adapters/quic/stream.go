@@ -40,15 +40,30 @@ type frameStream struct {
 	// writeTimeout, if set, bounds each write: a peer that stops reading
 	// cannot block the writer (the runner's Tick) for ever.
 	writeTimeout time.Duration
+	version      uint16 // the connection's version once negotiated (setVersion)
 }
 
 func newFrameStream(st *qgo.Stream, readMax, writeMax uint32) *frameStream {
-	return &frameStream{st: st, r: wire.NewReader(st, readMax), w: wire.NewWriter(st, writeMax), max: writeMax}
+	return &frameStream{st: st, r: wire.NewReader(st, readMax), w: wire.NewWriter(st, writeMax), max: writeMax, version: wire.Version}
 }
 
 // setReadMax swaps the reader for one with a new ceiling. wire.Reader reads
 // exactly one frame's bytes at a time, so nothing buffered is lost.
-func (f *frameStream) setReadMax(n uint32) { f.r = wire.NewReader(f.st, n) }
+func (f *frameStream) setReadMax(n uint32) {
+	f.r = wire.NewReader(f.st, n)
+	f.r.SetVersion(f.version)
+}
+
+// setVersion sets the connection's negotiated version (§12.3): frame
+// types of a later minor are unknown types below it, on both the read and
+// the write side (SPEC-NOTES N18). Call it before the stream is shared.
+func (f *frameStream) setVersion(v uint16) {
+	f.version = v
+	f.r.SetVersion(v)
+	f.wmu.Lock()
+	f.w.SetVersion(v)
+	f.wmu.Unlock()
+}
 
 func (f *frameStream) read() (wire.Frame, error) { return f.r.ReadFrame() }
 
