@@ -51,6 +51,21 @@ type DevnetConfig struct {
 	Reconfigure     bool
 	AddAt, RemoveAt uint64
 	Overlap         uint64
+	// ModeA enables the §8.3 certificate machinery: governance sets
+	// PRESENCE_HARD_EXCLUDE_ENABLED and t_hard = floor(k/2)+1 for the
+	// network's k; runners collect PresenceReceipts over QUIC and submit
+	// SubmitPresenceCertificate transactions. Mode A is effective only if
+	// the §8.4 guard holds (k ≥ K_HARD_MIN = 20: 20 validators and Subset
+	// 20); below it the certificates are shadow state.
+	ModeA bool
+	// Subset, if > 0, is the governance MIN_SUBSET = MAX_SUBSET (k =
+	// min(validators, Subset)).
+	Subset int
+	// ProofTTL, if > 0, is PRESENCE_PROOF_TTL_BLOCKS (default 60).
+	ProofTTL uint64
+	// Uncertified runners (the first ones) never submit a certificate
+	// (with ModeA): in shadow they must still be drawn, effective never.
+	Uncertified int
 	// TimeoutCommit is CometBFT's timeout_commit (NetworkOptions; default 0).
 	TimeoutCommit time.Duration
 	// CometLogger, if set, receives the validators' CometBFT logs.
@@ -143,6 +158,8 @@ type DevnetReport struct {
 	CaughtUp          bool              `json:"restarted_caught_up"`
 	CatchUpMaxSeconds float64           `json:"catch_up_max_s"`
 	ReplayAgrees      bool              `json:"replay_agrees"`
+	// ModeA is the §8.3 report (-mode-a).
+	ModeA *ModeAReport `json:"mode_a,omitempty"`
 	// GoMaxProcs is the Go runtime's GOMAXPROCS during the run (every
 	// validator, CometBFT node and runner shares this one process).
 	GoMaxProcs int     `json:"gomaxprocs"`
@@ -152,8 +169,12 @@ type DevnetReport struct {
 
 func (c *DevnetConfig) defaults() error {
 	switch {
-	case c.Validators < 0 || c.Validators > 16:
-		return fmt.Errorf("%w: devnet: validators %d (1 … 16)", node.ErrBadRequest, c.Validators)
+	case c.Validators < 0 || c.Validators > MaxDevnetValidators:
+		return fmt.Errorf("%w: devnet: validators %d (1 … %d)", node.ErrBadRequest, c.Validators, MaxDevnetValidators)
+	case c.Uncertified < 0 || c.Uncertified > c.Runners || (c.Uncertified > 0 && !c.ModeA):
+		return fmt.Errorf("%w: devnet: uncertified %d needs ModeA and at most the %d runners", node.ErrBadRequest, c.Uncertified, c.Runners)
+	case c.Subset < 0 || c.Subset > 64:
+		return fmt.Errorf("%w: devnet: subset %d (1 … 64)", node.ErrBadRequest, c.Subset)
 	case c.Runners < 0 || c.Runners > 10_000:
 		return fmt.Errorf("%w: devnet: runners %d (1 … 10000)", node.ErrBadRequest, c.Runners)
 	case c.Duration < 0 || c.JobsPerBlock < 0 || c.WorkTime < 0 || c.Kills < 0 || c.MultiPerMille > 1000:
@@ -421,6 +442,10 @@ func (c netChain) Assigned(ctx context.Context, j cip11.Hash, r cip11.Address, h
 	return node.LocalChain{V: v}.Assigned(ctx, j, r, h)
 }
 
+// MaxDevnetValidators bounds DevnetConfig.Validators: enough for the
+// effective Mode-A run (k ≥ K_HARD_MIN = 20, §8.4) in one process.
+const MaxDevnetValidators = 24
+
 // RunDevnet runs a network devnet until cfg.Duration has passed and every
 // job has ended (or the drain bound ran out), and reports.
 func RunDevnet(ctx context.Context, cfg DevnetConfig) (*DevnetReport, error) {
@@ -437,11 +462,24 @@ func RunDevnet(ctx context.Context, cfg DevnetConfig) (*DevnetReport, error) {
 		defer os.RemoveAll(d)
 	}
 	o := NetworkOptions{Validators: cfg.Validators, Runners: cfg.Runners, Seed: cfg.Seed, TimeoutCommit: cfg.TimeoutCommit}
+	p := node.DevnetParams()
 	if cfg.Reconfigure { // one more in the pool: joins at AddAt; member 0 leaves at RemoveAt
-		p := node.DevnetParams()
 		p.OverlapBlocks = cfg.Overlap
 		o.Params = &p
 		o.Members, o.Epochs = AddThenRemove(cfg.Validators, cfg.AddAt, cfg.RemoveAt)
+	}
+	if cfg.ModeA || cfg.Subset > 0 || cfg.ProofTTL > 0 { // governance parameters (§8.3, §8.4, §13)
+		if cfg.Subset > 0 {
+			p.MinSubset, p.MaxSubset = uint32(cfg.Subset), uint32(cfg.Subset)
+		}
+		if cfg.ProofTTL > 0 {
+			p.PresenceProofTTLBlocks = cfg.ProofTTL
+		}
+		if cfg.ModeA {
+			p.PresenceHardExcludeEnabled = true
+			p.THard = uint32(p.SubsetSize(cfg.Validators)/2 + 1)
+		}
+		o.Params = &p
 	}
 	o.BasePort = freePorts(max(o.Members, o.Validators))
 	nw, err := NewNetwork(o)
@@ -481,7 +519,7 @@ func RunDevnet(ctx context.Context, cfg DevnetConfig) (*DevnetReport, error) {
 		}
 		n.runnerKeys[i] = k
 		if runners[i], err = node.NewRunner(rctx, node.RunnerConfig{Genesis: g, Key: k, Chain: netChain{n, i % cfg.Validators},
-			WorkTime: cfg.WorkTime, Tick: 10 * time.Millisecond, Logger: cfg.Logger, Seed: cfg.Seed*1000 + uint64(i)}); err != nil {
+			WorkTime: cfg.WorkTime, Tick: 10 * time.Millisecond, Logger: cfg.Logger, Seed: cfg.Seed*1000 + uint64(i), NoCertificates: i < cfg.Uncertified}); err != nil {
 			return nil, err
 		}
 	}
@@ -610,6 +648,21 @@ func (n *netDevnet) run(ctx context.Context, runners []*node.Runner) (*DevnetRep
 				}
 				if len(runners) > 0 {
 					rep.JobsPerRunnerAvg = float64(total*100/int64(len(runners))) / 100
+				}
+				if cfg.ModeA {
+					p := n.g.P()
+					k := p.SubsetSize(cfg.Validators)
+					ma, err := modeAReport(n.modeALog(0), p, k, p.ModeAEffective(uint32(k)), cfg.Runners)
+					if err != nil {
+						return nil, fmt.Errorf("mode A report: %w", err)
+					}
+					for _, r := range runners {
+						ma.RunnerCertificates += r.CertificatesSent()
+						st := r.Client().Stats()
+						ma.ReceiptsReceived += st.ReceiptsOK
+						ma.ReceiptsBad += st.ReceiptsRejected
+					}
+					rep.ModeA = ma
 				}
 				if cfg.Reconfigure {
 					n.reportGoodbyes(rep, runners)

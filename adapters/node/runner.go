@@ -100,8 +100,12 @@ type RunnerConfig struct {
 	// (quic.ClientConfig.PingSpread; default DefaultPingSpread, negative:
 	// at once).
 	PingSpread time.Duration
-	Logger     *slog.Logger
-	Seed       uint64
+	// NoCertificates keeps a runner of a Mode-A chain from submitting
+	// presence certificates (§8.3; devnet tests of the shadow posture):
+	// it still collects receipts.
+	NoCertificates bool
+	Logger         *slog.Logger
+	Seed           uint64
 }
 
 // Runner is a runner process: a QUIC client to Sub(R) (adapters/quic),
@@ -131,6 +135,9 @@ type Runner struct {
 	settled  map[cip11.Hash]bool // the submit worker's answers for jobs with retained results
 	executed atomic.Int64
 	active   atomic.Int64 // executions in progress
+
+	certMu sync.Mutex
+	cert   certState // §8.3 certificate schedule (certify)
 }
 
 // maxSubmitQueue bounds the transactions waiting for the submit worker.
@@ -220,7 +227,8 @@ func NewRunner(ctx context.Context, cfg RunnerConfig) (*Runner, error) {
 		Key: cfg.Key, ChainID: uint64(g.ChainID), Params: p, Validators: sets,
 		Directory: dir, Executor: cquic.ExecutorFunc(r.execute), Specs: SpecCodec{}, Submitter: submitter{r},
 		MaxConcurrent: cfg.MaxConcurrent, Listen: cfg.Listen, Offline: !phase.Transport(), PingSpread: pingSpread(cfg.PingSpread),
-		Assigned: cfg.Chain.Assigned, // §10.1 still assigned
+		Assigned:      cfg.Chain.Assigned,           // §10.1 still assigned
+		ModeAReceipts: p.PresenceHardExcludeEnabled, // §8.3 receipts on 0x0101 links (SPEC-NOTES N18)
 	}, h)
 	if err != nil {
 		cancel()
@@ -272,6 +280,9 @@ func (r *Runner) loop(ctx context.Context, h uint64) {
 		last = h
 		r.cl.Tick(h)
 		r.heartbeat(ctx, h)
+		r.certMu.Lock()
+		r.certify(ctx, h)
+		r.certMu.Unlock()
 		if r.phase.Polls(len(r.cl.Connected()) > 0) {
 			r.poll(ctx)
 		}

@@ -929,6 +929,16 @@ func (v *Validator) AdmitJob(spec *JobSpec) (cip11.Hash, error) {
 	return id, err
 }
 
+// ModeACoverage is the §8.3 proven-until coverage after the last applied
+// block: registered runners whose presence_proven_until covers the next
+// block, and registered runners.
+func (v *Validator) ModeACoverage() (proven, registered int, err error) {
+	if derr := v.do(func(c *chain.Core) { proven, registered, err = c.ModeACoverage() }); derr != nil {
+		return 0, 0, derr
+	}
+	return proven, registered, err
+}
+
 // Stats returns a copy of the cumulative counts.
 func (v *Validator) Stats() Stats {
 	var s Stats

@@ -209,6 +209,14 @@ func runNetworkDevnet(stdout, stderr io.Writer, cfg cometbft.DevnetConfig, asJSO
 			bad = append(bad, fmt.Sprintf("the removed validator admitted %d connections after its cutoff", rep.RemovedAdmittedAfter))
 		}
 	}
+	if ma := rep.ModeA; ma != nil {
+		if ma.Effective && ma.SeatsUnproven > 0 {
+			bad = append(bad, fmt.Sprintf("Mode A is effective but %d seats went to runners not proven present", ma.SeatsUnproven))
+		}
+		if ma.Accepted == 0 {
+			bad = append(bad, "no presence certificate was accepted")
+		}
+	}
 	if len(bad) > 0 {
 		fmt.Fprintf(stderr, "cip11 devnet: %s\n", strings.Join(bad, "; "))
 		return 1
@@ -251,6 +259,19 @@ func printNetworkReport(w io.Writer, r *cometbft.DevnetReport, cfg cometbft.Devn
 	if cfg.Chaos {
 		fmt.Fprintf(w, "  chaos       %d validator kills; the restarted validator caught up: %s (slowest %.1f s); its block log replays: %s\n",
 			r.ValidatorKills, yesNo(r.CaughtUp), r.CatchUpMaxSeconds, yesNo(r.ReplayAgrees))
+	}
+	if ma := r.ModeA; ma != nil {
+		mode := "shadow (the §8.4 guard is false: certificates never remove a floor-eligible runner)"
+		if ma.Effective {
+			mode = "EFFECTIVE (hard exclude: PresenceInput is { proven_until ≥ h })"
+		}
+		fmt.Fprintf(w, "  mode A      %s; k %d, t_hard %d, proof TTL %d blocks\n", mode, ma.K, ma.THard, ma.TTLBlocks)
+		fmt.Fprintf(w, "  certs       %d accepted, %d rejected %v; %d receipts; runners submitted %d, received %d receipts (%d refused)\n",
+			ma.Accepted, ma.Rejected, ma.Rejections, ma.Receipts, ma.RunnerCertificates, ma.ReceiptsReceived, ma.ReceiptsBad)
+		fmt.Fprintf(w, "  cert bytes  %.0f a block in signed transactions (+%.0f in the devnet's JSON body) over %d blocks; §8.4 estimate for these runners %.0f\n",
+			ma.TxBytesPerBlock, ma.BodyBytesPerBlock, ma.Blocks, ma.EstimateBytesBlock)
+		fmt.Fprintf(w, "  proven      coverage p50 %.3f, min %.3f (from height %d); %d of %d seats drawn without a current proof\n",
+			ma.CoverageP50, ma.CoverageMin, ma.FirstProven, ma.SeatsUnproven, ma.Seats)
 	}
 	if r.Dir != "" {
 		fmt.Fprintf(w, "  dir         %s\n", r.Dir)

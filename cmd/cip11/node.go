@@ -420,7 +420,16 @@ their new Sub(R) and the removed validator's admissions after its cutoff.
 Exit 1 also if the app hashes differ, the replay disagrees, a killed
 validator did not catch up or, with -reconfigure, a runner is still
 connected outside its Sub(R) or the removed validator admitted a
-connection after its cutoff. -block-time, -phase, -http and -fail-per-mille do not apply.`)
+connection after its cutoff. -mode-a turns on Mode-A presence certificates
+(§8.3): validators sign PresenceReceipts over QUIC, runners submit
+SubmitPresenceCertificate transactions, the chain keeps presence_proven_until;
+with fewer than 20 validators (or -subset below 20) the §8.4 guard is false
+and the certificates are shadow state that never removes a runner, with
+-validators 20 -subset 20 Mode A is effective and only proven runners are
+drawn; the report adds certificates, their bytes a block against the §8.4
+estimate and the proven-until coverage, and exit is 1 if no certificate was
+accepted or, effective, a seat went to an unproven runner. -block-time,
+-phase, -http and -fail-per-mille do not apply.`)
 	runners := c.intVar("runners", 50, 1, 5000, "`N` runners (1 to 5000)")
 	duration := c.durVar("duration", 20*time.Second, time.Millisecond, maxDuration, "`D`: how long jobs are generated, then the last jobs drain (1ms to 24h)")
 	blockTime := c.durVar("block-time", 250*time.Millisecond, time.Millisecond, maxBlock, "block interval `D` (1ms to 1h)")
@@ -435,8 +444,13 @@ connection after its cutoff. -block-time, -phase, -http and -fail-per-mille do n
 	failRate := c.intVar("fail-per-mille", 0, 0, 1000, "`N` demo executions per thousand that fail (0 to 1000)")
 	quiet := c.fs.Bool("quiet", false, "no progress lines")
 	level := c.strVar("log", "warn", logLevel, "log `LEVEL` (debug, info, warn, error)")
-	validators := c.intVarText("validators", 0, 0, 16, "0 (today's single-validator devnet) or a count from 1 to 16",
-		"run a network of `N` validators agreeing through CometBFT in this process (1 to 16; 0: the single-validator devnet)")
+	validators := c.intVarText("validators", 0, 0, cometbft.MaxDevnetValidators, fmt.Sprintf("0 (today's single-validator devnet) or a count from 1 to %d", cometbft.MaxDevnetValidators),
+		fmt.Sprintf("run a network of `N` validators agreeing through CometBFT in this process (1 to %d; 0: the single-validator devnet)", cometbft.MaxDevnetValidators))
+	modeA := c.fs.Bool("mode-a", false, "with -validators: Mode-A presence certificates (§8.3): PRESENCE_HARD_EXCLUDE_ENABLED, t_hard = floor(k/2)+1; effective only with k ≥ 20 (-validators 20 -subset 20), else shadow")
+	subset := c.intVar("subset", 0, 0, 64, "with -validators: governance MIN_SUBSET = MAX_SUBSET = `K` (0: the §13 defaults 3 and 8)")
+	uncertified := c.intVar("uncertified", 0, 0, 5000, "with -mode-a: the first `N` runners never submit a certificate (shadow: they are still drawn; effective: never)")
+	proofTTL := c.intVar("proof-ttl", 0, 0, 100_000, "with -mode-a: PRESENCE_PROOF_TTL_BLOCKS `N` (0: the §13 default 60)")
+	timeoutCommit := c.durVar("timeout-commit", 0, 0, time.Minute, "with -validators: CometBFT timeout_commit `D` (0 to 1m; raise it to fit many validators on few cores)")
 	kills := c.intVar("kills", 3, 1, 1000, "with -validators -chaos: kill and restart a validator at least `N` times (1 to 1000)")
 	devCometLevel := c.strVar("comet-log", "none", cometLevel, "with -validators: CometBFT's own log `LEVEL` on stderr (none, error, info, debug)")
 	rc := addReconfigFlags(c, "add a validator at -add-at and remove the first at -remove-at")
@@ -480,11 +494,18 @@ connection after its cutoff. -block-time, -phase, -http and -fail-per-mille do n
 		if *chaos && *validators < 4 {
 			return c.usageError(stderr, "-chaos kills one validator and needs -validators 4 or more (f = 1), not %d", *validators)
 		}
+		if (c.given("proof-ttl") || c.given("uncertified")) && !*modeA {
+			return c.usageError(stderr, "-proof-ttl and -uncertified need -mode-a")
+		}
+		if *uncertified > *runners {
+			return c.usageError(stderr, "-uncertified %d is more than the %d runners", *uncertified, *runners)
+		}
 		return runNetworkDevnet(stdout, stderr, cometbft.DevnetConfig{Validators: *validators, Runners: *runners, Duration: *duration,
 			JobsPerBlock: *jobs, MultiPerMille: m, Chaos: *chaos, Kills: *kills,
-			Reconfigure: *rc.on, AddAt: uint64(*rc.addAt), RemoveAt: uint64(*rc.removeAt), Overlap: uint64(*rc.overlap), Dir: *data, NoSync: *data == "", Seed: *seed, Logger: log, NoGossip: !*gossip, CometLogger: cl}, *asJSON, *quiet)
+			Reconfigure: *rc.on, AddAt: uint64(*rc.addAt), RemoveAt: uint64(*rc.removeAt), Overlap: uint64(*rc.overlap), Dir: *data, NoSync: *data == "", Seed: *seed, Logger: log, NoGossip: !*gossip, CometLogger: cl,
+			ModeA: *modeA, Subset: *subset, Uncertified: *uncertified, ProofTTL: uint64(*proofTTL), TimeoutCommit: *timeoutCommit}, *asJSON, *quiet)
 	}
-	if code, ok := c.notWith(stderr, "without -validators (the single-validator devnet's chaos has its own plan; one validator has no peers to gossip with or to reconfigure)", "kills", "gossip", "comet-log", "reconfigure", "add-at", "remove-at", "overlap"); !ok {
+	if code, ok := c.notWith(stderr, "without -validators (the single-validator devnet's chaos has its own plan; one validator has no peers to gossip with or to reconfigure)", "kills", "gossip", "comet-log", "reconfigure", "add-at", "remove-at", "overlap", "mode-a", "subset", "proof-ttl", "uncertified", "timeout-commit"); !ok {
 		return code
 	}
 	ph := node.Phase(*phase)

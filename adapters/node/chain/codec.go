@@ -14,16 +14,18 @@ type (
 )
 
 const (
-	TxDomain        = nodetx.TxDomain
-	TxHeartbeat     = nodetx.TxHeartbeat
-	TxRegister      = nodetx.TxRegister
-	TxCommit        = nodetx.TxCommit
-	TxReveal        = nodetx.TxReveal
-	TxCertificate   = nodetx.TxCertificate
-	MaxTxBytes      = nodetx.MaxTxBytes
-	HeartbeatWindow = nodetx.HeartbeatWindow
-	JobIDDomain     = nodetx.JobIDDomain
-	MaxPayload      = nodetx.MaxPayload
+	TxDomain      = nodetx.TxDomain
+	TxHeartbeat   = nodetx.TxHeartbeat
+	TxRegister    = nodetx.TxRegister
+	TxCommit      = nodetx.TxCommit
+	TxReveal      = nodetx.TxReveal
+	TxCertificate = nodetx.TxCertificate
+	MaxTxBytes    = nodetx.MaxTxBytes
+	// MaxCertificateReceipts bounds one TxCertificate's receipts.
+	MaxCertificateReceipts = nodetx.MaxCertificateReceipts
+	HeartbeatWindow        = nodetx.HeartbeatWindow
+	JobIDDomain            = nodetx.JobIDDomain
+	MaxPayload             = nodetx.MaxPayload
 )
 
 var (
