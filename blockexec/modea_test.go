@@ -3,6 +3,9 @@ package blockexec_test
 import (
 	"bytes"
 	"errors"
+	"flag"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -11,6 +14,7 @@ import (
 	"github.com/cip11/cip11/chainlog"
 	"github.com/cip11/cip11/presence"
 	"github.com/cip11/cip11/presence/validators"
+	"github.com/cip11/cip11/replay"
 	"github.com/cip11/cip11/synth"
 	"github.com/cip11/cip11/wire"
 )
@@ -355,4 +359,87 @@ func TestModeAEffectiveExcludesUncertified(t *testing.T) {
 		t.Fatal("with the flag off no uncertified runner is drawn either")
 	}
 	t.Logf("Mode A effective: %d committee seats for the 2 certified runners in their window; flag off: %d seats for others", drawn, other)
+}
+
+var updateGolden = flag.Bool("update", false, "rewrite blockexec/testdata/modea_chain.jsonl")
+
+// modeAGoldenBlocks is the golden Mode-A chain's length.
+const modeAGoldenBlocks = 36
+
+// TestModeAGoldenLog pins a chain log with §8.3 certificates byte for
+// byte (testdata/modea_chain.jsonl, frozen; -update rewrites it): a header
+// with receipt_chain_id and peer_pubkeys, and the certificates of
+// TestCertificateExecution (accepted, anchor_not_newer, below_threshold, a
+// garbled receipt) with their outcomes and the state digests that cover
+// the Mode-A state. The frozen log replays (package replay), and changing
+// one recorded outcome, or one receipt signature byte, is a divergence.
+func TestModeAGoldenLog(t *testing.T) {
+	rk := []*wire.RunnerKey{modeARunner(t, 0), modeARunner(t, 1)}
+	h0, blocks := modeABlocks(t, rk)
+	blocks = blocks[:modeAGoldenBlocks]
+	p := h0.Params
+	p.THard = 2
+	p.PresenceHardExcludeEnabled = true
+	keys, snap := modeASet(t, 4)
+	h := modeAHeader(h0, keys, p)
+	h.Generator = "blockexec TestModeAGoldenLog"
+	good := certificate(t, keys, snap, p, rk[0], 30, 29, 2)
+	addCert(&blocks[29], good)
+	addCert(&blocks[31], good)
+	addCert(&blocks[31], certificate(t, keys, snap, p, rk[1], 32, 31, 1))
+	garbled := certificate(t, keys, snap, p, rk[1], 33, 33, 3)
+	garbled.Receipts[0].ValidatorPubKey = chainlog.Bytes{0x02, 0x01}
+	addCert(&blocks[32], garbled)
+	outs := run(t, h, blocks)
+	var buf bytes.Buffer
+	w, err := chainlog.NewWriter(&buf, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range blocks {
+		blocks[i].Out = outs[i]
+		if err := w.WriteBlock(&blocks[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join("testdata", "modea_chain.jsonl")
+	if *updateGolden {
+		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	frozen, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(frozen, buf.Bytes()) {
+		t.Fatalf("the Mode-A chain no longer executes to the frozen %s (run with -update only for an intended change)", path)
+	}
+	if _, err := replay.Run(bytes.NewReader(frozen), replay.Config{}); err != nil {
+		t.Fatalf("the frozen log does not replay: %v", err)
+	}
+	lines := bytes.Split(bytes.TrimSpace(frozen), []byte("\n"))
+	for name, mut := range map[string]func(*chainlog.Block){
+		"outcome":   func(b *chainlog.Block) { b.Out.Certificates[0].ProvenUntil++ },
+		"signature": func(b *chainlog.Block) { b.Txs[len(b.Txs)-1].Certificate.Receipts[1].ValidatorSigned[5] ^= 1 },
+	} {
+		b, err := chainlog.DecodeBlock(lines[30]) // height 30: the accepted certificate
+		if err != nil {
+			t.Fatal(err)
+		}
+		mut(&b)
+		line, err := chainlog.EncodeBlock(&b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tampered := slices.Clone(lines)
+		tampered[30] = line
+		_, err = replay.Run(bytes.NewReader(append(bytes.Join(tampered, []byte("\n")), '\n')), replay.Config{})
+		if !errors.Is(err, blockexec.ErrDivergence) {
+			t.Errorf("%s changed at height 30: replay %v, want ErrDivergence", name, err)
+		}
+	}
 }
