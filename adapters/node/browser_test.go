@@ -86,7 +86,11 @@ func TestBrowserDashboard(t *testing.T) {
 	}
 	const runners = 4
 	const blockTime = 200 * time.Millisecond
-	d, err := node.NewDevnet(node.GenesisOptions{Seed: 18, Runners: runners, QUIC: "127.0.0.1:0"})
+	// Mode-A certificates on (§8.3): one validator, k = 1, t_hard = 1; the
+	// §8.4 guard is false, so they are shadow state and change no draw.
+	p := node.DevnetParams()
+	p.PresenceHardExcludeEnabled, p.THard = true, 1
+	d, err := node.NewDevnet(node.GenesisOptions{Seed: 18, Runners: runners, QUIC: "127.0.0.1:0", Params: &p})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,6 +206,9 @@ func TestBrowserDashboard(t *testing.T) {
 	// 1. The runner count: every runner connected and registered.
 	wait("runner count", fmt.Sprintf(`document.body.dataset.state === 'live' && document.getElementById('connected').textContent === '%d' && document.getElementById('registered').textContent === '%d'`, runners, runners), 20*time.Second)
 	wait("runner table", fmt.Sprintf(`document.querySelectorAll('#runnerRows tr').length === %d`, runners), 5*time.Second)
+	// The Mode-A card: every runner's certificate accepted, proven-until
+	// coverage runners of runners, labelled shadow.
+	wait("Mode-A proven coverage", fmt.Sprintf(`!document.getElementById('modeACard').hidden && document.getElementById('modeAProven').textContent === '%d / %d' && document.getElementById('modeALabel').textContent.includes('shadow')`, runners, runners), 20*time.Second)
 
 	// 2. A completed job, on the pipeline and through the job lookup.
 	submitter := cip11.Address{0x18}

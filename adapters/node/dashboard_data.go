@@ -121,6 +121,7 @@ func (v *Validator) dashboard() httpapi.Dashboard {
 		inFlight map[cip11.Address]int
 		last     map[cip11.Address]chain.LastOutcome
 		cfails   []chain.Failure
+		modeA    *httpapi.ModeAStatus
 	)
 	_ = v.do(func(c *chain.Core) {
 		now = v.now()
@@ -134,6 +135,18 @@ func (v *Validator) dashboard() httpapi.Dashboard {
 		known = c.Runners()
 		inFlight, last = c.RunnerActivity()
 		cfails = c.Failures()
+		if v.p.PresenceHardExcludeEnabled {
+			ma := &httpapi.ModeAStatus{Accepted: s.CertificatesAccepted, Rejected: s.CertificatesRejected}
+			if proven, reg, err := c.ModeACoverage(); err == nil {
+				ma.Proven, ma.Registered = proven, reg
+			}
+			if hist, err := v.g.History(); err == nil {
+				if snap, err := hist.Active(c.Height() + 1); err == nil {
+					ma.Effective = snap.ModeAEffective(v.p)
+				}
+			}
+			modeA = ma
+		}
 	})
 	fails := newestFailures{n: httpapi.MaxDashboardFailures}
 	for _, f := range cfails {
@@ -197,5 +210,5 @@ func (v *Validator) dashboard() httpapi.Dashboard {
 	return httpapi.Dashboard{Status: st, RecentBlocks: blocks, Jobs: counts, PushLatencyMillis: lat,
 		ConnectedRunners: conn[:min(len(conn), httpapi.MaxDashboardRunners)],
 		PresentRunners:   present[:min(len(present), httpapi.MaxDashboardRunners)],
-		Now:              now, StartedAt: started, Totals: tot, Failures: fails.list, Runners: rows}
+		Now:              now, StartedAt: started, Totals: tot, Failures: fails.list, Runners: rows, ModeA: modeA}
 }

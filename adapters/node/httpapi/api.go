@@ -315,6 +315,24 @@ type Dashboard struct {
 	// Runners is one row per known runner, ascending by address (capped at
 	// MaxDashboardRunners; Status.Runners has the registered count).
 	Runners []RunnerRow `json:"runners"`
+	// ModeA is the §8.3 proven-until coverage; absent unless the chain has
+	// Mode-A certificates (PRESENCE_HARD_EXCLUDE_ENABLED).
+	ModeA *ModeAStatus `json:"mode_a,omitempty"`
+}
+
+// ModeAStatus is the dashboard's §8.3 Mode-A summary.
+type ModeAStatus struct {
+	// Effective: the §8.4 guard holds, so PresenceInput is the proven set
+	// (hard exclude); otherwise the certificates are shadow state.
+	Effective bool `json:"effective"`
+	// Proven counts registered runners whose presence_proven_until covers
+	// the next block; Registered the registered runners.
+	Proven     int `json:"proven"`
+	Registered int `json:"registered"`
+	// Accepted and Rejected count the certificates executed in blocks this
+	// process applied.
+	Accepted int64 `json:"certificates_accepted"`
+	Rejected int64 `json:"certificates_rejected"`
 }
 
 // Totals are the node's cumulative counters since its start. Counters

@@ -345,6 +345,12 @@
     set('present', num(s.present));
     set('registered', num(s.runners));
     set('mempool', num(s.mempool));
+    const ma = d.mode_a;
+    document.getElementById('modeACard').hidden = !ma;
+    if (ma) {
+      set('modeALabel', ma.effective ? 'proven (Mode A, hard exclude)' : 'proven (Mode A, shadow)');
+      set('modeAProven', `${num(ma.proven)} / ${num(ma.registered)}`);
+    }
     snapshot(d);
     push(series.connected, num(s.connected));
     push(series.present, num(s.present));

@@ -744,6 +744,10 @@ func sanitizeDashboard(d Dashboard) Dashboard {
 		rows = rows[:MaxDashboardRunners]
 	}
 	out.Runners = append(make([]RunnerRow, 0, len(rows)), rows...)
+	if d.ModeA != nil {
+		ma := *d.ModeA
+		out.ModeA = &ma
+	}
 	return out
 }
 
