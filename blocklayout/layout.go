@@ -53,6 +53,10 @@ var (
 	// ErrBeaconInvalid: the parent beacon does not verify under the group
 	// key (D31).
 	ErrBeaconInvalid = errors.New("cometbft layout: parent beacon does not verify")
+	// ErrCertificateUnsigned: a body certificate (SubmitPresenceCertificate,
+	// §8.3) without the runner-signed transaction that carries exactly it
+	// among the block's submissions (runner_signed MUST recover runner).
+	ErrCertificateUnsigned = errors.New("cometbft layout: presence certificate without its runner-signed transaction")
 )
 
 // Proposal is a decoded CometBFT block: its header, the chainlog block
@@ -176,6 +180,7 @@ func DecodeProposal(txs [][]byte, height uint64, chainID uint64) (*Proposal, err
 		return nil, fmt.Errorf("%w: consumed seeds: %w", ErrBodyMalformed, err)
 	}
 	specs := map[cip11.Hash]*nodetx.JobSpec{}
+	certs := map[cip11.Address][]*chainlog.Certificate{}
 	raw := txs[2:]
 	for i, x := range raw {
 		switch {
@@ -195,6 +200,22 @@ func DecodeProposal(txs [][]byte, height uint64, chainID uint64) (*Proposal, err
 			if tx.ChainID != chainID {
 				return nil, fmt.Errorf("%w: transaction %d: %w", ErrBadTx, i+2, nodetx.ErrWrongChain)
 			}
+			if tx.Kind == nodetx.TxCertificate {
+				c, err := tx.Certificate()
+				if err != nil {
+					return nil, fmt.Errorf("%w: transaction %d: %w", ErrBadTx, i+2, err)
+				}
+				certs[tx.From] = append(certs[tx.From], c)
+			}
+		}
+	}
+	for i, tx := range b.Txs {
+		c := tx.Certificate
+		if c == nil {
+			continue
+		}
+		if !slices.ContainsFunc(certs[c.Runner], func(s *chainlog.Certificate) bool { return sameCertificate(s, c) }) {
+			return nil, fmt.Errorf("%w: body transaction %d, runner %s", ErrCertificateUnsigned, i, c.Runner)
 		}
 	}
 	for _, tx := range b.Txs {
@@ -215,4 +236,13 @@ func DecodeProposal(txs [][]byte, height uint64, chainID uint64) (*Proposal, err
 
 func hasOut(o *chainlog.Output) bool {
 	return len(o.Assignments) > 0 || len(o.Expired) > 0 || o.StateDigest != (cip11.Hash{})
+}
+
+// sameCertificate compares two certificates field by field.
+func sameCertificate(a, b *chainlog.Certificate) bool {
+	return a.Runner == b.Runner && a.Height == b.Height && slices.EqualFunc(a.Receipts, b.Receipts, func(x, y chainlog.Receipt) bool {
+		return bytes.Equal(x.ValidatorPubKey, y.ValidatorPubKey) && bytes.Equal(x.RunnerPubKey, y.RunnerPubKey) &&
+			x.SubsetEpoch == y.SubsetEpoch && x.ValidatorSetHash == y.ValidatorSetHash && x.BlockHeight == y.BlockHeight &&
+			x.NonceEcho == y.NonceEcho && x.AcceptingNew == y.AcceptingNew && bytes.Equal(x.ValidatorSigned, y.ValidatorSigned)
+	})
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 
 	"github.com/cip11/cip11"
@@ -24,7 +25,7 @@ import (
 func cometbftFunctions() []Function {
 	return []Function{{
 		Name: "cometbft_layout", Spec: "§7.2, §9.2, §17",
-		Description: "The CIP-11 block as CometBFT transactions (DECISIONS D32, SPEC-NOTES C1): txs[0] the block header (\"C11H\" ‖ §12.6 CBOR, as block_header), txs[1] the body (\"C11B\" ‖ the canonical chainlog JSON of a block that carries only registry, heartbeats and txs: every other field zero, null or empty, see docs/chainlog.md), txs[2…] the raw submissions: devnet job specs (\"C11J\" ‖ 01 ‖ …, adapters/node/chain) and node transactions (\"C11T\" ‖ 02 ‖ …, signed secp256k1). Encoding (vectors with block): header from the block's round, parent_beacon, finalized, presence and consumed_seeds; body from its registry, heartbeats and txs; then specs in order and extra in order, each skipped when it is a byte-for-byte repeat of an earlier one, and extra entries that open with \"C11H\" or \"C11B\" skipped. Decoding (vectors with txs) at height and chain_id, checks in order: txs[0] present and opening with \"C11H\" (else ErrHeaderMissing); the header decodes strictly and passes block_header's check at height (its sentinels); txs[1] present and opening with \"C11B\" (a header there is ErrHeaderMisplaced, anything else ErrBodyMissing); the body is chainlog JSON with no header or output field, in canonical form (ErrBodyMalformed); each txs[i], i ≥ 2, in order: a header is ErrHeaderMisplaced, one opening with \"C11J\" must decode as a job spec, any other as a node transaction of chain_id whose signature recovers its from address (else ErrBadTx); then every submit of the body, in order, must have among them a spec whose job_id (keccak256(\"cip11-devnet-job/v1\" ‖ spec)) is the submit's, with the same submitter, job_kind, committee size (runners) and timeout_blocks (else ErrSpecMissing). The order of txs[2…], repeated or unreferenced specs are not checked. Output block: the chainlog JSON of the decoded block (height the input height, round, parent_beacon, finalized, presence and consumed_seeds from the header; out empty). The parent beacon's signature is not verified here (the application verifies it under the group key).",
+		Description: "The CIP-11 block as CometBFT transactions (DECISIONS D32, SPEC-NOTES C1): txs[0] the block header (\"C11H\" ‖ §12.6 CBOR, as block_header), txs[1] the body (\"C11B\" ‖ the canonical chainlog JSON of a block that carries only registry, heartbeats and txs: every other field zero, null or empty, see docs/chainlog.md), txs[2…] the raw submissions: devnet job specs (\"C11J\" ‖ 01 ‖ …, adapters/node/chain) and node transactions (\"C11T\" ‖ 02 ‖ …, signed secp256k1). Encoding (vectors with block): header from the block's round, parent_beacon, finalized, presence and consumed_seeds; body from its registry, heartbeats and txs; then specs in order and extra in order, each skipped when it is a byte-for-byte repeat of an earlier one, and extra entries that open with \"C11H\" or \"C11B\" skipped. Decoding (vectors with txs) at height and chain_id, checks in order: txs[0] present and opening with \"C11H\" (else ErrHeaderMissing); the header decodes strictly and passes block_header's check at height (its sentinels); txs[1] present and opening with \"C11B\" (a header there is ErrHeaderMisplaced, anything else ErrBodyMissing); the body is chainlog JSON with no header or output field, in canonical form (ErrBodyMalformed); each txs[i], i ≥ 2, in order: a header is ErrHeaderMisplaced, one opening with \"C11J\" must decode as a job spec, any other as a node transaction of chain_id whose signature recovers its from address (else ErrBadTx); then every submit of the body, in order, must have among them a spec whose job_id (keccak256(\"cip11-devnet-job/v1\" ‖ spec)) is the submit's, with the same submitter, job_kind, committee size (runners) and timeout_blocks (else ErrSpecMissing); then every certificate of the body (§8.3 SubmitPresenceCertificate, SPEC-NOTES C10), in order, must have among them a node transaction of kind 5 (certificate: payload height (8) ‖ 1 to 32 receipts of 188 bytes, validator_pubkey 33 ‖ runner_pubkey 34 ‖ subset_epoch 8 ‖ validator_set_hash 32 ‖ block_height 8 ‖ nonce_echo 8 ‖ accepting_new 1 (0 or 1) ‖ validator_signed 64; job_id zero) signed by the certificate's runner and carrying exactly its height and receipts (else ErrCertificateUnsigned). The order of txs[2…], repeated or unreferenced specs are not checked. Output block: the chainlog JSON of the decoded block (height the input height, round, parent_beacon, finalized, presence and consumed_seeds from the header; out empty). The parent beacon's signature is not verified here (the application verifies it under the group key).",
 		Generate:    clGen, Eval: clEval,
 	}, {
 		Name: "cometbft_vote_extension", Spec: "§9.2",
@@ -49,6 +50,7 @@ func cometbftSentinels() []Sentinel {
 		{"ErrBadTx", blocklayout.ErrBadTx},
 		{"ErrSpecMissing", blocklayout.ErrSpecMissing},
 		{"ErrBeaconInvalid", blocklayout.ErrBeaconInvalid},
+		{"ErrCertificateUnsigned", blocklayout.ErrCertificateUnsigned},
 	}
 }
 
@@ -171,6 +173,7 @@ func clEval(raw json.RawMessage) (map[string]any, error) {
 type clFixture struct {
 	spec, spec2, specBad *nodetx.JobSpec
 	hb, reg, other       *nodetx.Tx // heartbeat and register on chain 7011, heartbeat on 7012
+	cert, cert2          *nodetx.Tx // SubmitPresenceCertificate (§8.3); cert2's receipt has another nonce
 }
 
 const clChain = 7011
@@ -194,6 +197,21 @@ func clMakeFixture() (*clFixture, error) {
 	}
 	if f.other, err = nodetx.SignTx(k, clChain+1, nodetx.TxHeartbeat, 4, cip11.Hash{}, nil); err != nil {
 		return nil, err
+	}
+	v := wire.NewValidatorKey(cip11.Keccak256([]byte("cip11 conformance cometbft validator v1")))
+	for i, dst := range []**nodetx.Tx{&f.cert, &f.cert2} {
+		r := wire.PresenceReceipt{ValidatorPubKey: v.PubKey(), RunnerPubKey: k.PubKey(), SubsetEpoch: 0, ValidatorSetHash: cip11.Hash{0x5e},
+			BlockHeight: 4, NonceEcho: 11 + uint64(i), AcceptingNew: true}
+		if err := r.Sign(clChain, v); err != nil {
+			return nil, err
+		}
+		p, err := nodetx.CertificatePayload(4, []wire.PresenceReceipt{r})
+		if err != nil {
+			return nil, err
+		}
+		if *dst, err = nodetx.SignTx(k, clChain, nodetx.TxCertificate, 4, cip11.Hash{}, p); err != nil {
+			return nil, err
+		}
 	}
 	return f, nil
 }
@@ -272,6 +290,13 @@ func clGen() ([]any, error) {
 		return nil, err
 	}
 	S, S2, HB, REG, OTHER := f.spec.Encode(), f.spec2.Encode(), f.hb.Bytes(), f.reg.Bytes(), f.other.Bytes()
+	CERT, CERT2 := f.cert.Bytes(), f.cert2.Bytes()
+	cert, err := f.cert.Certificate()
+	if err != nil {
+		return nil, err
+	}
+	withCert := *five
+	withCert.Txs = append(slices.Clone(five.Txs), chainlog.Tx{Certificate: cert})
 	T := clLayout(five, [][]byte{S}, [][]byte{HB, S}) // [H, B, S, HB]
 	H, B := T[0], T[1]
 	// a body that carries a header field (height) and one with an output
@@ -310,6 +335,9 @@ func clGen() ([]any, error) {
 		mk("height_9_two_submits_result_and_register_tx", two, [][]byte{S2, S}, [][]byte{REG, HB}),
 		mk("encoder_skips_repeats_headers_and_bodies", five, [][]byte{S, S}, [][]byte{H, B, HB, S, HB}),
 		mk("encoder_keeps_unreferenced_spec", genesis, nil, [][]byte{S2}),
+		mk("height_5_certificate_and_its_signed_tx", &withCert, [][]byte{S, CERT}, [][]byte{HB}),
+		clDec("certificate_without_its_signed_tx", 5, clLayout(&withCert, [][]byte{S}, [][]byte{HB}), "ErrCertificateUnsigned"),
+		clDec("certificate_with_another_receipt_signed", 5, clLayout(&withCert, [][]byte{S, CERT2}, nil), "ErrCertificateUnsigned"),
 		clDec("decode_raw_submissions_any_order", 5, [][]byte{H, B, HB, S}, ""),
 		clDec("decode_spec_repeated", 5, [][]byte{H, B, S, S, HB}, ""),
 		clDec("decode_unreferenced_spec", 5, [][]byte{H, B, S, S2}, ""),

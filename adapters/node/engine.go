@@ -30,7 +30,8 @@ type Engine interface {
 // mempool with cs and pres (chain.Core.Propose). Its execution stays open
 // for a FinalizeBlock of the same *Block. specs are the encoded specs of
 // the block's job submits, in order (nil for one the core knows only from
-// a block), for the engine to carry with the block.
+// a block), and the signed transactions of its presence certificates (§8.3
+// runner_signed), for the engine to carry with the block.
 func (v *Validator) ProposeBlock(cs Consensus, pres []byte) (b *chainlog.Block, specs [][]byte, err error) {
 	if derr := v.do(func(c *chain.Core) {
 		b, err = c.Propose(cs, pres)
@@ -39,8 +40,11 @@ func (v *Validator) ProposeBlock(cs Consensus, pres []byte) (b *chainlog.Block, 
 			return
 		}
 		for _, tx := range b.Txs {
-			if tx.Submit != nil {
+			switch {
+			case tx.Submit != nil:
 				specs = append(specs, c.Spec(tx.Submit.JobID))
+			case tx.Certificate != nil:
+				specs = append(specs, c.CertificateTx(tx.Certificate.Runner))
 			}
 		}
 	}); derr != nil {

@@ -311,6 +311,8 @@ const canonTx = (t) => { const k = Object.keys(t); if (k.length !== 1) throw new
   if (t.submit) return { submit: pick(t.submit, ['job_id', 'submitter', 'job_kind', 'committee_size', 'timeout_blocks']) };
   if (t.result_submit) return { result_submit: pick(t.result_submit, ['job_id', 'runner']) };
   if (t.verified) return { verified: pick(t.verified, ['job_id', 'matching', 'runners_to_slash', 'runners_unrewarded']) };
+  if (t.certificate) return { certificate: { ...pick(t.certificate, ['runner', 'height', 'receipts']), receipts: t.certificate.receipts.map((r) => pick(r,
+    ['validator_pubkey', 'runner_pubkey', 'subset_epoch', 'validator_set_hash', 'block_height', 'nonce_echo', 'accepting_new', 'validator_signed'])) } };
   throw new Error('tx kind'); };
 const REG = ['op', 'address', 'health', 'stake', 'delegated_active', 'reputation_x1e9', 'last_heartbeat'];
 const canonReg = (r) => pick(r, REG, REG.slice(2));
@@ -344,16 +346,29 @@ function specOf(b) {
   return s;
 }
 function nodeTx(b, chainID) {
-  if (b.length < 76 + 65 || b.length > 76 + 1024 + 65 || b.subarray(0, 4).toString('latin1') !== 'C11T' || b[4] !== 2) throw new Error('tx header');
+  if (b.length < 76 + 65 || b.length > 76 + 8 + 32 * 188 + 65 || b.subarray(0, 4).toString('latin1') !== 'C11T' || b[4] !== 2) throw new Error('tx header');
   const n = b.readUInt16BE(74), kind = b[5];
-  if (b.length !== 76 + n + 65 || [undefined, 0, 16, 32, 64][kind] !== n) throw new Error('tx payload');
-  if ((kind === 1 || kind === 2) && hex(b.subarray(42, 74)) !== '0'.repeat(64)) throw new Error('job_id on heartbeat/register');
+  const payloadOK = kind === 5 ? n > 8 && (n - 8) % 188 === 0 && (n - 8) / 188 <= 32 : [undefined, 0, 16, 32, 64][kind] === n;
+  if (b.length !== 76 + n + 65 || !payloadOK) throw new Error('tx payload');
+  if ((kind === 1 || kind === 2 || kind === 5) && hex(b.subarray(42, 74)) !== '0'.repeat(64)) throw new Error('job_id on heartbeat/register/certificate');
   const sig = b.subarray(76 + n), rec = sig[64];
   if (rec > 1) throw new Error('recovery id');
   const digest = keccak('cip11-devnet-tx/v2', b.subarray(0, 76 + n));
   const pub = secp.Signature.fromCompact(hex(sig.subarray(0, 64))).addRecoveryBit(rec).recoverPublicKey(hex(digest)).toRawBytes(false);
   if (hex(keccak(pub.subarray(1)).subarray(12)) !== hex(b.subarray(14, 34))) throw new Error('signer is not from');
   if (fromBE(b.subarray(6, 14)) !== chainID) throw new Error('another chain');
+  if (kind !== 5) return null;
+  // §8.3 SubmitPresenceCertificate: the chainlog JSON it carries
+  const p = b.subarray(76, 76 + n), cert = { runner: hex(b.subarray(14, 34)), height: fromBE(p.subarray(0, 8)).toString(), receipts: [] };
+  for (let o = 8; o < n; o += 188) {
+    const r = p.subarray(o, o + 188);
+    if (r[123] > 1) throw new Error('accepting_new byte');
+    cert.receipts.push({ validator_pubkey: hex(r.subarray(0, 33)), runner_pubkey: hex(r.subarray(33, 67)),
+      subset_epoch: fromBE(r.subarray(67, 75)).toString(), validator_set_hash: hex(r.subarray(75, 107)),
+      block_height: fromBE(r.subarray(107, 115)).toString(), nonce_echo: fromBE(r.subarray(115, 123)).toString(),
+      accepting_new: r[123] === 1, validator_signed: hex(r.subarray(124, 188)) });
+  }
+  return cert;
 }
 function layoutDecode(txs, height, chainID) {
   if (!txs.length || txs[0].subarray(0, 4).toString('latin1') !== 'C11H') throw new Error('header missing');
@@ -366,18 +381,20 @@ function layoutDecode(txs, height, chainID) {
   for (const k of ['height', 'round', 'parent_beacon', 'finalized', 'presence', 'consumed_seeds', 'out'])
     if (JSON.stringify(body[k]) !== JSON.stringify(canon[k])) throw new Error(`body sets ${k}`);
   if (JSON.stringify(canon) !== text) throw new Error('body not canonical');
-  const specs = new Map();
+  const specs = new Map(), certs = [];
   for (const x of txs.slice(2)) {
     const magic = x.subarray(0, 4).toString('latin1');
     if (magic === 'C11H') throw new Error('header misplaced');
     if (magic === 'C11J') specs.set(hex(keccak('cip11-devnet-job/v1', x)), specOf(x));
-    else nodeTx(x, chainID);
+    else { const c = nodeTx(x, chainID); if (c) certs.push(JSON.stringify(c)); }
   }
   for (const t of canon.txs) {
     if (!t.submit) continue;
     const s = specs.get(t.submit.job_id), { job_id, ...fields } = t.submit;
     if (!s || JSON.stringify(s) !== JSON.stringify(fields)) throw new Error(`spec missing for ${job_id}`);
   }
+  for (const t of canon.txs)
+    if (t.certificate && !certs.includes(JSON.stringify(t.certificate))) throw new Error(`certificate of ${t.certificate.runner} unsigned`);
   const str = (x) => x.toString();
   return { height: str(height), round: { epoch: str(h.round.e), view: str(h.round.v) },
     parent_beacon: h.beacon && { epoch: str(h.beacon.e), view: str(h.beacon.v), signature: hex(h.beacon.sig) },

@@ -466,6 +466,7 @@ func (c *Core) pruneMempool(b *chainlog.Block) {
 		if ct := tx.Certificate; ct != nil {
 			if w := c.mem.certs[ct.Runner]; w != nil && w.Height <= ct.Height {
 				delete(c.mem.certs, ct.Runner)
+				delete(c.mem.certRaw, ct.Runner)
 			}
 		}
 	}

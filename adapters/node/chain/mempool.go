@@ -30,10 +30,13 @@ type mempool struct {
 	// (§8.3): a newer one replaces it, since only the strictly newest
 	// anchor can be accepted.
 	certs map[cip11.Address]*chainlog.Certificate
+	// certRaw is each waiting certificate's signed transaction: a network
+	// block carries it beside the body (blocklayout: runner_signed).
+	certRaw map[cip11.Address][]byte
 }
 
 func newMempool() mempool {
-	return mempool{known: map[cip11.Hash]bool{}, beats: map[cip11.Address]bool{}, certs: map[cip11.Address]*chainlog.Certificate{}}
+	return mempool{known: map[cip11.Hash]bool{}, beats: map[cip11.Address]bool{}, certs: map[cip11.Address]*chainlog.Certificate{}, certRaw: map[cip11.Address][]byte{}}
 }
 
 // Len is the number of waiting entries (submits, registrations,
@@ -323,8 +326,13 @@ func (c *Core) admitCertificate(tx *Tx) error {
 		return fmt.Errorf("%w: certificate height %d is above the next block %d", ErrBadRequest, cert.Height, h)
 	}
 	if old := c.mem.certs[tx.From]; old == nil || old.Height <= cert.Height {
-		c.mem.certs[tx.From] = cert
+		c.mem.certs[tx.From], c.mem.certRaw[tx.From] = cert, tx.Bytes()
 	}
 	c.stats.CertificatesAdmitted++
 	return nil
 }
+
+// CertificateTx is the signed transaction of the certificate the mempool
+// holds for runner (nil: none): a proposal carries it with the block
+// (§8.3 runner_signed).
+func (c *Core) CertificateTx(runner cip11.Address) []byte { return c.mem.certRaw[runner] }
