@@ -216,6 +216,9 @@ func runNetworkDevnet(stdout, stderr io.Writer, cfg cometbft.DevnetConfig, asJSO
 		if ma.Accepted == 0 {
 			bad = append(bad, "no presence certificate was accepted")
 		}
+		if !ma.Effective && cfg.Uncertified > 0 && ma.Seats >= 40 && ma.SeatsUnproven == 0 {
+			bad = append(bad, fmt.Sprintf("shadow Mode A, yet none of %d seats went to the %d runners without a certificate", ma.Seats, cfg.Uncertified))
+		}
 	}
 	if len(bad) > 0 {
 		fmt.Fprintf(stderr, "cip11 devnet: %s\n", strings.Join(bad, "; "))
