@@ -65,6 +65,9 @@ type Proposal struct {
 	Header *blockheader.Header
 	Block  *chainlog.Block
 	Raw    [][]byte
+	// Txs are the node transactions among Raw, decoded and verified
+	// (chain id, signature), in block order.
+	Txs []*nodetx.Tx
 }
 
 // EncodeProposal lays block b out as CometBFT transactions: header, body,
@@ -181,6 +184,7 @@ func DecodeProposal(txs [][]byte, height uint64, chainID uint64) (*Proposal, err
 	}
 	specs := map[cip11.Hash]*nodetx.JobSpec{}
 	certs := map[cip11.Address][]*chainlog.Certificate{}
+	var nodeTxs []*nodetx.Tx
 	raw := txs[2:]
 	for i, x := range raw {
 		switch {
@@ -200,6 +204,7 @@ func DecodeProposal(txs [][]byte, height uint64, chainID uint64) (*Proposal, err
 			if tx.ChainID != chainID {
 				return nil, fmt.Errorf("%w: transaction %d: %w", ErrBadTx, i+2, nodetx.ErrWrongChain)
 			}
+			nodeTxs = append(nodeTxs, tx)
 			if tx.Kind == nodetx.TxCertificate {
 				c, err := tx.Certificate()
 				if err != nil {
@@ -231,7 +236,7 @@ func DecodeProposal(txs [][]byte, height uint64, chainID uint64) (*Proposal, err
 			return nil, fmt.Errorf("%w: job %s: the submit's fields differ from its spec", ErrSpecMissing, s.JobID)
 		}
 	}
-	return &Proposal{Header: h, Block: b, Raw: raw}, nil
+	return &Proposal{Header: h, Block: b, Raw: raw, Txs: nodeTxs}, nil
 }
 
 func hasOut(o *chainlog.Output) bool {

@@ -482,8 +482,10 @@ func (a *App) ProcessProposal(_ context.Context, req *abci.ProcessProposalReques
 
 // Verify is ProcessProposal's check of the block at height h, returning
 // the decoded proposal or why it is invalid: a layout sentinel
-// (blocklayout.ErrHeaderMissing, …, blockheader's), blocklayout.ErrBeaconInvalid, or the core's
-// chain.ErrInvalidBlock wrapping the executor's reason.
+// (blocklayout.ErrHeaderMissing, …, blockheader's), blocklayout.ErrBeaconInvalid,
+// chain.ErrUnsigned (a registration or heartbeat without its signed
+// transaction, SPEC-NOTES C7), or the core's chain.ErrInvalidBlock wrapping
+// the executor's reason.
 func (a *App) Verify(h uint64, txs [][]byte) (*blocklayout.Proposal, error) {
 	p, err := blocklayout.DecodeProposal(txs, h, a.chainID)
 	if err != nil {
@@ -497,6 +499,9 @@ func (a *App) Verify(h uint64, txs [][]byte) (*blocklayout.Proposal, error) {
 		if err := e.group.Verify(pb.Round, pb.Signature[:]); err != nil {
 			return nil, fmt.Errorf("%w: %w", blocklayout.ErrBeaconInvalid, err)
 		}
+	}
+	if err := a.v.CheckSigned(p.Block, p.Txs); err != nil {
+		return nil, err
 	}
 	if err := a.v.CheckBlock(p.Block); err != nil {
 		return nil, err

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"github.com/cip11/cip11/blocklayout"
 	"slices"
 	"testing"
 
@@ -15,8 +14,10 @@ import (
 	"github.com/cip11/cip11/adapters/node"
 	"github.com/cip11/cip11/adapters/node/chain"
 	"github.com/cip11/cip11/blockheader"
+	"github.com/cip11/cip11/blocklayout"
 	"github.com/cip11/cip11/presence"
 	"github.com/cip11/cip11/seed"
+	"github.com/cip11/cip11/wire"
 )
 
 // nopEngine stands in for CometBFT's mempool when a test drives the ABCI
@@ -367,3 +368,41 @@ func TestVerifyExtensionRejects(t *testing.T) {
 
 // round is Round(0, h): the tests' networks have one epoch (D30).
 func round(h uint64) seed.Round { return seed.Round{Epoch: 0, View: h} }
+
+// TestVerifyRejectsUnsignedHeartbeat (SPEC-NOTES C7): a heartbeat in a
+// network block's body needs its runner's signed TxHeartbeat among the
+// block's submissions. The proposer carries it (its core's Signed); the
+// same body without it is chain.ErrUnsigned at every other validator, so a
+// proposer cannot keep a silent runner above the §7.1 floor.
+func TestVerifyRejectsUnsignedHeartbeat(t *testing.T) {
+	hn := newHandNet(t, 4, 8, 2)
+	proposer, checker := hn.apps[0], hn.apps[1]
+	for h := uint64(1); h <= 2; h++ {
+		hn.decide(t, 0, h, hn.prepare(t, 0, h, nil))
+	}
+	const h = 3
+	g := hn.nw.Homes[0].Genesis
+	k, err := wire.NewRunnerKey(node.RunnerSecret(1, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hb, err := chain.SignTx(k, uint64(g.ChainID), chain.TxHeartbeat, h-1, cip11.Hash{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := proposer.CheckTx(context.Background(), &abci.CheckTxRequest{Tx: hb.Bytes(), Type: abci.CHECK_TX_TYPE_CHECK})
+	if err != nil || res.Code != CodeOK {
+		t.Fatalf("CheckTx of runner 2's heartbeat: %v %v", res, err)
+	}
+	valid := hn.prepare(t, 0, h, nil) // CometBFT's mempool handed the proposer nothing: its core carries the heartbeat
+	p, err := checker.Verify(h, valid)
+	if err != nil {
+		t.Fatalf("the proposal with the heartbeat and its transaction is rejected: %v", err)
+	}
+	if len(p.Block.Heartbeats) != 1 || len(valid) != 3 || !bytes.Equal(valid[2], hb.Bytes()) {
+		t.Fatalf("proposal: heartbeats %v, %d transactions: want one heartbeat and its signed transaction", p.Block.Heartbeats, len(valid))
+	}
+	if _, err := checker.Verify(h, valid[:2]); !errors.Is(err, chain.ErrUnsigned) {
+		t.Fatalf("the heartbeat without its transaction: %v, want chain.ErrUnsigned", err)
+	}
+}

@@ -30,8 +30,9 @@ type Engine interface {
 // mempool with cs and pres (chain.Core.Propose). Its execution stays open
 // for a FinalizeBlock of the same *Block. specs are the encoded specs of
 // the block's job submits, in order (nil for one the core knows only from
-// a block), and the signed transactions of its presence certificates (§8.3
-// runner_signed), for the engine to carry with the block.
+// a block), the signed transactions of its presence certificates (§8.3
+// runner_signed), registrations and heartbeats (SPEC-NOTES C7), for the
+// engine to carry with the block.
 func (v *Validator) ProposeBlock(cs Consensus, pres []byte) (b *chainlog.Block, specs [][]byte, err error) {
 	if derr := v.do(func(c *chain.Core) {
 		b, err = c.Propose(cs, pres)
@@ -47,10 +48,22 @@ func (v *Validator) ProposeBlock(cs Consensus, pres []byte) (b *chainlog.Block, 
 				specs = append(specs, c.CertificateTx(tx.Certificate.Runner))
 			}
 		}
+		specs = append(specs, c.Signed(b)...)
 	}); derr != nil {
 		return nil, nil, derr
 	}
 	return b, specs, err
+}
+
+// CheckSigned checks that a block another validator proposed carries a
+// signed transaction for each registration and heartbeat (chain.Core.CheckSigned,
+// SPEC-NOTES C7); txs are the block's decoded node transactions.
+func (v *Validator) CheckSigned(b *chainlog.Block, txs []*chain.Tx) error {
+	var err error
+	if derr := v.do(func(c *chain.Core) { err = c.CheckSigned(b, txs) }); derr != nil {
+		return derr
+	}
+	return err
 }
 
 // CheckBlock executes a block another validator proposed and discards it

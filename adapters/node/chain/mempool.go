@@ -25,7 +25,7 @@ type mempool struct {
 	known   map[cip11.Hash]bool // tx hashes seen (dedupe), this generation
 	old     map[cip11.Hash]bool // and the previous one
 	regs    []*Tx
-	beats   map[cip11.Address]bool
+	beats   map[cip11.Address][]byte // each runner's newest waiting heartbeat transaction
 	// certs holds each runner's newest waiting SubmitPresenceCertificate
 	// (§8.3): a newer one replaces it, since only the strictly newest
 	// anchor can be accepted.
@@ -36,7 +36,7 @@ type mempool struct {
 }
 
 func newMempool() mempool {
-	return mempool{known: map[cip11.Hash]bool{}, beats: map[cip11.Address]bool{}, certs: map[cip11.Address]*chainlog.Certificate{}, certRaw: map[cip11.Address][]byte{}}
+	return mempool{known: map[cip11.Hash]bool{}, beats: map[cip11.Address][]byte{}, certs: map[cip11.Address]*chainlog.Certificate{}, certRaw: map[cip11.Address][]byte{}}
 }
 
 // Len is the number of waiting entries (submits, registrations,
@@ -162,7 +162,7 @@ func (c *Core) SubmitTx(raw []byte, now time.Time) (*Tx, error) {
 	}
 	switch tx.Kind {
 	case TxHeartbeat:
-		c.mem.beats[tx.From] = true
+		c.mem.beats[tx.From] = tx.Bytes()
 	case TxRegister:
 		c.mem.regs = append(c.mem.regs, tx)
 	case TxCommit, TxReveal:

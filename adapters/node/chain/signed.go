@@ -1,0 +1,127 @@
+package chain
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/chainlog"
+)
+
+// ErrUnsigned marks a network block whose registration or on-chain
+// heartbeat has no transaction signed by its runner among the block's
+// submissions, or a registry change no transaction makes (SPEC-NOTES C7):
+// a proposer cannot register a runner, set its stake or keep it above the
+// §7.1 floor on its own authority.
+var ErrUnsigned = errors.New("chain: registration or heartbeat without its signed transaction")
+
+// Signed returns the signed transactions behind block b's registrations
+// and heartbeats, as the proposer's mempool holds them, for the block to
+// carry (genesis registrations in block 1 have none).
+func (c *Core) Signed(b *chainlog.Block) [][]byte {
+	var out [][]byte
+	for _, op := range b.Registry {
+		if op.Op != chainlog.OpRegister || (b.Height == 1 && c.genesisRunner(op) != nil) {
+			continue
+		}
+		for _, tx := range c.mem.regs {
+			if tx.From == op.Address {
+				out = append(out, tx.Bytes())
+				break
+			}
+		}
+	}
+	for _, i := range b.Heartbeats {
+		if a, ok := c.addressAt(b, i); ok && c.mem.beats[a] != nil {
+			out = append(out, c.mem.beats[a])
+		}
+	}
+	return out
+}
+
+// CheckSigned is a verifier's check of block b (the next height) against
+// the node transactions it carries, decoded and signature-checked
+// (blocklayout.Proposal.Txs): every registry change is a registration as
+// this core makes them (stake, reputation 1e9, nothing else) by a
+// TxRegister of that address with that stake, or in block 1 a genesis
+// runner as the genesis lists it; every heartbeat index names a runner
+// (registered before b or by b) with a TxHeartbeat signed within
+// HeartbeatWindow blocks of b's height. Errors wrap ErrUnsigned.
+func (c *Core) CheckSigned(b *chainlog.Block, txs []*Tx) error {
+	h := uint64(b.Height)
+	regs, beats := map[cip11.Address]*Tx{}, map[cip11.Address]bool{}
+	for _, tx := range txs {
+		switch tx.Kind {
+		case TxRegister:
+			regs[tx.From] = tx
+		case TxHeartbeat:
+			if tx.Nonce+HeartbeatWindow >= h && tx.Nonce <= h+HeartbeatWindow {
+				beats[tx.From] = true
+			}
+		}
+	}
+	for j, op := range b.Registry {
+		if op.Op != chainlog.OpRegister || op.Stake == nil || op.ReputationX1e9 == nil || op.Health != nil || op.DelegatedActive != nil || op.LastHeartbeat != nil {
+			return fmt.Errorf("%w: registry[%d] (%s %s) is not a registration a transaction makes", ErrUnsigned, j, op.Op, op.Address)
+		}
+		if h == 1 {
+			if g := c.genesisRunner(op); g != nil {
+				if g.Stake != *op.Stake || g.ReputationX1e9 != *op.ReputationX1e9 {
+					return fmt.Errorf("%w: registry[%d]: genesis runner %s with another stake or reputation", ErrUnsigned, j, op.Address)
+				}
+				continue
+			}
+		}
+		tx := regs[op.Address]
+		if tx == nil {
+			return fmt.Errorf("%w: registry[%d]: no register transaction of %s", ErrUnsigned, j, op.Address)
+		}
+		stake := cip11.U128{Hi: binary.BigEndian.Uint64(tx.Payload[:8]), Lo: binary.BigEndian.Uint64(tx.Payload[8:16])}
+		if stake != *op.Stake || *op.ReputationX1e9 != 1_000_000_000 {
+			return fmt.Errorf("%w: registry[%d]: %s registers with stake %s, its transaction says %s", ErrUnsigned, j, op.Address, op.Stake, stake)
+		}
+	}
+	for k, i := range b.Heartbeats {
+		a, ok := c.addressAt(b, i)
+		if !ok {
+			return fmt.Errorf("%w: heartbeats[%d]: index %d names no runner", ErrUnsigned, k, i)
+		}
+		if !beats[a] {
+			return fmt.Errorf("%w: heartbeats[%d]: no heartbeat transaction of %s signed within %d blocks of %d", ErrUnsigned, k, a, HeartbeatWindow, h)
+		}
+	}
+	return nil
+}
+
+// genesisRunner is the genesis entry op registers, if any.
+func (c *Core) genesisRunner(op chainlog.RegistryOp) *GenesisRunner {
+	for i := range c.cfg.Runners {
+		if c.cfg.Runners[i].Address == op.Address {
+			return &c.cfg.Runners[i]
+		}
+	}
+	return nil
+}
+
+// addressAt is the runner at registry index i after block b's
+// registrations (b the next block).
+func (c *Core) addressAt(b *chainlog.Block, i uint32) (cip11.Address, bool) {
+	if int(i) < len(c.runnerAt) {
+		return c.runnerAt[i], true
+	}
+	j := int(i) - len(c.runnerAt)
+	for _, op := range b.Registry {
+		if op.Op != chainlog.OpRegister {
+			continue
+		}
+		if _, done := c.runnerIdx[op.Address]; done {
+			continue
+		}
+		if j == 0 {
+			return op.Address, true
+		}
+		j--
+	}
+	return cip11.Address{}, false
+}
