@@ -16,8 +16,18 @@ import (
 // chain returns a small generated chain log's header and blocks.
 func chain(t *testing.T) (chainlog.Header, []chainlog.Block) {
 	t.Helper()
+	h, blocks := generate(t, synth.GenConfig{Seed: 6, Runners: 50, Blocks: 25})
+	if len(blocks) != 25 {
+		t.Fatalf("%d blocks", len(blocks))
+	}
+	return h, blocks
+}
+
+// generate returns the header and blocks of the synthetic chain cfg.
+func generate(t *testing.T, cfg synth.GenConfig) (chainlog.Header, []chainlog.Block) {
+	t.Helper()
 	var buf bytes.Buffer
-	if err := synth.Generate(synth.GenConfig{Seed: 6, Runners: 50, Blocks: 25}, &buf, nil); err != nil {
+	if err := synth.Generate(cfg, &buf, nil); err != nil {
 		t.Fatal(err)
 	}
 	cr, err := chainlog.NewReader(&buf)
@@ -31,9 +41,6 @@ func chain(t *testing.T) (chainlog.Header, []chainlog.Block) {
 			break
 		}
 		blocks = append(blocks, b)
-	}
-	if len(blocks) != 25 {
-		t.Fatalf("%d blocks", len(blocks))
 	}
 	return cr.Header(), blocks
 }

@@ -87,22 +87,7 @@ func modeAHeader(h chainlog.Header, keys []*wire.ValidatorKey, p cip11.Params) c
 // above the §7.1 floor).
 func modeABlocks(t *testing.T, runners []*wire.RunnerKey) (chainlog.Header, []chainlog.Block) {
 	t.Helper()
-	var buf bytes.Buffer
-	if err := synth.Generate(synth.GenConfig{Seed: 11, Runners: 24, Blocks: modeAChain, MultiValidator: true}, &buf, nil); err != nil {
-		t.Fatal(err)
-	}
-	cr, err := chainlog.NewReader(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var blocks []chainlog.Block
-	for {
-		b, err := cr.Next()
-		if err != nil {
-			break
-		}
-		blocks = append(blocks, b)
-	}
+	h, blocks := generate(t, synth.GenConfig{Seed: 11, Runners: 24, Blocks: modeAChain, MultiValidator: true})
 	base := 0 // synthetic registrations up to and including modeARegBlock
 	for _, b := range blocks[:modeARegBlock] {
 		for _, op := range b.Registry {
@@ -150,7 +135,7 @@ func modeABlocks(t *testing.T, runners []*wire.RunnerKey) (chainlog.Header, []ch
 			blocks[j].Heartbeats = append(blocks[j].Heartbeats, uint32(base+i))
 		}
 	}
-	return cr.Header(), blocks
+	return h, blocks
 }
 
 // certificate builds runner k's SubmitPresenceCertificate at height h with
