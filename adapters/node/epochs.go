@@ -47,3 +47,16 @@ func (s *scheduledSets) EpochsAt(h uint64) (validators.Epochs, error) {
 }
 
 var _ cquic.ValidatorSets = (*scheduledSets)(nil)
+
+// Upcoming implements cquic.UpcomingSets: the first snapshot that
+// activates after h (§5.4: scheduled in the genesis, so already emitted).
+func (s *scheduledSets) Upcoming(h uint64) (*validators.Snapshot, bool) {
+	for i, from := range s.from {
+		if from > h {
+			return s.views[i].Current, true
+		}
+	}
+	return nil, false
+}
+
+var _ cquic.UpcomingSets = (*scheduledSets)(nil)

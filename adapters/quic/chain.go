@@ -20,6 +20,20 @@ type ValidatorSets interface {
 	EpochsAt(h uint64) (validators.Epochs, error)
 }
 
+// UpcomingSets is an optional [ValidatorSets] that also knows the next
+// snapshot already emitted (§5.4) but not yet active at a height: a Hello
+// that offers its pair a few blocks early (a runner one block ahead of
+// this validator at an activation) is refused as not ready
+// (Goodbye{Draining} with retry_after_blocks, SPEC-NOTES N19), not as
+// outside the subset.
+type UpcomingSets interface {
+	Upcoming(h uint64) (*validators.Snapshot, bool)
+}
+
+// EarlyOfferBlocks bounds how far ahead of its activation an offered
+// snapshot pair is refused as not ready rather than unknown.
+const EarlyOfferBlocks = 2
+
 // StaticValidatorSets is an in-memory [ValidatorSets] (a genesis-anchored
 // snapshot, or one a test replaces). It is safe for concurrent use.
 type StaticValidatorSets struct {

@@ -102,6 +102,11 @@ const NotReadyRetryBlocks = 1
 
 // retryAfter is the retry_after_blocks to refuse err with, if any.
 func retryAfter(err error) *uint64 {
+	var early *earlyOffer
+	if errors.As(err, &early) {
+		n := early.blocks
+		return &n
+	}
 	if errors.Is(err, ErrNotReady) {
 		n := uint64(NotReadyRetryBlocks)
 		return &n

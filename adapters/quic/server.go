@@ -558,8 +558,12 @@ func (s *Server) local(h uint64) (*wire.Local, validators.Epochs, error) {
 // wire.CheckHello): an offer of epoch E's own pair at or after the
 // cutoff is [validators.ErrOverlapExpired], refused with
 // Goodbye{OverlapExpired} (§5.3 point 4: "a Hello offering
-// validator_set_hash(E) past the cutoff is rejected at §6.2 admission").
-// Any other error is returned unchanged.
+// validator_set_hash(E) past the cutoff is rejected at §6.2 admission");
+// an offer of the next epoch's pair at most [EarlyOfferBlocks] before its
+// activation (an [UpcomingSets] view) is [ErrNotReady] with
+// [validators.ErrSnapshotNotYetActive], refused with Goodbye{Draining} and
+// retry_after_blocks up to the activation (SPEC-NOTES N19). Any other error
+// is returned unchanged.
 func (s *Server) expiredOffer(ep validators.Epochs, h uint64, hello *wire.Hello, err error) error {
 	if !errors.Is(err, wire.ErrValidatorSetMismatch) {
 		return err
@@ -568,8 +572,24 @@ func (s *Server) expiredOffer(ep validators.Epochs, h uint64, hello *wire.Hello,
 	if _, serr := ep.Select(h, offer, s.cfg.Params); errors.Is(serr, validators.ErrOverlapExpired) {
 		return serr
 	}
+	if us, ok := s.cfg.Validators.(UpcomingSets); ok {
+		if next, ok := us.Upcoming(h); ok && next.Pair() == offer && next.ActivationHeight() > h && next.ActivationHeight()-h <= EarlyOfferBlocks {
+			return &earlyOffer{fmt.Errorf("%w: %w: epoch %d activates at %d, this validator is at %d", ErrNotReady,
+				validators.ErrSnapshotNotYetActive, next.Epoch(), next.ActivationHeight(), h), next.ActivationHeight() - h}
+		}
+	}
 	return err
 }
+
+// earlyOffer is a Hello refused because it offers the next epoch's pair
+// before this validator reached its activation: retry after blocks.
+type earlyOffer struct {
+	err    error
+	blocks uint64
+}
+
+func (e *earlyOffer) Error() string { return e.err.Error() }
+func (e *earlyOffer) Unwrap() error { return e.err }
 
 // handshake is the validator's half of D28. It returns the session as soon
 // as both HelloAcks verified, even when admission then fails, so the
