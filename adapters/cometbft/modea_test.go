@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cip11/cip11/blockexec"
+	"github.com/cip11/cip11/chainlog"
 	"github.com/cip11/cip11/replay"
 )
 
@@ -109,5 +111,65 @@ func TestModeAEffectiveNetwork(t *testing.T) {
 		t.Fatalf("%d certificates accepted, %d seats", ma.Accepted, ma.Seats)
 	case rep.Lost != 0 || !rep.AppHashesAgree:
 		t.Fatalf("lost %d, app hashes agree %v", rep.Lost, rep.AppHashesAgree)
+	}
+}
+
+// TestModeAAcrossReconfiguration: §8.3 certificates through a join and a
+// removal (§5.3): with a 12-block proof TTL runners re-certify in every
+// epoch, and the chain accepts certificates whose receipts are epoch-1 and
+// epoch-2 pairs (each selected among the snapshots in force at the block,
+// the overlap included); no certificate is rejected, nothing is lost, and
+// validator 0's log replays.
+func TestModeAAcrossReconfiguration(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 5-member network")
+	}
+	dir := t.TempDir()
+	rep, err := RunDevnet(context.Background(), DevnetConfig{Validators: 4, Runners: 12, Uncertified: 2, ModeA: true, ProofTTL: 12,
+		Duration: 6 * time.Second, NoSync: true, Seed: 23, Dir: dir, Reconfigure: true, AddAt: 12, RemoveAt: 30, Overlap: 6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ma := rep.ModeA
+	if ma == nil || rep.Lost != 0 || !rep.AppHashesAgree || rep.Epochs != 3 {
+		t.Fatalf("lost %d, hashes agree %v, epochs %d, mode A %+v", rep.Lost, rep.AppHashesAgree, rep.Epochs, ma)
+	}
+	t.Logf("%d accepted, %d rejected %v, %d receipts over %d blocks", ma.Accepted, ma.Rejected, ma.Rejections, ma.Receipts, rep.Blocks)
+	if ma.Rejected != 0 || ma.Accepted < 10 {
+		t.Fatalf("%d accepted, %d rejected %v", ma.Accepted, ma.Rejected, ma.Rejections)
+	}
+	f, err := os.Open(filepath.Join(dir, "v0", "node", "blocks.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cr, err := chainlog.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	accepted := map[uint64]int{} // subset_epoch → receipts in accepted certificates
+	for {
+		b, err := cr.Next()
+		if err != nil {
+			break
+		}
+		for _, o := range b.Out.Certificates {
+			if o.Result != blockexec.CertAccepted {
+				continue
+			}
+			for _, r := range b.Txs[o.Tx].Certificate.Receipts {
+				accepted[uint64(r.SubsetEpoch)]++
+			}
+		}
+	}
+	if accepted[1] == 0 || accepted[2] == 0 {
+		t.Fatalf("receipts in accepted certificates by epoch %v: want epochs 1 and 2", accepted)
+	}
+	t.Logf("receipts in accepted certificates by subset_epoch: %v", accepted)
+	if _, err := f.Seek(0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := replay.Run(f, replay.Config{}); err != nil {
+		t.Fatalf("validator 0's log does not replay: %v", err)
 	}
 }

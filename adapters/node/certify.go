@@ -6,6 +6,7 @@ import (
 
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/adapters/node/chain"
+	"github.com/cip11/cip11/presence/validators"
 	"github.com/cip11/cip11/wire"
 )
 
@@ -39,7 +40,7 @@ func (r *Runner) certify(ctx context.Context, h uint64) {
 	if !due || (r.cert.tried > 0 && h < r.cert.tried+certRetryBlocks) {
 		return
 	}
-	rs := freshReceipts(r.cl.Receipts(), p)
+	rs := freshReceipts(r.usableReceipts(h+1), p)
 	if len(rs) < int(p.THard) || len(rs) == 0 || rs[0].BlockHeight <= r.cert.anchor {
 		return
 	}
@@ -65,6 +66,33 @@ func (r *Runner) certify(ctx context.Context, h uint64) {
 	r.cert.anchor = top
 	r.cert.sent++
 	r.log.Debug("presence certificate submitted (§8.3)", "height", h, "anchor", top, "receipts", len(rs))
+}
+
+// usableReceipts are the client's receipts whose epoch pair the chain can
+// still select at height at (the next block: §5.3, past the cutoff an
+// epoch-E pair selects nothing) and whose validator is in that snapshot's
+// Sub(R): the signature-free §8.3 prechecks the runner can apply itself,
+// so that a receipt of a validator that left, or of an expired pair, does
+// not sink the certificate.
+func (r *Runner) usableReceipts(at uint64) []wire.PresenceReceipt {
+	all := r.cl.Receipts()
+	ep, err := r.sets.EpochsAt(at)
+	if err != nil {
+		return nil
+	}
+	p, self := r.cfg.Genesis.P(), r.cfg.Key.PubKey()
+	return slices.DeleteFunc(all, func(rc wire.PresenceReceipt) bool {
+		s, err := ep.Select(at, wire.EpochPair{SubsetEpoch: rc.SubsetEpoch, ValidatorSetHash: rc.ValidatorSetHash}, p)
+		if err != nil {
+			return true
+		}
+		v, err := validators.PeerKeyOf(rc.ValidatorPubKey)
+		if err != nil {
+			return true
+		}
+		in, err := s.InSub(self, v, p)
+		return err != nil || !in
+	})
 }
 
 // certRetryBlocks spaces certificate attempts.

@@ -137,7 +137,8 @@ type Runner struct {
 	active   atomic.Int64 // executions in progress
 
 	certMu sync.Mutex
-	cert   certState // §8.3 certificate schedule (certify)
+	cert   certState      // §8.3 certificate schedule (certify)
+	sets   *scheduledSets // the §5.4 view the client dials by
 }
 
 // maxSubmitQueue bounds the transactions waiting for the submit worker.
@@ -215,7 +216,7 @@ func NewRunner(ctx context.Context, cfg RunnerConfig) (*Runner, error) {
 		}
 		dir.Put(validators.PeerKey(g.Validator.PeerPubKey), ua)
 	}
-	r := &Runner{cfg: cfg, phase: phase, hb: hb, log: cfg.Logger, rng: mrand.New(mrand.NewPCG(cfg.Seed, 0xfa11)),
+	r := &Runner{cfg: cfg, phase: phase, hb: hb, log: cfg.Logger, rng: mrand.New(mrand.NewPCG(cfg.Seed, 0xfa11)), sets: sets,
 		settled: map[cip11.Hash]bool{}, subq: newMailbox[[]byte](maxSubmitQueue)}
 	var seedNonce [8]byte
 	_, _ = rand.Read(seedNonce[:])
