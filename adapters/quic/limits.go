@@ -95,7 +95,17 @@ type halfOpenToken struct {
 	once sync.Once
 	h    *halfOpen
 	src  string
+	// served is set by whichever comes first: the server taking the
+	// connection (claim) or the connection ending before it did; the
+	// latter calls the unserved hook, so a connection closed before the
+	// server's Accept saw it is still counted once (§6.6 pre-Hello close).
+	served   atomic.Bool
+	unserved func()
 }
+
+// claim marks the connection taken by the server; it reports false if the
+// connection had already ended (and was counted) before.
+func (t *halfOpenToken) claim() bool { return t == nil || !t.served.Swap(true) }
 
 func (t *halfOpenToken) release() {
 	if t != nil {
@@ -117,7 +127,7 @@ type halfOpenKey struct{}
 // enter takes a token for a connection from src unless max are taken in
 // total or perSrc by src already. The token is released when ctx (the
 // connection's context) ends, whatever happens.
-func (h *halfOpen) enter(ctx context.Context, src string, max, perSrc int64) (context.Context, bool) {
+func (h *halfOpen) enter(ctx context.Context, src string, max, perSrc int64, unserved func()) (context.Context, bool) {
 	h.mu.Lock()
 	if h.bySrc == nil {
 		h.bySrc = map[string]int{}
@@ -129,8 +139,13 @@ func (h *halfOpen) enter(ctx context.Context, src string, max, perSrc int64) (co
 	h.bySrc[src]++
 	h.n.Add(1)
 	h.mu.Unlock()
-	t := &halfOpenToken{h: h, src: src}
-	context.AfterFunc(ctx, t.release)
+	t := &halfOpenToken{h: h, src: src, unserved: unserved}
+	context.AfterFunc(ctx, func() {
+		if !t.served.Swap(true) && t.unserved != nil {
+			t.unserved()
+		}
+		t.release()
+	})
 	return context.WithValue(ctx, halfOpenKey{}, t), true
 }
 

@@ -363,7 +363,8 @@ func NewServer(ctx context.Context, cfg ServerConfig, h uint64) (*Server, error)
 		StatelessResetKey:   &resetKey,
 		VerifySourceAddress: func(net.Addr) bool { return s.half.n.Load() >= int64(cfg.RetryAbove) },
 		ConnContext: func(ctx context.Context, ci *qgo.ClientInfo) (context.Context, error) {
-			ctx, ok := s.half.enter(ctx, sourceIP(ci.RemoteAddr), int64(cfg.MaxHalfOpen), int64(cfg.MaxHalfOpenPerSource))
+			ctx, ok := s.half.enter(ctx, sourceIP(ci.RemoteAddr), int64(cfg.MaxHalfOpen), int64(cfg.MaxHalfOpenPerSource),
+				func() { s.stats.preHello.Add(1) }) // ended before serveConn took it
 			if !ok {
 				return ctx, errors.New("half-open handshake cap reached")
 			}
@@ -464,12 +465,15 @@ func (s *Server) currentHeight() uint64 {
 func (s *Server) serveConn(qc *qgo.Conn) {
 	tok := tokenOf(qc.Context())
 	defer tok.release()
+	first := tok.claim() // false: the connection ended before and was counted
 	deadline := time.Now().Add(s.cfg.HandshakeTimeout)
 	ctx, cancel := context.WithDeadline(qc.Context(), deadline)
 	st, err := qc.AcceptStream(ctx)
 	cancel()
 	if err != nil {
-		s.stats.preHello.Add(1)
+		if first {
+			s.stats.preHello.Add(1)
+		}
 		_ = qc.CloseWithError(codeProtocol, "no control stream")
 		return
 	}
