@@ -69,31 +69,40 @@ func (r *Runner) certify(ctx context.Context, h uint64) {
 }
 
 // usableReceipts are the client's receipts whose epoch pair the chain can
-// still select at height at (the next block: §5.3, past the cutoff an
-// epoch-E pair selects nothing) and whose validator is in that snapshot's
-// Sub(R): the signature-free §8.3 prechecks the runner can apply itself,
-// so that a receipt of a validator that left, or of an expired pair, does
-// not sink the certificate.
+// still select from height at (the next block) through at +
+// certInclusionBlocks (§5.3: past the cutoff an epoch-E pair selects
+// nothing, and a certificate may be included a few blocks after it was
+// sent) and whose validator is in that snapshot's Sub(R): the
+// signature-free §8.3 prechecks the runner can apply itself, so that a
+// receipt of a validator that left, or of a pair about to expire, does not
+// sink the certificate.
 func (r *Runner) usableReceipts(at uint64) []wire.PresenceReceipt {
 	all := r.cl.Receipts()
-	ep, err := r.sets.EpochsAt(at)
-	if err != nil {
-		return nil
-	}
 	p, self := r.cfg.Genesis.P(), r.cfg.Key.PubKey()
-	return slices.DeleteFunc(all, func(rc wire.PresenceReceipt) bool {
-		s, err := ep.Select(at, wire.EpochPair{SubsetEpoch: rc.SubsetEpoch, ValidatorSetHash: rc.ValidatorSetHash}, p)
+	for _, h := range []uint64{at, at + certInclusionBlocks} {
+		ep, err := r.sets.EpochsAt(h)
 		if err != nil {
-			return true
+			return nil
 		}
-		v, err := validators.PeerKeyOf(rc.ValidatorPubKey)
-		if err != nil {
-			return true
-		}
-		in, err := s.InSub(self, v, p)
-		return err != nil || !in
-	})
+		all = slices.DeleteFunc(all, func(rc wire.PresenceReceipt) bool {
+			s, err := ep.Select(h, wire.EpochPair{SubsetEpoch: rc.SubsetEpoch, ValidatorSetHash: rc.ValidatorSetHash}, p)
+			if err != nil {
+				return true
+			}
+			v, err := validators.PeerKeyOf(rc.ValidatorPubKey)
+			if err != nil {
+				return true
+			}
+			in, err := s.InSub(self, v, p)
+			return err != nil || !in
+		})
+	}
+	return all
 }
+
+// certInclusionBlocks is how many blocks after the next one a certificate
+// may wait for inclusion and still count every receipt it carries.
+const certInclusionBlocks = 4
 
 // certRetryBlocks spaces certificate attempts.
 const certRetryBlocks = 3
