@@ -56,6 +56,10 @@ type Executor struct {
 	listLen   int        // len(order) when listHash was computed
 	listHash  cip11.Hash // keccak256 of order
 	digestBuf []byte
+	// modeASection is the digest's Mode-A section as last computed, valid
+	// while modeAValid (appendModeA).
+	modeASection []byte
+	modeAValid   bool
 }
 
 // New builds the engine a header describes, over o.OpenStore's store
@@ -216,6 +220,7 @@ func (x *Executor) commit() error {
 // discard drops the open block: its store batch, and its registrations
 // from the ACTIVE_RUNNERS_KEY mirror (and the list hash if it covered them).
 func (x *Executor) discard() {
+	x.modeAValid = false // it may have covered the discarded block's certificates
 	if x.open {
 		x.s.Discard()
 		x.open = false

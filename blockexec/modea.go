@@ -103,17 +103,7 @@ func (m *modeA) at(h uint64) validators.Epochs {
 func presenceSource(p cip11.Params, s store.Store) *presence.BlockPresenceSource {
 	src := presence.NewPresenceSource(p)
 	if ms, ok := s.(store.ModeAState); ok {
-		src.ModeA = func(h uint64, parent state.RegistryView) (func(cip11.Address) bool, error) {
-			set, err := modea.ProvenPresentSet(ms, h, parent)
-			if err != nil {
-				return nil, err
-			}
-			v, err := presence.NewView(set, parent)
-			if err != nil {
-				return nil, err
-			}
-			return v.IsPresent, nil
-		}
+		src.ModeA = modea.Source(func(uint64) (modea.Reader, error) { return ms, nil })
 	}
 	return src
 }
@@ -188,6 +178,7 @@ func (x *Executor) certificates(h uint64, b *chainlog.Block) ([]chainlog.Certifi
 			Counted: uint32(len(res.Counted())), Cycles: chainlog.U64(res.Cycles)}
 		if err == nil {
 			o.Anchor, o.ProvenUntil = chainlog.U64(res.Record.Anchor), chainlog.U64(res.Record.ProvenUntil)
+			x.modeAValid = false // the digest's Mode-A section changed
 		}
 		out = append(out, o)
 	}
@@ -197,20 +188,30 @@ func (x *Executor) certificates(h uint64, b *chainlog.Block) ([]chainlog.Certifi
 // appendModeA appends the Mode-A section of the state digest
 // (docs/chainlog.md): nothing while no runner has an anchor, else "modea" ‖
 // count_be8 ‖ (address ‖ presence_anchor_be8 ‖ presence_proven_until_be8)*
-// ascending by address.
+// ascending by address. The section changes only when a certificate is
+// accepted, so it is kept between blocks (modeAValid) instead of being
+// re-read from the store on every block; an accepted certificate or a
+// discarded block drops it.
 func (x *Executor) appendModeA(buf []byte) ([]byte, error) {
+	if x.modeAValid {
+		return append(buf, x.modeASection...), nil
+	}
 	ms, ok := x.s.(store.ModeAState)
 	if !ok {
 		return buf, nil
 	}
 	recs, err := ms.PresenceAnchors()
-	if err != nil || len(recs) == 0 {
+	if err != nil {
 		return buf, err
 	}
-	buf = binary.BigEndian.AppendUint64(append(buf, "modea"...), uint64(len(recs)))
-	for _, e := range recs {
-		buf = append(buf, e.Runner[:]...)
-		buf = binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(buf, e.Record.Anchor), e.Record.ProvenUntil)
+	sec := x.modeASection[:0]
+	if len(recs) > 0 {
+		sec = binary.BigEndian.AppendUint64(append(sec, "modea"...), uint64(len(recs)))
+		for _, e := range recs {
+			sec = append(sec, e.Runner[:]...)
+			sec = binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(sec, e.Record.Anchor), e.Record.ProvenUntil)
+		}
 	}
-	return buf, nil
+	x.modeASection, x.modeAValid = sec, true
+	return append(buf, sec...), nil
 }

@@ -57,8 +57,12 @@ func CertificatePayload(height uint64, rs []wire.PresenceReceipt) ([]byte, error
 }
 
 // Certificate decodes a TxCertificate into the chain-log instruction
-// (§8.3): the runner is the transaction's signer.
+// (§8.3): the runner is the transaction's signer. A transaction DecodeTx
+// returned carries it already decoded; the result is shared, not copied.
 func (t *Tx) Certificate() (*chainlog.Certificate, error) {
+	if t.cert != nil {
+		return t.cert, nil
+	}
 	p := t.Payload
 	if t.Kind != TxCertificate || !payloadOK(TxCertificate, len(p)) {
 		return nil, fmt.Errorf("%w: %s with a %d-byte payload is no certificate", ErrTx, t.Kind, len(p))

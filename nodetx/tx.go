@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/chainlog"
 	"github.com/cip11/cip11/wire"
 )
 
@@ -100,6 +101,7 @@ type Tx struct {
 	// PubKey is the signer's key, recovered from Sig.
 	PubKey wire.PubKey
 	raw    []byte
+	cert   *chainlog.Certificate // a decoded TxCertificate's instruction (DecodeTx)
 }
 
 // Signer implements wire.Transaction.
@@ -217,9 +219,11 @@ func DecodeTx(b []byte) (*Tx, error) {
 		return nil, fmt.Errorf("%w: %s carries a job_id", ErrTx, t.Kind)
 	}
 	if t.Kind == TxCertificate {
-		if _, err := t.Certificate(); err != nil {
+		c, err := t.Certificate()
+		if err != nil {
 			return nil, err
 		}
+		t.cert = c
 	}
 	copy(t.Sig[:], b[txHeaderLen+n:])
 	pub, err := wire.RecoverRunner(txDigest(b[:txHeaderLen+n]), t.Sig)

@@ -652,7 +652,7 @@ func (n *netDevnet) run(ctx context.Context, runners []*node.Runner) (*DevnetRep
 				if cfg.ModeA {
 					p := n.g.P()
 					k := p.SubsetSize(cfg.Validators)
-					ma, err := modeAReport(n.modeALog(0), p, k, p.ModeAEffective(uint32(k)), cfg.Runners)
+					ma, err := modeAReport(n.blockLog(0), p, k, p.ModeAEffective(uint32(k)), cfg.Runners)
 					if err != nil {
 						return nil, fmt.Errorf("mode A report: %w", err)
 					}
@@ -1013,13 +1013,16 @@ func (n *netDevnet) report(rep *DevnetReport, v *node.Validator, open int, catch
 	return rep, nil
 }
 
+// blockLog is validator i's block log.
+func (n *netDevnet) blockLog(i int) string { return filepath.Join(n.homes[i], "node", "blocks.jsonl") }
+
 // replays stops validator i and reports whether its block log replays
 // against a fresh store (§17); err is a failure to stop it or open the log.
 func (n *netDevnet) replays(i int) (bool, error) {
 	if err := n.stop(i); err != nil {
 		return false, err
 	}
-	f, err := os.Open(filepath.Join(n.homes[i], "node", "blocks.jsonl"))
+	f, err := os.Open(n.blockLog(i))
 	if err != nil {
 		return false, err
 	}

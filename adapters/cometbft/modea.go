@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 
 	"github.com/cip11/cip11"
@@ -160,6 +159,3 @@ func modeAReport(path string, p cip11.Params, k int, effective bool, runners int
 	}
 	return rep, nil
 }
-
-// modeALog is validator i's block log.
-func (n *netDevnet) modeALog(i int) string { return filepath.Join(n.homes[i], "node", "blocks.jsonl") }

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"cmp"
 	"context"
 	"slices"
 
@@ -111,15 +112,7 @@ const certRetryBlocks = 3
 // and within RECEIPT_FRESHNESS_BLOCKS of the newest one; newest first.
 func freshReceipts(all []wire.PresenceReceipt, p cip11.Params) []wire.PresenceReceipt {
 	rs := slices.DeleteFunc(slices.Clone(all), func(r wire.PresenceReceipt) bool { return !r.AcceptingNew })
-	slices.SortStableFunc(rs, func(a, b wire.PresenceReceipt) int {
-		switch {
-		case a.BlockHeight > b.BlockHeight:
-			return -1
-		case a.BlockHeight < b.BlockHeight:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(rs, func(a, b wire.PresenceReceipt) int { return cmp.Compare(b.BlockHeight, a.BlockHeight) })
 	if len(rs) == 0 {
 		return nil
 	}

@@ -140,10 +140,8 @@ func (v *Validator) dashboard() httpapi.Dashboard {
 			if proven, reg, err := c.ModeACoverage(); err == nil {
 				ma.Proven, ma.Registered = proven, reg
 			}
-			if hist, err := v.g.History(); err == nil {
-				if snap, err := hist.Active(c.Height() + 1); err == nil {
-					ma.Effective = snap.ModeAEffective(v.p)
-				}
+			if snap := v.activeSnapshot(c.Height() + 1); snap != nil {
+				ma.Effective = snap.ModeAEffective(v.p)
 			}
 			modeA = ma
 		}

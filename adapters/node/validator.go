@@ -796,13 +796,7 @@ func (v *Validator) commit(c *chain.Core, start time.Time) error {
 		m.BlockProduced(h)
 		m.SetMempool(c.MempoolLen())
 		if len(b.Out.Certificates) > 0 || v.p.PresenceHardExcludeEnabled {
-			acc := 0
-			for _, o := range b.Out.Certificates {
-				if o.Result == blockexec.CertAccepted {
-					acc++
-				}
-			}
-			m.CertificatesExecuted(acc, len(b.Out.Certificates)-acc)
+			m.CertificatesExecuted(chain.CertificateOutcomes(b))
 			if proven, _, err := c.ModeACoverage(); err == nil {
 				m.SetProvenRunners(proven)
 			}

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"slices"
@@ -1067,11 +1068,7 @@ func (l *link) onReceipt(sess *wire.Session, r *wire.PresenceReceipt) {
 // are kept however old they get; the chain judges freshness (§8.3).
 func (c *Client) Receipts() []wire.PresenceReceipt {
 	c.mu.Lock()
-	keys := make([]validators.PeerKey, 0, len(c.receipts))
-	for k := range c.receipts {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, validators.PeerKey.Compare)
+	keys := slices.SortedFunc(maps.Keys(c.receipts), validators.PeerKey.Compare)
 	out := make([]wire.PresenceReceipt, len(keys))
 	for i, k := range keys {
 		out[i] = c.receipts[k]

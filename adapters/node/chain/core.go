@@ -549,13 +549,20 @@ func (c *Core) countCertificates(b *chainlog.Block) {
 			c.stats.CertificateBytes += int64(8 + len(ct.Receipts)*nodetx.ReceiptLen)
 		}
 	}
+	acc, rej := CertificateOutcomes(b)
+	c.stats.CertificatesAccepted += int64(acc)
+	c.stats.CertificatesRejected += int64(rej)
+}
+
+// CertificateOutcomes counts block b's executed §8.3 certificates by
+// result: accepted, and rejected for any reason.
+func CertificateOutcomes(b *chainlog.Block) (accepted, rejected int) {
 	for _, o := range b.Out.Certificates {
 		if o.Result == blockexec.CertAccepted {
-			c.stats.CertificatesAccepted++
-		} else {
-			c.stats.CertificatesRejected++
+			accepted++
 		}
 	}
+	return accepted, len(b.Out.Certificates) - accepted
 }
 
 // ModeACoverage is the §8.3 proven-until coverage after the last committed
