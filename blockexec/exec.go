@@ -28,6 +28,11 @@ type Options struct {
 	// committed blocks, and the executor then continues after them
 	// ([Executor.LastCommitted]; replay.Run resumes there).
 	OpenStore func(chainlog.Header) (store.Store, error)
+	// Reconfigurations are the in-band reconfigurations the store's
+	// committed blocks carried, in order (Executor.Reconfigurations of the
+	// executor that committed them; a node rebuilds them from its block
+	// log): they extend the header's schedule as they did then.
+	Reconfigurations []chainlog.Reconfigure
 }
 
 // ErrStoreMismatch marks a store that cannot hold this log's state: its
@@ -60,6 +65,16 @@ type Executor struct {
 	// while modeAValid (appendModeA).
 	modeASection []byte
 	modeAValid   bool
+
+	// The schedule (reconfig.go): hdr is the header extended by the
+	// committed reconfigurations, adv its advance_round; staged is the open
+	// block's reconfiguration and stagedKey its group key.
+	hdr        chainlog.Header
+	adv        seed.AdvanceRound
+	reconfs    []chainlog.Reconfigure
+	reconfHash cip11.Hash
+	staged     *chainlog.Reconfigure
+	stagedKey  *seed.Verifier
 }
 
 // New builds the engine a header describes, over o.OpenStore's store
@@ -84,7 +99,23 @@ func New(h chainlog.Header, o Options) (*Executor, error) {
 			return nil, fmt.Errorf("open store: %w", err)
 		}
 	}
-	x := &Executor{params: h.Params, cfg: cfg, s: st, pre: newPreVerified(keys), modeA: ma}
+	h.ThresholdKeys, h.Validators = slices.Clone(h.ThresholdKeys), slices.Clone(h.Validators)
+	h.Schedule.Activations = slices.Clone(h.Schedule.Activations)
+	x := &Executor{params: h.Params, cfg: cfg, s: st, pre: newPreVerified(keys), modeA: ma, hdr: h, adv: Advance(h.Schedule)}
+	for i := range o.Reconfigurations {
+		r := &o.Reconfigurations[i]
+		v, err := seed.NewVerifier(r.GroupKey[:], h.Namespace)
+		if err == nil && uint64(r.Epoch) != x.Epochs() {
+			err = fmt.Errorf("epoch %d, the schedule's next is %d", r.Epoch, x.Epochs())
+		}
+		if err == nil {
+			err = x.applyReconfigure(r, v)
+		}
+		if err != nil {
+			st.Close()
+			return nil, fmt.Errorf("%w: reconfigurations[%d]: %w", ErrReconfigure, i, err)
+		}
+	}
 	last, ok, err := st.LastCommitted()
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
@@ -101,8 +132,8 @@ func New(h chainlog.Header, o Options) (*Executor, error) {
 	}
 	eng, err := engine.New(engine.Config{
 		Params: h.Params, GenesisBeacon: beaconFrom(h.GenesisBeacon),
-		Registry: st.Registry(), Validators: h, Jobs: st.Jobs(), Pending: st.Pending(),
-		Keys: x.pre, Advance: Advance(h.Schedule), MRU: st.MRU(),
+		Registry: st.Registry(), Validators: x, Jobs: st.Jobs(), Pending: st.Pending(),
+		Keys: x.pre, Advance: func(r seed.Round, k uint64) (seed.Round, bool, error) { return x.adv(r, k) }, MRU: st.MRU(),
 		Presence: presenceSource(h.Params, st), SnapshotCache: o.SnapshotCache, Root: new(rootHasher).root,
 	})
 	if err != nil {
@@ -111,6 +142,10 @@ func New(h chainlog.Header, o Options) (*Executor, error) {
 	x.eng = eng
 	return x, nil
 }
+
+// ParticipantsAt implements engine.Validators: the D25 set size at height
+// h under the schedule including committed reconfigurations.
+func (x *Executor) ParticipantsAt(h uint64) (int, error) { return x.hdr.ParticipantsAt(h) }
 
 // LastCommitted is the height of the last block the executor's store
 // committed (ok false for an empty store).
@@ -198,6 +233,9 @@ func (x *Executor) execute(b *chainlog.Block) (out chainlog.Output, err error) {
 	if out.Certificates, err = x.certificates(h, b); err != nil {
 		return out, err
 	}
+	if err := x.reconfigure(h, b); err != nil {
+		return out, err
+	}
 	if out.StateDigest, err = x.Digest(); err != nil {
 		return out, err
 	}
@@ -214,6 +252,12 @@ func (x *Executor) commit() error {
 		return fmt.Errorf("commit: last committed height: %v", err)
 	}
 	x.open, x.lastH, x.hasLast = false, h, true
+	if r := x.staged; r != nil {
+		x.staged = nil
+		if err := x.applyReconfigure(r, x.stagedKey); err != nil {
+			return fmt.Errorf("commit: %w", err)
+		}
+	}
 	return nil
 }
 
@@ -221,6 +265,7 @@ func (x *Executor) commit() error {
 // from the ACTIVE_RUNNERS_KEY mirror (and the list hash if it covered them).
 func (x *Executor) discard() {
 	x.modeAValid = false // it may have covered the discarded block's certificates
+	x.staged, x.stagedKey = nil, nil
 	if x.open {
 		x.s.Discard()
 		x.open = false
@@ -412,6 +457,7 @@ func (x *Executor) Digest() (cip11.Hash, error) {
 	if buf, err = x.appendModeA(buf); err != nil {
 		return cip11.Hash{}, fmt.Errorf("digest: %w", err)
 	}
+	buf = x.appendReconfig(buf)
 	x.digestBuf = buf
 	return cip11.Keccak256(buf), nil
 }

@@ -30,7 +30,9 @@ func newPreVerified(keys seed.MemoryThresholdKeys) *preVerified {
 
 // KeyForEpoch implements seed.ThresholdKeys.
 func (p *preVerified) KeyForEpoch(epoch uint64) (seed.SeedVerifier, error) {
+	p.mu.Lock()
 	v, err := p.keys.KeyForEpoch(epoch)
+	p.mu.Unlock()
 	if err != nil {
 		return nil, err
 	}
@@ -57,6 +59,14 @@ func (pv preVerifier) Verify(r seed.Round, sig []byte) error {
 	return pv.v.Verify(r, sig)
 }
 
+// add installs epoch's key (an in-band reconfiguration, reconfig.go); the
+// keys are read under mu because VerifyAhead runs on another goroutine.
+func (p *preVerified) add(epoch uint64, v *seed.Verifier) {
+	p.mu.Lock()
+	p.keys[epoch] = v
+	p.mu.Unlock()
+}
+
 // memoLimit bounds the remembered answers; the memo restarts when full.
 const memoLimit = 1 << 14
 
@@ -77,8 +87,8 @@ func (p *preVerified) ahead(b *chainlog.Block) {
 		k := sigKey{c.Round.Epoch, c.Round, c.Signature}
 		p.mu.Lock()
 		_, seen := p.done[k]
-		p.mu.Unlock()
 		v, err := p.keys.KeyForEpoch(c.Round.Epoch)
+		p.mu.Unlock()
 		if seen || err != nil {
 			continue
 		}

@@ -244,6 +244,9 @@ func (b *Block) normalize() {
 		if v := b.Txs[i].Verified; v != nil {
 			v.Matching, v.RunnersToSlash, v.RunnersUnrewarded = orEmpty(v.Matching), orEmpty(v.RunnersToSlash), orEmpty(v.RunnersUnrewarded)
 		}
+		if r := b.Txs[i].Reconfigure; r != nil {
+			r.Set = orEmpty(r.Set)
+		}
 		if c := b.Txs[i].Certificate; c != nil {
 			c.Receipts = orEmpty(c.Receipts)
 			for j := range c.Receipts {
@@ -296,13 +299,18 @@ func (b *Block) Validate() error {
 	}
 	for i, tx := range b.Txs {
 		n := 0
-		for _, set := range []bool{tx.Submit != nil, tx.ResultSubmit != nil, tx.Verified != nil, tx.Certificate != nil} {
+		for _, set := range []bool{tx.Submit != nil, tx.ResultSubmit != nil, tx.Verified != nil, tx.Certificate != nil, tx.Reconfigure != nil} {
 			if set {
 				n++
 			}
 		}
 		if n != 1 {
 			return fmt.Errorf("%w: block %d: txs[%d]: %d transaction kinds, want exactly 1", ErrMalformed, b.Height, i, n)
+		}
+		if r := tx.Reconfigure; r != nil {
+			if err := r.validate(); err != nil {
+				return fmt.Errorf("block %d: txs[%d]: %w", b.Height, i, err)
+			}
 		}
 		if tx.Submit != nil && tx.Submit.CommitteeSize == 0 {
 			return fmt.Errorf("%w: block %d: txs[%d]: committee_size 0", ErrMalformed, b.Height, i)

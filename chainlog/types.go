@@ -1,6 +1,7 @@
 package chainlog
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 
@@ -171,7 +172,81 @@ type Tx struct {
 	// Certificate is a SubmitPresenceCertificate (§8.3); only in a log whose
 	// header has a ReceiptChainID.
 	Certificate *Certificate `json:"certificate,omitempty"`
+	// Reconfigure is a devnet admin reconfiguration (§5.3–§5.4, D30–D31,
+	// SPEC-NOTES C11); only in a log whose header has a height schedule.
+	Reconfigure *Reconfigure `json:"reconfigure,omitempty"`
 }
+
+// Reconfigure is one in-band validator-set change: the §5.4
+// ValidatorSetSnapshot(E+1) with its activation height (emitting
+// ValidatorSetActivated(E+1, h_a) when the block commits), E+1's threshold
+// group key and every member's public share (D31), consensus key (D29)
+// and addresses. DEVNET ONLY: a chain accepts it from the genesis's admin
+// key (SPEC-NOTES C11); the executor checks its place in the schedule
+// (blockexec.CheckReconfigure), not its signer.
+type Reconfigure struct {
+	Epoch      U64         `json:"epoch"`
+	Activation U64         `json:"activation_height"`
+	GroupKey   PublicKey   `json:"group_key"`
+	Set        []SetMember `json:"validator_set"`
+}
+
+// SetMember is one validator of a [Reconfigure]'s set.
+type SetMember struct {
+	PeerPubKey      PeerKey   `json:"peer_pubkey"`      // raw Ed25519 peer key (§5.4, D29)
+	ThresholdPubKey PublicKey `json:"threshold_pubkey"` // public share of index i+1 (D31)
+	ConsensusPubKey PeerKey   `json:"consensus_pubkey"` // CometBFT vote key (D29)
+	QUIC            string    `json:"quic"`             // UDP host:port runners dial
+	HTTP            string    `json:"http"`             // HTTP API
+}
+
+// EncodeReconfigure is r's canonical bytes: compact JSON in field order
+// (the admin transaction's payload, SPEC-NOTES C11).
+func EncodeReconfigure(r *Reconfigure) ([]byte, error) {
+	if err := r.validate(); err != nil {
+		return nil, err
+	}
+	return marshalCompact(r)
+}
+
+// DecodeReconfigure strictly decodes canonical [EncodeReconfigure] bytes:
+// anything else (unknown or missing keys, other spacing or key order)
+// wraps ErrMalformed.
+func DecodeReconfigure(b []byte) (*Reconfigure, error) {
+	var r Reconfigure
+	if err := strictUnmarshal(b, &r); err != nil {
+		return nil, err
+	}
+	canon, err := EncodeReconfigure(&r)
+	if err != nil {
+		return nil, err
+	}
+	if !bytes.Equal(canon, b) {
+		return nil, fmt.Errorf("%w: reconfigure is not in canonical form", ErrMalformed)
+	}
+	return &r, nil
+}
+
+// validate checks what needs no chain state: a non-empty set, strictly
+// ascending by peer_pubkey (§5.4), with addresses.
+func (r *Reconfigure) validate() error {
+	if len(r.Set) == 0 || len(r.Set) > MaxReconfigureSet {
+		return fmt.Errorf("%w: reconfigure: %d validators (1 … %d)", ErrMalformed, len(r.Set), MaxReconfigureSet)
+	}
+	for i, m := range r.Set {
+		if i > 0 && bytes.Compare(r.Set[i-1].PeerPubKey[:], m.PeerPubKey[:]) >= 0 {
+			return fmt.Errorf("%w: reconfigure: validator_set not strictly ascending by peer_pubkey at %d", ErrMalformed, i)
+		}
+		if m.QUIC == "" || len(m.QUIC) > 255 || len(m.HTTP) > 255 {
+			return fmt.Errorf("%w: reconfigure: validator_set[%d]: quic %q / http %q", ErrMalformed, i, m.QUIC, m.HTTP)
+		}
+	}
+	return nil
+}
+
+// MaxReconfigureSet bounds a [Reconfigure]'s set (seed.MaxShares is
+// larger; D29 devnets stay at 64).
+const MaxReconfigureSet = 64
 
 // Certificate is one SubmitPresenceCertificate system instruction (§8.3).
 // runner_signed, the ordinary transaction signature, was checked by the

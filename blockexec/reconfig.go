@@ -1,0 +1,176 @@
+package blockexec
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/chainlog"
+	"github.com/cip11/cip11/seed"
+)
+
+// ReconfigureLeadBlocks is the least distance from the block that carries a
+// [chainlog.Reconfigure] to its activation height (SPEC-NOTES C11). It
+// exceeds SELECTION_SEED_DELAY_VIEWS (3, which may only rise: the check
+// uses the chain's value) so that no round a block already resolved through
+// advance_round changes epoch, it exceeds CometBFT's two-height delay
+// before validator updates apply, and it gives runners blocks to dial the
+// new set before it admits (§5.3).
+const ReconfigureLeadBlocks = 8
+
+// ErrReconfigure marks a [chainlog.Reconfigure] that does not fit the
+// schedule: the block carrying it is invalid.
+var ErrReconfigure = errors.New("blockexec: invalid reconfiguration")
+
+// Epochs is the number of validator-set epochs the executor's schedule
+// holds (the header's and the committed reconfigurations'): the next
+// reconfiguration is epoch Epochs().
+func (x *Executor) Epochs() uint64 { return uint64(len(x.hdr.ThresholdKeys)) }
+
+// Reconfigurations are the reconfigurations the executor committed, in
+// order (a restarted node hands them back through Options).
+func (x *Executor) Reconfigurations() []chainlog.Reconfigure { return slices.Clone(x.reconfs) }
+
+// CheckReconfigure reports whether a block at height h may carry r (§5.3–
+// §5.4, D30, SPEC-NOTES C11): the schedule is a height schedule (D30); r
+// is the next epoch; no earlier reconfiguration is still pending or in its
+// overlap (r activates at least OVERLAP_BLOCKS after the last activation,
+// and that one is ≤ h); r activates at least max(ReconfigureLeadBlocks,
+// SELECTION_SEED_DELAY_VIEWS + 1) after h and within the schedule's
+// known_through; r's set differs from the last epoch's by exactly one added
+// or one removed validator; its group key and public shares are BLS12-381
+// G2 keys; with Mode A, every set lists peer keys (they are r's). Errors
+// wrap ErrReconfigure.
+func (x *Executor) CheckReconfigure(h uint64, r *chainlog.Reconfigure) error {
+	_, err := x.checkReconfigure(h, r)
+	return err
+}
+
+func (x *Executor) checkReconfigure(h uint64, r *chainlog.Reconfigure) (*seed.Verifier, error) {
+	s := x.hdr.Schedule
+	if !s.Height() {
+		return nil, fmt.Errorf("%w: the chain has no height schedule (D30)", ErrReconfigure)
+	}
+	if want := x.Epochs(); uint64(r.Epoch) != want {
+		return nil, fmt.Errorf("%w: epoch %d, the next epoch is %d", ErrReconfigure, r.Epoch, want)
+	}
+	last := uint64(s.Activations[len(s.Activations)-1])
+	lead := max(uint64(ReconfigureLeadBlocks), x.params.SelectionSeedDelayViews+1)
+	a := uint64(r.Activation)
+	switch {
+	case last > h:
+		return nil, fmt.Errorf("%w: epoch %d activates at %d, after this block %d: one reconfiguration at a time", ErrReconfigure, len(s.Activations)-1, last, h)
+	case a < h+lead:
+		return nil, fmt.Errorf("%w: activation %d is less than %d blocks after block %d", ErrReconfigure, a, lead, h)
+	case a < last+x.params.OverlapBlocks:
+		return nil, fmt.Errorf("%w: activation %d is inside epoch %d's overlap (%d + OVERLAP_BLOCKS %d)", ErrReconfigure, a, len(s.Activations)-1, last, x.params.OverlapBlocks)
+	case a > uint64(s.KnownThrough):
+		return nil, fmt.Errorf("%w: activation %d is after the schedule's known_through %d", ErrReconfigure, a, s.KnownThrough)
+	}
+	if err := oneChange(x.hdr.Validators[len(x.hdr.Validators)-1], r.Set, x.hdr.ReceiptChainID != nil); err != nil {
+		return nil, err
+	}
+	for i, m := range r.Set {
+		if _, err := seed.DecodePublicKey(m.ThresholdPubKey[:]); err != nil {
+			return nil, fmt.Errorf("%w: validator_set[%d].threshold_pubkey: %w", ErrReconfigure, i, err)
+		}
+	}
+	v, err := seed.NewVerifier(r.GroupKey[:], x.hdr.Namespace)
+	if err != nil {
+		return nil, fmt.Errorf("%w: group_key: %w", ErrReconfigure, err)
+	}
+	return v, nil
+}
+
+// oneChange checks that set is prev with exactly one validator added or
+// one removed. Without peer keys in the header (no Mode A) only the size
+// can be compared.
+func oneChange(prev chainlog.ValidatorSet, set []chainlog.SetMember, keys bool) error {
+	n, m := int(prev.Participants), len(set)
+	if m != n+1 && m != n-1 {
+		return fmt.Errorf("%w: %d validators after %d: add or remove exactly one", ErrReconfigure, m, n)
+	}
+	if !keys {
+		return nil
+	}
+	common := 0
+	for _, s := range set {
+		if slices.Contains(prev.PeerPubKeys, s.PeerPubKey) {
+			common++
+		}
+	}
+	if common != min(n, m) {
+		return fmt.Errorf("%w: the set keeps %d of %d validators: add or remove exactly one", ErrReconfigure, common, n)
+	}
+	return nil
+}
+
+// reconfigure stages block h's reconfiguration (at most one; the block is
+// invalid otherwise), applied to the schedule when the block commits.
+func (x *Executor) reconfigure(h uint64, b *chainlog.Block) error {
+	for i, tx := range b.Txs {
+		r := tx.Reconfigure
+		if r == nil {
+			continue
+		}
+		if x.staged != nil {
+			return fmt.Errorf("txs[%d]: %w: a second reconfiguration in block %d", i, ErrReconfigure, h)
+		}
+		v, err := x.checkReconfigure(h, r)
+		if err != nil {
+			return fmt.Errorf("txs[%d]: %w", i, err)
+		}
+		x.staged, x.stagedKey = r, v
+	}
+	return nil
+}
+
+// applyReconfigure extends the schedule by r (v its group key's verifier):
+// the threshold key, the activation, the set size and (with Mode A) its
+// peer keys, then what is derived from them.
+func (x *Executor) applyReconfigure(r *chainlog.Reconfigure, v *seed.Verifier) error {
+	h := &x.hdr
+	h.ThresholdKeys = append(h.ThresholdKeys, chainlog.EpochKey{Epoch: r.Epoch, PublicKey: r.GroupKey})
+	h.Schedule.Activations = append(h.Schedule.Activations, r.Activation)
+	vs := chainlog.ValidatorSet{ActivationHeight: r.Activation, Participants: uint32(len(r.Set))}
+	if h.ReceiptChainID != nil {
+		for _, m := range r.Set {
+			vs.PeerPubKeys = append(vs.PeerPubKeys, m.PeerPubKey)
+		}
+	}
+	h.Validators = append(h.Validators, vs)
+	x.pre.add(uint64(r.Epoch), v)
+	x.adv = Advance(h.Schedule)
+	x.reconfs = append(x.reconfs, *r)
+	x.reconfHash = reconfChain(x.reconfHash, r)
+	if h.ReceiptChainID != nil {
+		ma, err := newModeA(*h)
+		if err != nil {
+			return fmt.Errorf("%w: Mode A: %w", ErrReconfigure, err)
+		}
+		x.modeA = ma
+	}
+	return nil
+}
+
+// reconfChain is the digest's running hash over the reconfigurations:
+// keccak256(prev ‖ canonical bytes of r).
+func reconfChain(prev cip11.Hash, r *chainlog.Reconfigure) cip11.Hash {
+	enc, _ := chainlog.EncodeReconfigure(r) // validated when decoded or staged
+	return cip11.Keccak256(prev[:], enc)
+}
+
+// appendReconfig is the state digest's reconfiguration section, present
+// once a reconfiguration is committed or staged in the open block:
+// "reconfig" ‖ the running hash including the staged one.
+func (x *Executor) appendReconfig(buf []byte) []byte {
+	if len(x.reconfs) == 0 && x.staged == nil {
+		return buf
+	}
+	h := x.reconfHash
+	if x.staged != nil {
+		h = reconfChain(h, x.staged)
+	}
+	return append(append(buf, "reconfig"...), h[:]...)
+}
