@@ -30,7 +30,7 @@ func FuzzDecodeBlock(f *testing.F) {
 		}
 		for i, tx := range b.Txs {
 			n := 0
-			for _, set := range []bool{tx.Submit != nil, tx.ResultSubmit != nil, tx.Verified != nil} {
+			for _, set := range []bool{tx.Submit != nil, tx.ResultSubmit != nil, tx.Verified != nil, tx.Certificate != nil, tx.Reconfigure != nil} {
 				if set {
 					n++
 				}
@@ -61,6 +61,31 @@ func FuzzDecodeBlock(f *testing.F) {
 // every rejection wraps one of the two sentinels, and that an accepted
 // header has a validator-set schedule starting at height 0 with at least
 // one participant at every height, and round-trips.
+// FuzzDecodeReconfigure: DecodeReconfigure accepts only canonical bytes
+// (decode then encode gives the same bytes) and refuses with ErrMalformed.
+func FuzzDecodeReconfigure(f *testing.F) {
+	r := sampleReconfigure()
+	b, err := EncodeReconfigure(&r)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b)
+	f.Add([]byte(`{"epoch":"1"}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, err := DecodeReconfigure(b)
+		if err != nil {
+			if !errors.Is(err, ErrMalformed) {
+				t.Fatalf("error does not wrap ErrMalformed: %v", err)
+			}
+			return
+		}
+		again, err := EncodeReconfigure(r)
+		if err != nil || !bytes.Equal(again, b) {
+			t.Fatalf("decode then encode: %v, %q ≠ %q", err, again, b)
+		}
+	})
+}
+
 func FuzzDecodeHeader(f *testing.F) {
 	line, err := EncodeHeader(withFormat(sampleHeader()))
 	if err != nil {

@@ -51,6 +51,11 @@ const (
 	// TxCertificate is SubmitPresenceCertificate (§8.3): the signer is the
 	// certificate's runner, runner_signed is the transaction signature.
 	TxCertificate
+	// TxReconfigure is the DEVNET admin reconfiguration (§5.3–§5.4,
+	// SPEC-NOTES C11): the payload is a canonical chainlog.Reconfigure
+	// (EncodeReconfigure), the signer the genesis's devnet admin, the nonce
+	// the new epoch; a chain without a devnet admin refuses it.
+	TxReconfigure
 )
 
 func (k TxKind) String() string {
@@ -65,6 +70,8 @@ func (k TxKind) String() string {
 		return "reveal"
 	case TxCertificate:
 		return "certificate"
+	case TxReconfigure:
+		return "reconfigure"
 	}
 	return fmt.Sprintf("TxKind(%d)", uint8(k))
 }
@@ -73,10 +80,14 @@ const (
 	txMagic      = "C11T"
 	txVersion    = 2
 	txHeaderLen  = 4 + 1 + 1 + 8 + 20 + 8 + 32 + 2
-	maxTxPayload = 8 + MaxCertificateReceipts*ReceiptLen
+	maxTxPayload = max(8+MaxCertificateReceipts*ReceiptLen, MaxReconfigurePayload)
 	// MaxTxBytes bounds an encoded transaction.
 	MaxTxBytes = txHeaderLen + maxTxPayload + wire.RunnerSigLen
 )
+
+// MaxReconfigurePayload bounds a TxReconfigure's payload: 64 validators of
+// about 420 bytes of canonical JSON each fit.
+const MaxReconfigurePayload = 32 << 10
 
 // Sentinel errors of the codec (adapters/node/chain re-exports them).
 var (
@@ -102,7 +113,12 @@ type Tx struct {
 	PubKey wire.PubKey
 	raw    []byte
 	cert   *chainlog.Certificate // a decoded TxCertificate's instruction (DecodeTx)
+	reconf *chainlog.Reconfigure // a decoded TxReconfigure's (DecodeTx)
 }
+
+// Reconfigure is a decoded TxReconfigure's reconfiguration (nil for any
+// other transaction).
+func (t *Tx) Reconfigure() *chainlog.Reconfigure { return t.reconf }
 
 // Signer implements wire.Transaction.
 func (t *Tx) Signer() cip11.Address { return t.From }
@@ -148,6 +164,13 @@ func SignTx(k *wire.RunnerKey, chainID uint64, kind TxKind, nonce uint64, jobID 
 		return nil, ErrNilKey
 	}
 	t := &Tx{Kind: kind, ChainID: chainID, From: k.Address(), Nonce: nonce, JobID: jobID, Payload: payload}
+	if kind == TxReconfigure {
+		r, err := chainlog.DecodeReconfigure(payload)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrTx, err)
+		}
+		t.reconf = r
+	}
 	body, err := t.body()
 	if err != nil {
 		return nil, err
@@ -215,7 +238,7 @@ func DecodeTx(b []byte) (*Tx, error) {
 	if !payloadOK(t.Kind, n) {
 		return nil, fmt.Errorf("%w: kind %d with a %d-byte payload", ErrTx, b[5], n)
 	}
-	if (t.Kind == TxHeartbeat || t.Kind == TxRegister || t.Kind == TxCertificate) && t.JobID != (cip11.Hash{}) {
+	if (t.Kind == TxHeartbeat || t.Kind == TxRegister || t.Kind == TxCertificate || t.Kind == TxReconfigure) && t.JobID != (cip11.Hash{}) {
 		return nil, fmt.Errorf("%w: %s carries a job_id", ErrTx, t.Kind)
 	}
 	if t.Kind == TxCertificate {
@@ -224,6 +247,16 @@ func DecodeTx(b []byte) (*Tx, error) {
 			return nil, err
 		}
 		t.cert = c
+	}
+	if t.Kind == TxReconfigure {
+		r, err := chainlog.DecodeReconfigure(t.Payload)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrTx, err)
+		}
+		if uint64(r.Epoch) != t.Nonce {
+			return nil, fmt.Errorf("%w: reconfigure of epoch %d with nonce %d", ErrTx, r.Epoch, t.Nonce)
+		}
+		t.reconf = r
 	}
 	copy(t.Sig[:], b[txHeaderLen+n:])
 	pub, err := wire.RecoverRunner(txDigest(b[:txHeaderLen+n]), t.Sig)
@@ -272,6 +305,8 @@ func payloadOK(k TxKind, n int) bool {
 		return n == 64
 	case TxCertificate:
 		return n > 8 && (n-8)%ReceiptLen == 0 && (n-8)/ReceiptLen <= MaxCertificateReceipts
+	case TxReconfigure:
+		return n > 0 && n <= MaxReconfigurePayload
 	}
 	return false
 }
