@@ -103,17 +103,9 @@ func New(h chainlog.Header, o Options) (*Executor, error) {
 	h.Schedule.Activations = slices.Clone(h.Schedule.Activations)
 	x := &Executor{params: h.Params, cfg: cfg, s: st, pre: newPreVerified(keys), modeA: ma, hdr: h, adv: Advance(h.Schedule)}
 	for i := range o.Reconfigurations {
-		r := &o.Reconfigurations[i]
-		v, err := seed.NewVerifier(r.GroupKey[:], h.Namespace)
-		if err == nil && uint64(r.Epoch) != x.Epochs() {
-			err = fmt.Errorf("epoch %d, the schedule's next is %d", r.Epoch, x.Epochs())
-		}
-		if err == nil {
-			err = x.applyReconfigure(r, v)
-		}
-		if err != nil {
+		if err := x.RestoreReconfiguration(&o.Reconfigurations[i]); err != nil {
 			st.Close()
-			return nil, fmt.Errorf("%w: reconfigurations[%d]: %w", ErrReconfigure, i, err)
+			return nil, fmt.Errorf("reconfigurations[%d]: %w", i, err)
 		}
 	}
 	last, ok, err := st.LastCommitted()

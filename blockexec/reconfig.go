@@ -174,3 +174,21 @@ func (x *Executor) appendReconfig(buf []byte) []byte {
 	}
 	return append(append(buf, "reconfig"...), h[:]...)
 }
+
+// RestoreReconfiguration extends the schedule by r, which a block the
+// store already committed carried (a restarted node reads it from its
+// block log; Options.Reconfigurations is the same at construction). r
+// must be the next epoch; no block may be open.
+func (x *Executor) RestoreReconfiguration(r *chainlog.Reconfigure) error {
+	if x.open {
+		return fmt.Errorf("%w: restore while a block is open", ErrReconfigure)
+	}
+	if uint64(r.Epoch) != x.Epochs() {
+		return fmt.Errorf("%w: restore epoch %d, the schedule's next is %d", ErrReconfigure, r.Epoch, x.Epochs())
+	}
+	v, err := seed.NewVerifier(r.GroupKey[:], x.hdr.Namespace)
+	if err != nil {
+		return fmt.Errorf("%w: restore epoch %d: group_key: %w", ErrReconfigure, r.Epoch, err)
+	}
+	return x.applyReconfigure(r, v)
+}

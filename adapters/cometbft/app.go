@@ -75,7 +75,12 @@ type App struct {
 	g       *node.Genesis
 	chainID uint64
 	log     *slog.Logger
+	emu     sync.RWMutex // epochs (appended at Commit) and a member's late share
 	epochs  []*epochKeys // ascending by activation (D30)
+	// keys, share and voteAddrs are AppConfig's Keys, Share and VoteAddrs.
+	keys      *node.ValidatorKeys
+	share     seed.Share
+	voteAddrs [][]byte
 	onFin   func(uint64, cip11.Hash)
 	gossip  *presenceReactor // nil: each proposer's own view only
 
@@ -95,7 +100,8 @@ type epochKeys struct {
 	group             *seed.Verifier
 	shares            []*seed.Verifier
 	addrs             [][]byte
-	share             *seed.Share
+	share             *seed.Share // under App.emu (shareOf)
+	index             int         // this validator's position in set (−1: not a member)
 	set               []node.GenesisValidator
 }
 
@@ -152,55 +158,11 @@ func NewApp(cfg AppConfig) (*App, error) {
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}
-	for _, es := range g.EpochSets() {
-		e := &epochKeys{epoch: es.Epoch, activation: es.Activation, set: es.Set}
-		var err error
-		if e.t, err = seed.Threshold(len(es.Set)); err != nil {
+	a.keys, a.share, a.voteAddrs = cfg.Keys, cfg.Share, cfg.VoteAddrs
+	for _, es := range cfg.Validator.Epochs() { // the genesis's and those the block log committed
+		if err := a.addEpoch(es); err != nil {
 			return nil, err
 		}
-		if e.group, err = seed.NewVerifier(es.GroupKey[:], g.Namespace); err != nil {
-			return nil, fmt.Errorf("epoch %d group key: %w", es.Epoch, err)
-		}
-		for i, v := range es.Set {
-			sv, err := seed.NewVerifier(v.ThresholdPubKey[:], g.Namespace)
-			if err != nil {
-				return nil, fmt.Errorf("epoch %d validator_set[%d] share: %w", es.Epoch, i, err)
-			}
-			e.shares = append(e.shares, sv)
-			switch {
-			case v.ConsensusPubKey != nil:
-				e.addrs = append(e.addrs, cmtAddr(v.ConsensusPubKey[:]))
-			case es.Epoch == 0:
-				e.addrs = append(e.addrs, cfg.VoteAddrs[i])
-			default:
-				return nil, fmt.Errorf("%w: epoch %d validator_set[%d] has no consensus_pubkey", node.ErrGenesis, es.Epoch, i)
-			}
-		}
-		if es.Epoch == 0 && len(es.Set) > 0 && es.Set[0].ConsensusPubKey != nil {
-			for i := range es.Set { // the CometBFT genesis must agree with the CIP-11 one
-				if !bytes.Equal(e.addrs[i], cfg.VoteAddrs[i]) {
-					return nil, fmt.Errorf("%w: validator_set[%d].consensus_pubkey is not CometBFT genesis validator cip11-v%d", node.ErrGenesis, i, i)
-				}
-			}
-		}
-		if i := node.IndexIn(es.Set, g.Validator.PeerPubKey); i >= 0 {
-			sh := cfg.Share
-			if es.Epoch > 0 {
-				var ok bool
-				if cfg.Keys == nil {
-					return nil, fmt.Errorf("%w: no keys for this validator's share of epoch %d", node.ErrKeyFile, es.Epoch)
-				}
-				if sh.Key, ok = cfg.Keys.Share(es.Epoch); !ok {
-					return nil, fmt.Errorf("%w: no share of epoch %d in the key file", node.ErrKeyFile, es.Epoch)
-				}
-				sh.Index = uint32(i + 1)
-			}
-			e.share = &sh
-		}
-		if es.Epoch > 0 && es.Activation < 3 {
-			return nil, fmt.Errorf("%w: epoch %d activates at %d; CometBFT applies validator updates two heights after the block that returns them (≥ 3)", node.ErrGenesis, es.Epoch, es.Activation)
-		}
-		a.epochs = append(a.epochs, e)
 	}
 	if err := a.loadSeeds(); err != nil {
 		return nil, err
@@ -208,8 +170,101 @@ func NewApp(cfg AppConfig) (*App, error) {
 	return a, nil
 }
 
+// addEpoch adds the consensus view of epoch es (the next one): its
+// public shares and CometBFT addresses and, when this validator is a
+// member, its share (a later epoch's from Keys: DEVNET, dealt by the
+// devnet dealer, D31; it may arrive after the epoch is committed, see
+// shareOf).
+func (a *App) addEpoch(es node.EpochSet) error {
+	g := a.g
+	e := &epochKeys{epoch: es.Epoch, activation: es.Activation, set: es.Set}
+	var err error
+	if e.t, err = seed.Threshold(len(es.Set)); err != nil {
+		return err
+	}
+	if e.group, err = seed.NewVerifier(es.GroupKey[:], g.Namespace); err != nil {
+		return fmt.Errorf("epoch %d group key: %w", es.Epoch, err)
+	}
+	for i, v := range es.Set {
+		sv, err := seed.NewVerifier(v.ThresholdPubKey[:], g.Namespace)
+		if err != nil {
+			return fmt.Errorf("epoch %d validator_set[%d] share: %w", es.Epoch, i, err)
+		}
+		e.shares = append(e.shares, sv)
+		switch {
+		case v.ConsensusPubKey != nil:
+			e.addrs = append(e.addrs, cmtAddr(v.ConsensusPubKey[:]))
+		case es.Epoch == 0:
+			e.addrs = append(e.addrs, a.voteAddrs[i])
+		default:
+			return fmt.Errorf("%w: epoch %d validator_set[%d] has no consensus_pubkey", node.ErrGenesis, es.Epoch, i)
+		}
+	}
+	if es.Epoch == 0 && len(es.Set) > 0 && es.Set[0].ConsensusPubKey != nil {
+		for i := range es.Set { // the CometBFT genesis must agree with the CIP-11 one
+			if !bytes.Equal(e.addrs[i], a.voteAddrs[i]) {
+				return fmt.Errorf("%w: validator_set[%d].consensus_pubkey is not CometBFT genesis validator cip11-v%d", node.ErrGenesis, i, i)
+			}
+		}
+	}
+	e.index = node.IndexIn(es.Set, g.Validator.PeerPubKey)
+	if e.index >= 0 {
+		if es.Epoch == 0 {
+			sh := a.share
+			e.share = &sh
+		} else if a.keys == nil && g.DevnetAdmin == nil {
+			return fmt.Errorf("%w: no keys for this validator's share of epoch %d", node.ErrKeyFile, es.Epoch)
+		} else if sk, ok := a.keys.Share(es.Epoch); ok {
+			e.share = &seed.Share{Index: uint32(e.index + 1), Key: sk}
+		} else if g.DevnetAdmin == nil {
+			return fmt.Errorf("%w: no share of epoch %d in the key file", node.ErrKeyFile, es.Epoch)
+		}
+	}
+	if es.Epoch > 0 && es.Activation < 3 {
+		return fmt.Errorf("%w: epoch %d activates at %d; CometBFT applies validator updates two heights after the block that returns them (≥ 3)", node.ErrGenesis, es.Epoch, es.Activation)
+	}
+	a.emu.Lock()
+	defer a.emu.Unlock()
+	if uint64(len(a.epochs)) != es.Epoch {
+		return fmt.Errorf("%w: epoch %d after %d epochs", node.ErrGenesis, es.Epoch, len(a.epochs))
+	}
+	a.epochs = append(a.epochs, e)
+	return nil
+}
+
+// syncEpochs adds the epochs the validator committed since (in-band
+// reconfigurations, SPEC-NOTES C11).
+func (a *App) syncEpochs() {
+	a.emu.RLock()
+	n := len(a.epochs)
+	a.emu.RUnlock()
+	es := a.v.Epochs()
+	for _, e := range es[min(n, len(es)):] {
+		if err := a.addEpoch(e); err != nil {
+			a.log.Error("cannot take the committed epoch into consensus", "epoch", e.Epoch, "err", err)
+			return
+		}
+		a.log.Info("validator-set epoch committed", "epoch", e.Epoch, "activation_height", e.Activation, "member", a.epoch(e.Epoch).index >= 0)
+	}
+}
+
+// shareOf is this validator's share of epoch e (nil: not a member, or
+// the devnet dealer has not handed it yet).
+func (a *App) shareOf(e *epochKeys) *seed.Share {
+	a.emu.Lock()
+	defer a.emu.Unlock()
+	if e.share == nil && e.index >= 0 && a.keys != nil {
+		if sk, ok := a.keys.Share(e.epoch); ok {
+			e.share = &seed.Share{Index: uint32(e.index + 1), Key: sk}
+		}
+	}
+	return e.share
+}
+
 // epochAt is the epoch active at height h (D30).
 func (a *App) epochAt(h uint64) *epochKeys {
+	a.emu.RLock()
+	defer a.emu.RUnlock()
 	e := a.epochs[0]
 	for _, x := range a.epochs[1:] {
 		if x.activation <= h {
@@ -221,6 +276,8 @@ func (a *App) epochAt(h uint64) *epochKeys {
 
 // epoch is the epoch numbered n (nil: none).
 func (a *App) epoch(n uint64) *epochKeys {
+	a.emu.RLock()
+	defer a.emu.RUnlock()
 	if n < uint64(len(a.epochs)) {
 		return a.epochs[n]
 	}
@@ -275,7 +332,7 @@ func (a *App) Info(context.Context, *abci.InfoRequest) (*abci.InfoResponse, erro
 // InitChain checks that CometBFT's validator set is the genesis set (D29:
 // static, equal power) and changes nothing.
 func (a *App) InitChain(_ context.Context, req *abci.InitChainRequest) (*abci.InitChainResponse, error) {
-	e0 := a.epochs[0]
+	e0 := a.epoch(0)
 	if len(req.Validators) != len(e0.addrs) {
 		return nil, fmt.Errorf("%w: InitChain with %d validators, the CIP-11 genesis has %d", ErrValidatorSet, len(req.Validators), len(e0.addrs))
 	}
@@ -514,10 +571,11 @@ func (a *App) Verify(h uint64, txs [][]byte) (*blocklayout.Proposal, error) {
 func (a *App) ExtendVote(_ context.Context, req *abci.ExtendVoteRequest) (*abci.ExtendVoteResponse, error) {
 	h := uint64(req.Height)
 	e := a.epochAt(h)
-	if e.share == nil {
-		return nil, fmt.Errorf("cometbft: asked to extend a vote at %d, but this validator is not in epoch %d's set", h, e.epoch)
+	sh := a.shareOf(e)
+	if sh == nil {
+		return nil, fmt.Errorf("cometbft: asked to extend a vote at %d, but this validator has no share of epoch %d (member: %v)", h, e.epoch, e.index >= 0)
 	}
-	ext, err := blocklayout.VoteExtension(*e.share, a.g.Namespace, a.round(h))
+	ext, err := blocklayout.VoteExtension(*sh, a.g.Namespace, a.round(h))
 	if err != nil {
 		return nil, err
 	}
@@ -618,6 +676,8 @@ func (a *App) FinalizeBlock(_ context.Context, req *abci.FinalizeBlockRequest) (
 // activation names its set's changes (removed: power 0; added: power 10,
 // the genesis power), and consensus and CIP-11 change together (D30).
 func (a *App) updatesAt(h uint64) []abci.ValidatorUpdate {
+	a.emu.RLock()
+	defer a.emu.RUnlock()
 	for i, e := range a.epochs[1:] {
 		if e.activation != h+2 {
 			continue
@@ -645,6 +705,7 @@ func (a *App) Commit(context.Context, *abci.CommitRequest) (*abci.CommitResponse
 	if err := a.v.CommitBlock(); err != nil {
 		return nil, err
 	}
+	a.syncEpochs()
 	if a.gossip != nil {
 		h := a.v.Height()
 		if field, n, err := a.v.LocalPresence(h); err == nil && field != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/adapters/node"
 	"github.com/cip11/cip11/adapters/node/chain"
+	"github.com/cip11/cip11/blockexec"
 	"github.com/cip11/cip11/presence"
 	"github.com/cip11/cip11/presence/validators"
 	"github.com/cip11/cip11/replay"
@@ -44,10 +45,14 @@ type DevnetConfig struct {
 	// NoGossip turns presence gossip off: each proposer proposes its own
 	// local presence only (the baseline of presence_coverage, §8.2).
 	NoGossip bool
-	// Reconfigure runs the network through two reconfigurations scheduled
-	// in its genesis (DEVNET, §5.3–§5.4, D30): a validator joins at AddAt
-	// (default 30) and the first leaves at RemoveAt (default 70), with
-	// OVERLAP_BLOCKS = Overlap (default 15). Not with Chaos.
+	// Reconfigure runs the network through two in-band reconfigurations
+	// (DEVNET, §5.3–§5.4, D30, SPEC-NOTES C11): the genesis names a devnet
+	// admin, and the devnet submits the admin's signed reconfiguration
+	// transactions, ReconfigureSubmitLead blocks ahead, after handing the
+	// new epoch's threshold shares to its members (the devnet dealer,
+	// D31): a validator joins at AddAt (default 30) and the first leaves at
+	// RemoveAt (default 70), with OVERLAP_BLOCKS = Overlap (default 15).
+	// Not with Chaos.
 	Reconfigure     bool
 	AddAt, RemoveAt uint64
 	Overlap         uint64
@@ -224,19 +229,28 @@ func (c *DevnetConfig) defaults() error {
 		if c.Overlap == 0 {
 			c.Overlap = 15
 		}
-		if c.AddAt < 3 || c.RemoveAt <= c.AddAt+2 {
-			return fmt.Errorf("%w: devnet: reconfigurations at %d and %d (≥ 3, and the second more than 2 after the first)", node.ErrBadRequest, c.AddAt, c.RemoveAt)
+		if c.AddAt < ReconfigureSubmitLead+3 || c.RemoveAt < c.AddAt+max(c.Overlap, ReconfigureSubmitLead) {
+			return fmt.Errorf("%w: devnet: reconfigurations at %d and %d (the first ≥ %d; the second ≥ the first + max(overlap %d, %d))",
+				node.ErrBadRequest, c.AddAt, c.RemoveAt, ReconfigureSubmitLead+3, c.Overlap, ReconfigureSubmitLead)
 		}
 	}
 	return nil
 }
 
+// ReconfigureSubmitLead is how many blocks before an activation the
+// devnet submits the admin's reconfiguration: blockexec.ReconfigureLeadBlocks
+// and 4 blocks for its inclusion.
+const ReconfigureSubmitLead = blockexec.ReconfigureLeadBlocks + 4
+
 // netDevnet is a running network devnet.
 type netDevnet struct {
-	cfg   DevnetConfig
-	homes []string
-	mu    sync.Mutex // nodes, the records below
-	nodes []*Node
+	nw *Network
+	// -reconfigure: the in-band epochs submitted so far
+	submitted int
+	cfg       DevnetConfig
+	homes     []string
+	mu        sync.Mutex // nodes, the records below
+	nodes     []*Node
 	// per height: the first time any validator finalized it, and every
 	// validator's digest
 	first   map[uint64]time.Time
@@ -386,6 +400,16 @@ type netChain struct {
 
 func (c netChain) v() (*node.Validator, error) { return c.n.ahead(c.i) }
 
+// Epochs implements node.EpochSource: the committed epochs, so that the
+// runners follow in-band reconfigurations (§5.3).
+func (c netChain) Epochs(context.Context) ([]node.EpochSet, error) {
+	v, err := c.v()
+	if err != nil {
+		return nil, err
+	}
+	return v.Epochs(), nil
+}
+
 func (c netChain) Height(context.Context) (uint64, error) {
 	v, err := c.v()
 	if err != nil {
@@ -467,6 +491,7 @@ func RunDevnet(ctx context.Context, cfg DevnetConfig) (*DevnetReport, error) {
 		p.OverlapBlocks = cfg.Overlap
 		o.Params = &p
 		o.Members, o.Epochs = AddThenRemove(cfg.Validators, cfg.AddAt, cfg.RemoveAt)
+		o.InBand = true
 	}
 	if cfg.ModeA || cfg.Subset > 0 || cfg.ProofTTL > 0 { // governance parameters (§8.3, §8.4, §13)
 		if cfg.Subset > 0 {
@@ -490,7 +515,7 @@ func RunDevnet(ctx context.Context, cfg DevnetConfig) (*DevnetReport, error) {
 		return nil, err
 	}
 	members := len(nw.Homes)
-	n := &netDevnet{cfg: cfg, nodes: make([]*Node, members), first: map[uint64]time.Time{}, digests: map[uint64]map[int]cip11.Hash{}, g: nw.Homes[0].Genesis}
+	n := &netDevnet{nw: nw, cfg: cfg, nodes: make([]*Node, members), first: map[uint64]time.Time{}, digests: map[uint64]map[int]cip11.Hash{}, g: nw.Homes[0].Genesis}
 	for i := range members {
 		n.homes = append(n.homes, filepath.Join(dir, fmt.Sprintf("v%d", i)))
 	}
@@ -585,6 +610,9 @@ func (n *netDevnet) run(ctx context.Context, runners []*node.Runner) (*DevnetRep
 		}
 		if cfg.Reconfigure && h > last {
 			n.sampleLinks(runners, h)
+			if err := n.reconfigure(h); err != nil {
+				return nil, err
+			}
 		}
 		if cfg.Reconfigure && n.admittedAtCutoff < 0 && h >= cfg.RemoveAt+cfg.Overlap {
 			n.admittedAtCutoff = n.admitted(0)
@@ -691,12 +719,61 @@ func (n *netDevnet) admitted(i int) int64 {
 	return st.Admitted
 }
 
+// reconfigure is the devnet admin (-reconfigure, SPEC-NOTES C11): at
+// ReconfigureSubmitLead blocks before a planned activation it hands the
+// epoch's threshold shares to its members (the devnet dealer, D31) and
+// submits the admin's signed reconfiguration to a running validator,
+// which gossips it to every proposer.
+func (n *netDevnet) reconfigure(h uint64) error {
+	acts := []uint64{n.cfg.AddAt, n.cfg.RemoveAt}
+	if n.submitted >= len(acts) || h+ReconfigureSubmitLead < acts[n.submitted] {
+		return nil
+	}
+	e := n.submitted + 1
+	tx, shares, err := n.nw.Reconfiguration(e, acts[n.submitted])
+	if err != nil {
+		return err
+	}
+	n.mu.Lock()
+	for pos, sec := range shares {
+		nd := n.nodes[pos]
+		if nd == nil {
+			continue
+		}
+		if err := nd.AddEpochShare(uint64(e), sec); err != nil {
+			n.mu.Unlock()
+			return fmt.Errorf("devnet dealer: epoch %d share of validator %d: %w", e, pos, err)
+		}
+	}
+	n.mu.Unlock()
+	v, err := n.live(0)
+	if err != nil {
+		return err
+	}
+	if _, err := v.SubmitTx(tx); err != nil {
+		return fmt.Errorf("devnet admin: reconfiguration to epoch %d: %w", e, err)
+	}
+	n.submitted++
+	n.cfg.Logger.Info("devnet admin: reconfiguration submitted", "height", h, "epoch", e, "activation_height", acts[e-1])
+	return nil
+}
+
+// epochs are the validator-set epochs the chain committed (validator 0's
+// view; the genesis's if it is not running).
+func (n *netDevnet) epochs() []node.EpochSet {
+	if v, err := n.live(0); err == nil {
+		return v.Epochs()
+	}
+	return n.g.EpochSets()
+}
+
 // reportReconfig fills the -reconfigure counts at height h: the epochs, the
 // runners held only by validators of their Sub(R) in the epoch active at h
 // (re-homed) or by another (stray), and the removed validator's admissions
 // after its cutoff (§5.3 point 4: it must receive no new connections).
 func (n *netDevnet) reportReconfig(rep *DevnetReport, h uint64) error {
-	hist, err := n.g.History()
+	es := n.epochs()
+	hist, err := node.HistoryOf(es)
 	if err != nil {
 		return err
 	}
@@ -704,7 +781,7 @@ func (n *netDevnet) reportReconfig(rep *DevnetReport, h uint64) error {
 	if err != nil {
 		return err
 	}
-	rep.Epochs = len(n.g.EpochSets())
+	rep.Epochs = len(es)
 	rep.Overlap = n.overlapTimelines(n.cfg.Overlap)
 	held := map[cip11.Address][]int{}
 	n.mu.Lock()
@@ -803,7 +880,7 @@ func (n *netDevnet) reportGoodbyes(rep *DevnetReport, runners []*node.Runner) {
 // overlapTimelines summarizes linkSeen for every epoch change (§5.3).
 func (n *netDevnet) overlapTimelines(overlap uint64) []OverlapTimeline {
 	var out []OverlapTimeline
-	for _, e := range n.g.EpochSets()[1:] {
+	for _, e := range n.epochs()[1:] {
 		tl := OverlapTimeline{Epoch: e.Epoch, Activation: e.Activation, Cutoff: e.Activation + overlap}
 		for _, seen := range n.linkSeen {
 			if s, ok := seen[e.Epoch]; ok {

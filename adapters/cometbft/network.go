@@ -21,7 +21,9 @@ import (
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/adapters/node"
 	"github.com/cip11/cip11/chainlog"
+	"github.com/cip11/cip11/nodetx"
 	"github.com/cip11/cip11/seed"
+	"github.com/cip11/cip11/wire"
 )
 
 // genesisPower is every validator's CometBFT voting power (D29: equal).
@@ -51,6 +53,12 @@ type NetworkOptions struct {
 	// Epochs schedules reconfigurations (DEVNET: the dealer deals every
 	// epoch's shares at genesis, D31): epoch e+1 is Epochs[e].
 	Epochs []EpochPlan
+	// InBand, DEVNET ONLY, leaves Epochs out of the genesis: the genesis
+	// names a devnet admin (its key a function of Seed) and each planned
+	// epoch is added in band, by the admin's signed reconfiguration
+	// transaction (Network.Reconfiguration, SPEC-NOTES C11), its shares
+	// handed to the members only then.
+	InBand bool
 }
 
 // EpochPlan is one scheduled validator-set epoch (§5.3–§5.4, D30): from
@@ -66,6 +74,16 @@ type EpochPlan struct {
 type Network struct {
 	Opts  NetworkOptions
 	Homes []*Home // by pool position: epoch 0's share index − 1 first
+	// InBand: the planned epochs ≥ 1 (planned[e−1]) and each member's
+	// share by pool position, held by the devnet dealer until
+	// Reconfiguration hands them out.
+	planned []plannedEpoch
+	admin   *wire.RunnerKey
+}
+
+type plannedEpoch struct {
+	set    node.EpochSet
+	shares map[int][32]byte // by pool position
 }
 
 // Home is one validator's files (WriteHome's layout):
@@ -231,18 +249,37 @@ func NewNetwork(o NetworkOptions) (*Network, error) {
 	for i := range plans[0].Members {
 		base.Set = append(base.Set, entry(0, i))
 	}
+	net := &Network{Opts: o}
 	for e := 1; e < len(plans); e++ {
 		ge := node.GenesisEpoch{Activation: chainlog.U64(plans[e].Activation), GroupKey: chainlog.PublicKey(epochs[e].group)}
 		for i := range plans[e].Members {
 			ge.Set = append(ge.Set, entry(e, i))
 		}
-		base.Epochs = append(base.Epochs, ge)
+		if !o.InBand {
+			base.Epochs = append(base.Epochs, ge)
+			continue
+		}
+		pe := plannedEpoch{set: node.EpochSet{Epoch: uint64(e), Activation: uint64(ge.Activation), GroupKey: ge.GroupKey, Set: ge.Set},
+			shares: map[int][32]byte{}}
+		for j, m := range plans[e].Members {
+			pe.shares[m] = epochs[e].secrets[j]
+		}
+		net.planned = append(net.planned, pe)
+	}
+	if o.InBand {
+		base.Schedule.Activations = base.Schedule.Activations[:1]
+		as := derive("devnet-admin", o.Seed, 0)
+		k, err := wire.NewRunnerKey(as)
+		if err != nil {
+			return nil, err
+		}
+		a := k.Address()
+		net.admin, base.DevnetAdmin = k, &a
 	}
 	// CometBFT's side: epoch 0's vote keys, node ids, one genesis document.
 	gd := &cmttypes.GenesisDoc{ChainID: fmt.Sprintf("cip11-%d", o.ChainID), GenesisTime: time.Unix(1_700_000_000, 0).UTC(),
 		InitialHeight: 1, ConsensusParams: cmttypes.DefaultConsensusParams()}
 	gd.ConsensusParams.Feature.VoteExtensionsEnableHeight = 1
-	net := &Network{Opts: o}
 	var peers []string
 	for i := range ms {
 		if i < n {
@@ -280,7 +317,7 @@ func NewNetwork(o NetworkOptions) (*Network, error) {
 					return nil, err
 				}
 			}
-			if e > 0 {
+			if e > 0 && !o.InBand {
 				if err := keys.AddEpochShare(uint64(e), epochs[e].secrets[j]); err != nil {
 					return nil, err
 				}
@@ -311,6 +348,32 @@ func NewNetwork(o NetworkOptions) (*Network, error) {
 			NodeKey: &p2p.NodeKey{PrivKey: cmted25519.PrivKey(ed25519.NewKeyFromSeed(ms[i].edSeed[:]))}, VoteKey: ms[i].vote, Index: g.SelfIndex()})
 	}
 	return net, nil
+}
+
+// Reconfiguration is the devnet dealer's in-band reconfiguration to
+// planned epoch e ≥ 1 (InBand; DEVNET ONLY, SPEC-NOTES C11), activating
+// at activation: the devnet admin's signed TxReconfigure, and each member's
+// share of e by pool position, to hand to the members (Node.AddEpochShare)
+// before the activation.
+func (n *Network) Reconfiguration(e int, activation uint64) (tx []byte, shares map[int][32]byte, err error) {
+	if n.admin == nil || e < 1 || e > len(n.planned) {
+		return nil, nil, fmt.Errorf("%w: no planned in-band epoch %d", node.ErrBadRequest, e)
+	}
+	pe := n.planned[e-1]
+	pe.set.Activation = activation
+	r, err := pe.set.Reconfigure()
+	if err != nil {
+		return nil, nil, err
+	}
+	payload, err := chainlog.EncodeReconfigure(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	t, err := nodetx.SignTx(n.admin, n.Opts.ChainID, nodetx.TxReconfigure, uint64(e), cip11.Hash{}, payload)
+	if err != nil {
+		return nil, nil, err
+	}
+	return t.Bytes(), pe.shares, nil
 }
 
 // AddThenRemove is the devnet's two-step reconfiguration of an

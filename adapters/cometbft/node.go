@@ -63,6 +63,10 @@ type Node struct {
 	cmt *cmtnode.Node
 	eng *mempoolEngine
 	dbs *lateDBs
+	// home and keys: the home directory and the keys read from it
+	// (AddEpochShare).
+	home string
+	keys *node.ValidatorKeys
 }
 
 // mempoolEngine is the validator's Engine: CometBFT's mempool, whose
@@ -209,7 +213,17 @@ func StartNode(ctx context.Context, cfg NodeConfig) (*Node, error) {
 		time.Sleep(storeCloseDelay)
 		return nil, errors.Join(fmt.Errorf("cometbft: start: %w", err), dbs.closeAll())
 	}
-	return &Node{V: v, App: app, cmt: cn, eng: eng, dbs: dbs}, nil
+	return &Node{V: v, App: app, cmt: cn, eng: eng, dbs: dbs, home: cfg.Home, keys: h.Keys}, nil
+}
+
+// AddEpochShare hands the node its threshold share of epoch e (DEVNET:
+// the devnet dealer of an in-band reconfiguration, D31, SPEC-NOTES C11)
+// and stores it in the home's validator.key, so that a restart keeps it.
+func (n *Node) AddEpochShare(e uint64, secret [32]byte) error {
+	if err := n.keys.AddEpochShare(e, secret); err != nil {
+		return err
+	}
+	return n.keys.Write(filepath.Join(n.home, "validator.key"))
 }
 
 // loadFilePV loads the vote key and its last-sign state, turning the

@@ -162,7 +162,7 @@ func pubAddr(v node.GenesisValidator) []byte {
 // connection after its cutoff.
 func TestDevnetReconfiguration(t *testing.T) {
 	rep, err := RunDevnet(context.Background(), DevnetConfig{Validators: 4, Runners: 20, Duration: 6 * time.Second, NoSync: true, Seed: 5,
-		Reconfigure: true, AddAt: 12, RemoveAt: 30, Overlap: 8})
+		Reconfigure: true, AddAt: 16, RemoveAt: 30, Overlap: 8})
 	if err != nil {
 		t.Fatal(err)
 	}

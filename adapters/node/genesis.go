@@ -11,7 +11,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/chainlog"
@@ -76,8 +78,14 @@ type Genesis struct {
 	// own threshold group key and public shares. DEVNET: a reconfiguration
 	// scheduled at genesis by the devnet dealer; the schedule's
 	// activations list 1 and then each entry's activation height.
-	Epochs  []GenesisEpoch  `json:"epochs,omitempty"`
-	Runners []GenesisRunner `json:"runners"`
+	Epochs []GenesisEpoch `json:"epochs,omitempty"`
+	// DevnetAdmin, DEVNET ONLY, is the address whose signed TxReconfigure
+	// the chain accepts (SPEC-NOTES C11): an in-band reconfiguration adds
+	// or removes one validator at an activation height. Absent (every
+	// non-devnet genesis): reconfigurations are refused. Needs a network
+	// with a height schedule.
+	DevnetAdmin *cip11.Address  `json:"devnet_admin,omitempty"`
+	Runners     []GenesisRunner `json:"runners"`
 }
 
 // GenesisEpoch is one later validator-set epoch of a network (§5.4
@@ -222,6 +230,9 @@ func (g *Genesis) Validate() error {
 	if err := g.validateEpochs(); err != nil {
 		return err
 	}
+	if g.DevnetAdmin != nil && (!g.Network() || !g.Schedule.Height()) {
+		return fmt.Errorf("%w: devnet_admin needs a network with a height schedule (D30)", ErrGenesis)
+	}
 	seen := make(map[cip11.Address]bool, len(g.Runners))
 	for i, r := range g.Runners {
 		if seen[r.Address] {
@@ -275,7 +286,7 @@ func (g *Genesis) validateEpochs() error {
 			}
 		}
 	}
-	if !member {
+	if !member && g.DevnetAdmin == nil { // with a devnet admin it may join in band (SPEC-NOTES C11)
 		return fmt.Errorf("%w: validator.peer_pubkey is in no epoch's validator_set", ErrGenesis)
 	}
 	if len(g.Epochs) == 0 && !g.Schedule.Height() {
@@ -337,17 +348,9 @@ func (g *Genesis) snapshots() ([]*validators.Snapshot, error) {
 	}
 	var snaps []*validators.Snapshot
 	for _, e := range g.EpochSets() {
-		rs := make([]validators.Record, len(e.Set))
-		for i, v := range e.Set {
-			rs[i] = validators.Record{PeerPubKey: validators.PeerKey(v.PeerPubKey)}
-		}
-		act := e.Activation
-		if e.Epoch == 0 {
-			act = 0
-		}
-		s, err := validators.NewSnapshot(e.Epoch, rs, act)
+		s, err := e.snapshot()
 		if err != nil {
-			return nil, fmt.Errorf("epoch %d: %w", e.Epoch, err)
+			return nil, err
 		}
 		snaps = append(snaps, s)
 	}
@@ -417,6 +420,7 @@ type ValidatorKeys struct {
 	Threshold seed.SecretKey
 	seedBytes [32]byte
 	bls       [32]byte
+	mu        sync.Mutex       // shares: the devnet dealer adds them while the node runs
 	shares    []epochShareFile // a network validator's shares of later epochs
 }
 
@@ -437,6 +441,8 @@ func (k *ValidatorKeys) AddEpochShare(e uint64, secret [32]byte) error {
 	if _, err := seed.SecretKeyFromBytes(secret[:]); err != nil {
 		return fmt.Errorf("%w: epoch %d share: %v", ErrKeyFile, e, err)
 	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
 	if e == 0 || (len(k.shares) > 0 && uint64(k.shares[len(k.shares)-1].Epoch) >= e) {
 		return fmt.Errorf("%w: epoch %d share out of order", ErrKeyFile, e)
 	}
@@ -450,6 +456,8 @@ func (k *ValidatorKeys) Share(e uint64) (seed.SecretKey, bool) {
 	if e == 0 {
 		return k.Threshold, true
 	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
 	for _, s := range k.shares {
 		if uint64(s.Epoch) == e {
 			sk, err := seed.SecretKeyFromBytes(s.Secret[:])
@@ -773,7 +781,25 @@ func (d *Devnet) Overwrite(dir string, s uint64) error {
 
 // Write stores the keys as a validator.key file (mode 0600).
 func (k *ValidatorKeys) Write(path string) error {
-	return writeJSON(path, validatorKeyFile{Ed25519Seed: k.seedBytes, BLSSecretKey: k.bls, EpochShares: k.shares}, 0o600)
+	k.mu.Lock()
+	shares := slices.Clone(k.shares)
+	k.mu.Unlock()
+	// Atomically (a temporary file, synced, renamed): a running node
+	// rewrites it when the devnet dealer hands it a share, and a crash
+	// then must leave the old file or the new one, never neither.
+	tmp := path + ".tmp"
+	if err := writeJSON(tmp, validatorKeyFile{Ed25519Seed: k.seedBytes, BLSSecretKey: k.bls, EpochShares: shares}, 0o600); err != nil {
+		return err
+	}
+	f, err := os.Open(tmp)
+	if err != nil {
+		return err
+	}
+	serr := f.Sync()
+	if err := errors.Join(serr, f.Close()); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
 }
 
 // Ed25519Seed is the peer key's seed: on a network, the CometBFT node key

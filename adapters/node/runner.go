@@ -44,6 +44,9 @@ type Chain interface {
 // LocalChain is a Chain over an in-process Validator.
 type LocalChain struct{ V *Validator }
 
+// Epochs implements EpochSource.
+func (c LocalChain) Epochs(context.Context) ([]EpochSet, error) { return c.V.Epochs(), nil }
+
 // Height implements Chain.
 func (c LocalChain) Height(context.Context) (uint64, error) { return c.V.Height(), nil }
 
@@ -139,6 +142,7 @@ type Runner struct {
 	certMu sync.Mutex
 	cert   certState      // §8.3 certificate schedule (certify)
 	sets   *scheduledSets // the §5.4 view the client dials by
+	dir    *cquic.StaticDirectory
 }
 
 // maxSubmitQueue bounds the transactions waiting for the submit worker.
@@ -217,7 +221,7 @@ func NewRunner(ctx context.Context, cfg RunnerConfig) (*Runner, error) {
 		dir.Put(validators.PeerKey(g.Validator.PeerPubKey), ua)
 	}
 	r := &Runner{cfg: cfg, phase: phase, hb: hb, log: cfg.Logger, rng: mrand.New(mrand.NewPCG(cfg.Seed, 0xfa11)), sets: sets,
-		settled: map[cip11.Hash]bool{}, subq: newMailbox[[]byte](maxSubmitQueue)}
+		settled: map[cip11.Hash]bool{}, subq: newMailbox[[]byte](maxSubmitQueue), dir: dir}
 	var seedNonce [8]byte
 	_, _ = rand.Read(seedNonce[:])
 	r.nonce.Store(binary.BigEndian.Uint64(seedNonce[:]) >> 16) // a fresh nonce space per process
@@ -279,6 +283,7 @@ func (r *Runner) loop(ctx context.Context, h uint64) {
 			continue
 		}
 		last = h
+		r.followEpochs(ctx, h)
 		r.cl.Tick(h)
 		r.heartbeat(ctx, h)
 		r.certMu.Lock()
@@ -287,6 +292,38 @@ func (r *Runner) loop(ctx context.Context, h uint64) {
 		if r.phase.Polls(len(r.cl.Connected()) > 0) {
 			r.poll(ctx)
 		}
+	}
+}
+
+// followEpochs extends the runner's §5.4 view by the epochs in-band
+// reconfigurations added (SPEC-NOTES C11), when its Chain reports them
+// (EpochSource), and puts their validators in the directory, so that the
+// client computes Sub_{E+1}(R) and dials it before the activation (§5.3).
+func (r *Runner) followEpochs(ctx context.Context, h uint64) {
+	src, ok := r.cfg.Chain.(EpochSource)
+	if !ok || !r.cfg.Genesis.Network() {
+		return
+	}
+	es, err := src.Epochs(ctx)
+	if err != nil {
+		r.log.Debug("epochs not read", "height", h, "err", err)
+		return
+	}
+	added, err := r.sets.extend(es)
+	if err != nil {
+		r.log.Warn("a new validator-set epoch is unusable", "height", h, "err", err)
+		return
+	}
+	for _, e := range added {
+		for _, v := range e.Set {
+			ua, err := net.ResolveUDPAddr("udp", v.QUIC)
+			if err != nil {
+				r.log.Warn("validator address of a new epoch does not resolve", "epoch", e.Epoch, "quic", v.QUIC, "err", err)
+				continue
+			}
+			r.dir.Put(validators.PeerKey(v.PeerPubKey), ua)
+		}
+		r.log.Info("following a new validator-set epoch (§5.3)", "height", h, "epoch", e.Epoch, "activation_height", e.Activation, "validators", len(e.Set))
 	}
 }
 

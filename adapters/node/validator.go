@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -161,6 +162,10 @@ type Validator struct {
 	prod Producer
 	snap *validators.Snapshot
 	sets *scheduledSets // the §5.4 snapshots by height (D30)
+	// epochs are the committed validator-set epochs: the genesis's, then
+	// each in-band reconfiguration's (SPEC-NOTES C11); written by the loop.
+	epochMu sync.RWMutex
+	epochs  []EpochSet
 	// srv is the QUIC server; nil in PhaseOff (§14: no listener).
 	srv   *cquic.Server
 	phase Phase
@@ -353,6 +358,9 @@ func (v *Validator) open() (created []string, err error) {
 	if err != nil {
 		return created, err
 	}
+	if _, err := sets.extend(v.Epochs()); err != nil { // reconfigurations the block log holds
+		return created, err
+	}
 	v.snap, v.sets = snap, sets
 	if v.phase, err = PhaseOf(v.p); err != nil {
 		return created, err
@@ -393,7 +401,8 @@ func (v *Validator) open() (created []string, err error) {
 func (v *Validator) recover(blocksPath string, specs []*chain.JobSpec, sync bool) error {
 	core, err := chain.New(chain.Config{Params: v.p, ChainID: uint64(v.g.ChainID), Runners: v.g.chainRunners(),
 		Key: v.cfg.Keys.Peer, Exec: v.x, Log: blogPort{v}, Journal: journalPort{v}, Archive: v.archive,
-		RetainBlocks: v.cfg.RetainBlocks, Logger: v.log, History: historyPort{v}, ModeA: v.p.PresenceHardExcludeEnabled})
+		RetainBlocks: v.cfg.RetainBlocks, Logger: v.log, History: historyPort{v}, ModeA: v.p.PresenceHardExcludeEnabled,
+		Admin: v.g.DevnetAdmin})
 	if err != nil {
 		return err
 	}
@@ -408,8 +417,10 @@ func (v *Validator) recover(blocksPath string, specs []*chain.JobSpec, sync bool
 	var tail *chainlog.Block
 	var tailAt time.Time
 	var history []httpapi.BlockSummary // the log's last blocks, for the dashboard
+	v.epochs = v.g.EpochSets()
 	restore := func(b *chainlog.Block, at time.Time) error {
 		h := uint64(b.Height)
+		v.noteEpochs(b)
 		if pb := b.ParentBeacon; pb != nil {
 			v.beacons = append(v.beacons, *pb)
 			if len(v.beacons) > 2*maxRecoveredBeacons {
@@ -787,6 +798,11 @@ func (v *Validator) commit(c *chain.Core, start time.Time) error {
 		fresh[a.JobID] = f
 	}
 	v.fresh.Store(&fresh)
+	if v.noteEpochs(b) && v.sets != nil {
+		if _, err := v.sets.extend(v.Epochs()); err != nil { // the executor checked the set: not expected
+			v.log.Error("the transport cannot take the new epoch's snapshot", "height", h, "err", err)
+		}
+	}
 	v.sendq.post(sendItem{h: h, pushes: res.Pushes, cancels: res.Cancels}) // also ticks the server to h
 	v.log.Debug("block", "height", h, "txs", len(b.Txs), "assignments", len(b.Out.Assignments), "heartbeats", len(b.Heartbeats),
 		"pushes", len(res.Pushes), "cancels", len(res.Cancels))
@@ -808,6 +824,33 @@ func (v *Validator) commit(c *chain.Core, start time.Time) error {
 		}
 	}
 	return nil
+}
+
+// noteEpochs adds the epoch a committed block's reconfiguration emits
+// (§5.4 ValidatorSetSnapshot(E+1), activated at its height; SPEC-NOTES
+// C11) and reports whether it had one.
+func (v *Validator) noteEpochs(b *chainlog.Block) bool {
+	added := false
+	for _, tx := range b.Txs {
+		if r := tx.Reconfigure; r != nil {
+			v.epochMu.Lock()
+			v.epochs = append(v.epochs, EpochSetOf(r))
+			v.epochMu.Unlock()
+			v.log.Info("validator set snapshot committed (ValidatorSetSnapshot)", "height", b.Height, "epoch", r.Epoch,
+				"activation_height", r.Activation, "validators", len(r.Set))
+			added = true
+		}
+	}
+	return added
+}
+
+// Epochs are the chain's committed validator-set epochs, ascending: the
+// genesis's, then each committed in-band reconfiguration's (SPEC-NOTES
+// C11). Nil on a single-validator chain.
+func (v *Validator) Epochs() []EpochSet {
+	v.epochMu.RLock()
+	defer v.epochMu.RUnlock()
+	return slices.Clone(v.epochs)
 }
 
 // fail records a sticky core failure for callers outside the loop.

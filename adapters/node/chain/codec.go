@@ -20,6 +20,7 @@ const (
 	TxCommit      = nodetx.TxCommit
 	TxReveal      = nodetx.TxReveal
 	TxCertificate = nodetx.TxCertificate
+	TxReconfigure = nodetx.TxReconfigure
 	MaxTxBytes    = nodetx.MaxTxBytes
 	// MaxCertificateReceipts bounds one TxCertificate's receipts.
 	MaxCertificateReceipts = nodetx.MaxCertificateReceipts

@@ -62,6 +62,10 @@ type Config struct {
 	// Mode-A machinery (receipt_chain_id, peer_pubkeys). Off: a certificate
 	// transaction is refused with ErrBadRequest.
 	ModeA bool
+	// Admin is the DEVNET admin whose TxReconfigure the chain accepts
+	// (the genesis's devnet_admin, SPEC-NOTES C11); nil refuses every
+	// reconfiguration with ErrBadRequest.
+	Admin *cip11.Address
 	// Logger (default: discard).
 	Logger *slog.Logger
 	// History, if set, is told of every job event that does not come from
@@ -431,6 +435,13 @@ func (c *Core) Restore(b *chainlog.Block, at time.Time) error {
 	if h := uint64(b.Height); h != c.Height()+1 {
 		return fmt.Errorf("%w: block log block %d after %d", ErrBlockLog, h, c.Height())
 	}
+	for _, tx := range b.Txs {
+		if r := tx.Reconfigure; r != nil {
+			if err := c.x.RestoreReconfiguration(r); err != nil {
+				return fmt.Errorf("%w: block %d: %w", ErrBlockLog, b.Height, err)
+			}
+		}
+	}
 	c.advance(b, at, nil)
 	return nil
 }
@@ -452,7 +463,8 @@ func (c *Core) RecoverTail(b *chainlog.Block, at time.Time) error {
 	if err := c.x.Commit(); err != nil {
 		return err
 	}
-	return c.Restore(b, at)
+	c.advance(b, at, nil) // Commit applied its reconfiguration, if any
+	return nil
 }
 
 // pruneMempool drops from the mempool the registrations and heartbeats
@@ -463,6 +475,9 @@ func (c *Core) RecoverTail(b *chainlog.Block, at time.Time) error {
 // the transaction reached it) stays for the next block.
 func (c *Core) pruneMempool(b *chainlog.Block) {
 	for _, tx := range b.Txs {
+		if r := tx.Reconfigure; r != nil && c.mem.reconf != nil && c.mem.reconf.Reconfigure().Epoch <= r.Epoch {
+			c.mem.reconf = nil
+		}
 		if ct := tx.Certificate; ct != nil {
 			if w := c.mem.certs[ct.Runner]; w != nil && w.Height <= ct.Height {
 				delete(c.mem.certs, ct.Runner)

@@ -33,6 +33,9 @@ type mempool struct {
 	// certRaw is each waiting certificate's signed transaction: a network
 	// block carries it beside the body (blocklayout: runner_signed).
 	certRaw map[cip11.Address][]byte
+	// reconf is the waiting devnet admin reconfiguration (one at a time,
+	// SPEC-NOTES C11).
+	reconf *Tx
 }
 
 func newMempool() mempool {
@@ -41,7 +44,13 @@ func newMempool() mempool {
 
 // Len is the number of waiting entries (submits, registrations,
 // heartbeats, certificates).
-func (m *mempool) Len() int { return len(m.submits) + len(m.regs) + len(m.beats) + len(m.certs) }
+func (m *mempool) Len() int {
+	n := len(m.submits) + len(m.regs) + len(m.beats) + len(m.certs)
+	if m.reconf != nil {
+		n++
+	}
+	return n
+}
 
 // committed advances the mempool past committed block h: the dedupe set's
 // generation, and what the block drew.
@@ -174,6 +183,10 @@ func (c *Core) SubmitTx(raw []byte, now time.Time) (*Tx, error) {
 		if err := c.admitCertificate(tx); err != nil {
 			return tx, err
 		}
+	case TxReconfigure:
+		if err := c.admitReconfigure(tx); err != nil {
+			return tx, err
+		}
 	}
 	c.mem.known[hash] = true
 	c.learnKey(tx)
@@ -270,6 +283,14 @@ func (c *Core) txs(h uint64, b *chainlog.Block) bool {
 		}
 		b.Txs = append(b.Txs, chainlog.Tx{Verified: vr})
 	}
+	if t := c.mem.reconf; t != nil {
+		if err := c.x.CheckReconfigure(h, t.Reconfigure()); err != nil {
+			c.log.Warn("dropping the waiting reconfiguration: block can no longer carry it", "height", h, "epoch", t.Nonce, "err", err)
+			c.mem.reconf = nil
+		} else {
+			b.Txs = append(b.Txs, chainlog.Tx{Reconfigure: t.Reconfigure()})
+		}
+	}
 	if len(c.mem.certs) > 0 {
 		runners := slices.SortedFunc(maps.Keys(c.mem.certs), func(a, b cip11.Address) int { return bytes.Compare(a[:], b[:]) })
 		for _, r := range runners[:min(len(runners), MaxBlockCertificates)] {
@@ -336,3 +357,25 @@ func (c *Core) admitCertificate(tx *Tx) error {
 // holds for runner (nil: none): a proposal carries it with the block
 // (§8.3 runner_signed).
 func (c *Core) CertificateTx(runner cip11.Address) []byte { return c.mem.certRaw[runner] }
+
+// admitReconfigure queues the devnet admin's reconfiguration (SPEC-NOTES
+// C11): the chain names an admin, the signer is it, no other waits, and
+// the next block could carry it (blockexec.Executor.CheckReconfigure).
+func (c *Core) admitReconfigure(tx *Tx) error {
+	if c.cfg.Admin == nil {
+		return fmt.Errorf("%w: this chain has no devnet admin: reconfigurations are refused (SPEC-NOTES C11)", ErrBadRequest)
+	}
+	if tx.From != *c.cfg.Admin {
+		return fmt.Errorf("%w: reconfiguration signed by %s, not the devnet admin %s", ErrBadRequest, tx.From, *c.cfg.Admin)
+	}
+	if w := c.mem.reconf; w != nil {
+		return fmt.Errorf("%w: the reconfiguration of epoch %d waits for a block: one at a time", ErrBadRequest, w.Nonce)
+	}
+	if err := c.x.CheckReconfigure(c.Height()+1, tx.Reconfigure()); err != nil {
+		return fmt.Errorf("%w: %w", ErrBadRequest, err)
+	}
+	c.mem.reconf = tx
+	r := tx.Reconfigure()
+	c.log.Info("devnet admin reconfiguration admitted", "epoch", r.Epoch, "activation_height", r.Activation, "validators", len(r.Set))
+	return nil
+}

@@ -51,6 +51,13 @@ type Executor interface {
 	// Store is the committed state (registry views, registrar, pending
 	// selections) that block building reads.
 	Store() store.Store
+	// CheckReconfigure reports whether block h may carry r
+	// (blockexec.Executor.CheckReconfigure, SPEC-NOTES C11).
+	CheckReconfigure(h uint64, r *chainlog.Reconfigure) error
+	// RestoreReconfiguration extends the schedule by r, a reconfiguration a
+	// committed block carried (recovery: the store has the block, the
+	// schedule is rebuilt from the block log).
+	RestoreReconfiguration(r *chainlog.Reconfigure) error
 }
 
 // BlockLog is the durable, append-only block history (docs/chainlog.md).

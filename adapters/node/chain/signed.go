@@ -1,9 +1,11 @@
 package chain
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/chainlog"
@@ -37,6 +39,11 @@ func (c *Core) Signed(b *chainlog.Block) [][]byte {
 			out = append(out, c.mem.beats[a])
 		}
 	}
+	for _, tx := range b.Txs {
+		if r := tx.Reconfigure; r != nil && c.mem.reconf != nil && c.mem.reconf.Reconfigure().Epoch == r.Epoch {
+			out = append(out, c.mem.reconf.Bytes())
+		}
+	}
 	return out
 }
 
@@ -51,8 +58,13 @@ func (c *Core) Signed(b *chainlog.Block) [][]byte {
 func (c *Core) CheckSigned(b *chainlog.Block, txs []*Tx) error {
 	h := uint64(b.Height)
 	regs, beats := map[cip11.Address]*Tx{}, map[cip11.Address]bool{}
+	var reconfs [][]byte // the admin's signed reconfiguration payloads
 	for _, tx := range txs {
 		switch tx.Kind {
+		case TxReconfigure:
+			if c.cfg.Admin != nil && tx.From == *c.cfg.Admin {
+				reconfs = append(reconfs, tx.Payload)
+			}
 		case TxRegister:
 			regs[tx.From] = tx
 		case TxHeartbeat:
@@ -80,6 +92,16 @@ func (c *Core) CheckSigned(b *chainlog.Block, txs []*Tx) error {
 		stake := cip11.U128{Hi: binary.BigEndian.Uint64(tx.Payload[:8]), Lo: binary.BigEndian.Uint64(tx.Payload[8:16])}
 		if stake != *op.Stake || *op.ReputationX1e9 != 1_000_000_000 {
 			return fmt.Errorf("%w: registry[%d]: %s registers with stake %s, its transaction says %s", ErrUnsigned, j, op.Address, op.Stake, stake)
+		}
+	}
+	for j, tx := range b.Txs {
+		r := tx.Reconfigure
+		if r == nil {
+			continue
+		}
+		enc, err := chainlog.EncodeReconfigure(r)
+		if err != nil || !slices.ContainsFunc(reconfs, func(p []byte) bool { return bytes.Equal(p, enc) }) {
+			return fmt.Errorf("%w: txs[%d]: a reconfiguration of epoch %d without the devnet admin's transaction (SPEC-NOTES C11)", ErrUnsigned, j, r.Epoch)
 		}
 	}
 	for k, i := range b.Heartbeats {
