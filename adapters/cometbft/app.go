@@ -81,8 +81,8 @@ type App struct {
 	keys      *node.ValidatorKeys
 	share     seed.Share
 	voteAddrs [][]byte
-	onFin   func(uint64, cip11.Hash)
-	gossip  *presenceReactor // nil: each proposer's own view only
+	onFin     func(uint64, cip11.Hash)
+	gossip    *presenceReactor // nil: each proposer's own view only
 
 	mu       sync.Mutex // the fields below: ABCI connections run concurrently
 	seeds    map[uint64]seed.Signature
