@@ -3,9 +3,11 @@ package cometbft
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,8 +15,10 @@ import (
 
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/adapters/node"
+	"github.com/cip11/cip11/nodetx"
 	"github.com/cip11/cip11/replay"
 	"github.com/cip11/cip11/seed"
+	"github.com/cip11/cip11/wire"
 )
 
 // reconfigOpts is a network of a 5-validator pool whose genesis schedules
@@ -52,17 +56,64 @@ func TestNetworkPlansRejected(t *testing.T) {
 // beacon is the seed of Round(epoch(h−1), h−1) and verifies under that
 // epoch's group key; every validator, the joiner and the leaver included,
 // computes the same AppHash at every height; and their block logs replay.
+//
+// It runs twice: with the reconfigurations scheduled in the genesis, and in
+// band (SPEC-NOTES C11), where the test is the devnet dealer and admin:
+// ReconfigureSubmitLead blocks before each activation it hands the epoch's
+// shares to its members and submits the admin's transaction (after
+// checking that a stranger's and one too close to its
+// activation are refused); there a restarted validator rebuilds the
+// epochs from its block log and goes on.
 func TestReconfigurationOnNetwork(t *testing.T) {
-	const addAt, removeAt, until = 10, 20, 30
+	t.Run("scheduled", func(t *testing.T) { testReconfiguration(t, false) })
+	t.Run("in band", func(t *testing.T) { testReconfiguration(t, true) })
+}
+
+func testReconfiguration(t *testing.T, inBand bool) {
+	addAt, removeAt, until := uint64(10), uint64(20), uint64(30)
+	o := reconfigOpts(t, addAt, removeAt, 0)
+	if inBand {
+		addAt, removeAt, until = 16, 30, 40
+		o = reconfigOpts(t, addAt, removeAt, 0)
+		o.InBand = true
+	}
 	d := &digests{}
-	nw, nodes, stop := startOpts(t, reconfigOpts(t, addAt, removeAt, 0), d.hook)
+	nw, nodes, stop := startOpts(t, o, d.hook)
 	dir := filepath.Dir(nw.Homes[0].Dir)
+	g := nw.Homes[0].Genesis
+	if inBand {
+		if len(g.EpochSets()) != 1 || g.DevnetAdmin == nil {
+			t.Fatalf("in-band genesis: %d epochs, admin %v", len(g.EpochSets()), g.DevnetAdmin)
+		}
+		for e, act := range []uint64{addAt, removeAt} {
+			waitHeight(t, nodes, act-ReconfigureSubmitLead, 60*time.Second)
+			tx, shares, err := nw.Reconfiguration(e+1, act)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e == 0 {
+				refuseReconfigurations(t, nw, nodes[0].V, tx)
+			}
+			for pos, sec := range shares {
+				if err := nodes[pos].AddEpochShare(uint64(e+1), sec); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := nodes[2].V.SubmitTx(tx); err != nil {
+				t.Fatalf("epoch %d: %v", e+1, err)
+			}
+		}
+	}
 	waitHeight(t, nodes, until, 90*time.Second)
 
-	g := nw.Homes[0].Genesis
-	sets := g.EpochSets()
-	if len(sets) != 3 || len(sets[1].Set) != 5 || len(sets[2].Set) != 4 {
-		t.Fatalf("epochs: %d", len(sets))
+	sets := nodes[0].V.Epochs()
+	if len(sets) != 3 || len(sets[1].Set) != 5 || len(sets[2].Set) != 4 || sets[1].Activation != addAt || sets[2].Activation != removeAt {
+		t.Fatalf("epochs: %+v", sets)
+	}
+	for i, nd := range nodes {
+		if got := nd.V.Epochs(); len(got) != 3 || got[2].GroupKey != sets[2].GroupKey {
+			t.Fatalf("validator %d knows %d epochs", i, len(got))
+		}
 	}
 	epochAt := func(h uint64) node.EpochSet {
 		e := sets[0]
@@ -75,7 +126,7 @@ func TestReconfigurationOnNetwork(t *testing.T) {
 	}
 	// 1. CometBFT's signers follow the epochs.
 	bs := nodes[1].cmt.BlockStore()
-	for h := int64(1); h < until; h++ {
+	for h := int64(1); h < int64(until); h++ {
 		c := bs.LoadBlockCommit(h)
 		if c == nil {
 			t.Fatalf("no commit for %d", h)
@@ -136,8 +187,24 @@ func TestReconfigurationOnNetwork(t *testing.T) {
 		}
 	}
 	d.mu.Unlock()
+	if inBand { // 4. a restarted validator rebuilds the epochs from its block log
+		home := nw.Homes[1].Dir
+		if err := nodes[1].Close(); err != nil {
+			t.Fatal(err)
+		}
+		nodes[1] = nil
+		nd, err := StartNode(context.Background(), NodeConfig{Home: home, NoSync: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		nodes[1] = nd
+		if got := nd.V.Epochs(); len(got) != 3 || got[1].Activation != addAt || got[2].Activation != removeAt {
+			t.Fatalf("restarted: epochs %+v", got)
+		}
+		waitHeight(t, nodes, until+5, 60*time.Second)
+	}
 	stop()
-	// 4. The joiner's and the leaver's block logs replay (§17).
+	// 5. The joiner's and the leaver's block logs replay (§17).
 	for _, i := range []int{0, 4} {
 		f, err := os.Open(filepath.Join(dir, fmt.Sprintf("v%d", i), "node", "blocks.jsonl"))
 		if err != nil {
@@ -145,9 +212,37 @@ func TestReconfigurationOnNetwork(t *testing.T) {
 		}
 		sum, err := replay.Run(f, replay.Config{})
 		f.Close()
-		if err != nil || sum.Blocks < until {
+		if err != nil || uint64(sum.Blocks) < until {
 			t.Fatalf("v%d's block log: %d blocks, %v", i, sum.Blocks, err)
 		}
+	}
+}
+
+// refuseReconfigurations: a chain admits only the devnet admin's
+// reconfiguration, one that the next block could still carry.
+func refuseReconfigurations(t *testing.T, nw *Network, v *node.Validator, good []byte) {
+	t.Helper()
+	gt, err := nodetx.DecodeTx(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stranger, err := wire.NewRunnerKey([32]byte{0x5e, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad, err := nodetx.SignTx(stranger, gt.ChainID, nodetx.TxReconfigure, gt.Nonce, cip11.Hash{}, gt.Payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.SubmitTx(bad.Bytes()); !errors.Is(err, node.ErrBadRequest) {
+		t.Errorf("a stranger's reconfiguration: %v, want ErrBadRequest", err)
+	}
+	close, _, err := nw.Reconfiguration(1, v.Height()+3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.SubmitTx(close); !errors.Is(err, node.ErrBadRequest) || !strings.Contains(err.Error(), "blocks after block") {
+		t.Errorf("a reconfiguration 3 blocks ahead: %v, want ErrBadRequest (lead)", err)
 	}
 }
 
