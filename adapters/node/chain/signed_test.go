@@ -2,10 +2,12 @@ package chain_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/adapters/node/chain"
+	"github.com/cip11/cip11/blockexec"
 	"github.com/cip11/cip11/chainlog"
 	"github.com/cip11/cip11/wire"
 )
@@ -98,5 +100,66 @@ func TestCoreCheckSigned(t *testing.T) {
 		if err := w.c.CheckSigned(c.b, c.txs); !errors.Is(err, chain.ErrUnsigned) {
 			t.Errorf("%s: %v, want ErrUnsigned", name, err)
 		}
+	}
+}
+
+// TestCoreReconfigureAdmission (SPEC-NOTES C11): a TxReconfigure is
+// refused on a chain without a devnet admin, from any other signer, and
+// where the executor's schedule cannot take it (a fixed-schedule chain has
+// no D30 height schedule); a network verifier accepts a block's
+// reconfiguration only beside the admin's signed transaction carrying
+// exactly it.
+func TestCoreReconfigureAdmission(t *testing.T) {
+	admin, err := wire.NewRunnerKey([32]byte{0xad})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := admin.Address()
+	r := &chainlog.Reconfigure{Epoch: 1, Activation: 40, GroupKey: chainlog.PublicKey{1},
+		Set: []chainlog.SetMember{{PeerPubKey: chainlog.PeerKey{1}, QUIC: "h:1"}, {PeerPubKey: chainlog.PeerKey{2}, QUIC: "h:2"}}}
+	payload, err := chainlog.EncodeReconfigure(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sign := func(k *wire.RunnerKey, chainID uint64, p []byte) *chain.Tx {
+		tx, err := chain.SignTx(k, chainID, chain.TxReconfigure, 1, cip11.Hash{}, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tx
+	}
+	plain := newWorld(t, 2, 0)
+	id := uint64(plain.d.Genesis.ChainID)
+	if _, err := plain.c.SubmitTx(sign(admin, id, payload).Bytes(), plain.now); !errors.Is(err, chain.ErrBadRequest) || !strings.Contains(err.Error(), "no devnet admin") {
+		t.Errorf("no devnet admin: %v", err)
+	}
+	w := newWorldWith(t, 2, func(c *chain.Config) { c.Admin = &a })
+	if _, err := w.c.SubmitTx(sign(w.d.RunnerKeys[0], id, payload).Bytes(), w.now); !errors.Is(err, chain.ErrBadRequest) || !strings.Contains(err.Error(), "not the devnet admin") {
+		t.Errorf("a runner's reconfiguration: %v", err)
+	}
+	if _, err := w.c.SubmitTx(sign(admin, id, payload).Bytes(), w.now); !errors.Is(err, blockexec.ErrReconfigure) {
+		t.Errorf("on a fixed-schedule chain: %v, want blockexec.ErrReconfigure", err)
+	}
+	b := &chainlog.Block{Height: 9, Txs: []chainlog.Tx{{Reconfigure: r}}}
+	other := *r
+	other.Activation = 41
+	otherPayload, err := chainlog.EncodeReconfigure(&other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.c.CheckSigned(b, []*chain.Tx{sign(admin, id, payload)}); err != nil {
+		t.Errorf("with the admin's transaction: %v", err)
+	}
+	for name, txs := range map[string][]*chain.Tx{
+		"none":               nil,
+		"a runner's":         {sign(w.d.RunnerKeys[1], id, payload)},
+		"another activation": {sign(admin, id, otherPayload)},
+	} {
+		if err := w.c.CheckSigned(b, txs); !errors.Is(err, chain.ErrUnsigned) {
+			t.Errorf("%s: %v, want ErrUnsigned", name, err)
+		}
+	}
+	if err := plain.c.CheckSigned(b, []*chain.Tx{sign(admin, id, payload)}); !errors.Is(err, chain.ErrUnsigned) {
+		t.Errorf("no devnet admin: %v, want ErrUnsigned", err)
 	}
 }
