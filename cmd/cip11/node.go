@@ -412,10 +412,13 @@ replays, presence coverage (the proposer's PresenceInput over the runners
 connected to any validator; -gossip=false turns presence gossip off) and
 jobs per runner. -chaos then kills one validator and restarts it on its
 directories -kills times, checking that it catches up. -reconfigure (DEVNET
-ONLY: the reconfiguration is scheduled in the generated genesis, every
-epoch's threshold shares dealt by the devnet dealer) adds a validator to
-the set at height -add-at and removes the first at -remove-at, with
-OVERLAP_BLOCKS = -overlap (§5.3); the report adds the runners re-homed to
+ONLY: in band, the genesis names a devnet admin whose signed reconfiguration
+transactions the chain accepts, SPEC-NOTES C11; 12 blocks before each
+activation the devnet dealer hands the new epoch's threshold shares to its
+members and the admin's transaction is submitted) adds a validator to the
+set at height -add-at (at least 15) and removes the first at -remove-at (at
+least -add-at + max(-overlap, 12)), with OVERLAP_BLOCKS = -overlap (§5.3);
+the report adds the runners re-homed to
 their new Sub(R) and the removed validator's admissions after its cutoff.
 Exit 1 also if the app hashes differ, the replay disagrees, a killed
 validator did not catch up or, with -reconfigure, a runner is still
@@ -490,6 +493,10 @@ accepted or, effective, a seat went to an unproven runner. -block-time,
 		}
 		if *rc.on && *chaos {
 			return c.usageError(stderr, "-reconfigure and -chaos do not combine")
+		}
+		if lead := cometbft.ReconfigureSubmitLead; *rc.on && (*rc.addAt < lead+3 || *rc.removeAt < *rc.addAt+max(*rc.overlap, lead)) {
+			return c.usageError(stderr, "-reconfigure in band: -add-at %d must be at least %d and -remove-at %d at least -add-at + max(-overlap %d, %d) (the admin's transaction goes in %d blocks ahead, SPEC-NOTES C11)",
+				*rc.addAt, lead+3, *rc.removeAt, *rc.overlap, lead, lead)
 		}
 		if *chaos && *validators < 4 {
 			return c.usageError(stderr, "-chaos kills one validator and needs -validators 4 or more (f = 1), not %d", *validators)
