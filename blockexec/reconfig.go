@@ -26,7 +26,7 @@ var ErrReconfigure = errors.New("blockexec: invalid reconfiguration")
 // Epochs is the number of validator-set epochs the executor's schedule
 // holds (the header's and the committed reconfigurations'): the next
 // reconfiguration is epoch Epochs().
-func (x *Executor) Epochs() uint64 { return uint64(len(x.hdr.ThresholdKeys)) }
+func (x *Executor) Epochs() uint64 { return uint64(len(x.hdr.Schedule.Activations)) }
 
 // Reconfigurations are the reconfigurations the executor committed, in
 // order (a restarted node hands them back through Options).
@@ -48,27 +48,44 @@ func (x *Executor) CheckReconfigure(h uint64, r *chainlog.Reconfigure) error {
 }
 
 func (x *Executor) checkReconfigure(h uint64, r *chainlog.Reconfigure) (*seed.Verifier, error) {
-	s := x.hdr.Schedule
-	if !s.Height() {
+	return checkSchedule(&x.hdr, h, r)
+}
+
+// CheckScheduleChange is CheckReconfigure against a header whose schedule
+// (activations, known_through, validator_sets, receipt_chain_id,
+// namespace, OVERLAP_BLOCKS, SELECTION_SEED_DELAY_VIEWS) is the chain's
+// so far: the pure rule the reconfigure_check vectors pin. The schedule's
+// epoch count is len(Schedule.Activations).
+func CheckScheduleChange(h chainlog.Header, height uint64, r *chainlog.Reconfigure) error {
+	_, err := checkSchedule(&h, height, r)
+	return err
+}
+
+func checkSchedule(hdr *chainlog.Header, h uint64, r *chainlog.Reconfigure) (*seed.Verifier, error) {
+	s := hdr.Schedule
+	if !s.Height() || len(hdr.Validators) == 0 {
 		return nil, fmt.Errorf("%w: the chain has no height schedule (D30)", ErrReconfigure)
 	}
-	if want := x.Epochs(); uint64(r.Epoch) != want {
+	if want := uint64(len(s.Activations)); uint64(r.Epoch) != want {
 		return nil, fmt.Errorf("%w: epoch %d, the next epoch is %d", ErrReconfigure, r.Epoch, want)
 	}
 	last := uint64(s.Activations[len(s.Activations)-1])
-	lead := max(uint64(ReconfigureLeadBlocks), x.params.SelectionSeedDelayViews+1)
+	lead := max(uint64(ReconfigureLeadBlocks), hdr.Params.SelectionSeedDelayViews+1)
 	a := uint64(r.Activation)
 	switch {
 	case last > h:
 		return nil, fmt.Errorf("%w: epoch %d activates at %d, after this block %d: one reconfiguration at a time", ErrReconfigure, len(s.Activations)-1, last, h)
-	case a < h+lead:
+	case h > ^uint64(0)-lead || a < h+lead:
 		return nil, fmt.Errorf("%w: activation %d is less than %d blocks after block %d", ErrReconfigure, a, lead, h)
-	case a < last+x.params.OverlapBlocks:
-		return nil, fmt.Errorf("%w: activation %d is inside epoch %d's overlap (%d + OVERLAP_BLOCKS %d)", ErrReconfigure, a, len(s.Activations)-1, last, x.params.OverlapBlocks)
+	case last > ^uint64(0)-hdr.Params.OverlapBlocks || a < last+hdr.Params.OverlapBlocks:
+		return nil, fmt.Errorf("%w: activation %d is inside epoch %d's overlap (%d + OVERLAP_BLOCKS %d)", ErrReconfigure, a, len(s.Activations)-1, last, hdr.Params.OverlapBlocks)
 	case a > uint64(s.KnownThrough):
 		return nil, fmt.Errorf("%w: activation %d is after the schedule's known_through %d", ErrReconfigure, a, s.KnownThrough)
 	}
-	if err := oneChange(x.hdr.Validators[len(x.hdr.Validators)-1], r.Set, x.hdr.ReceiptChainID != nil); err != nil {
+	if err := r.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrReconfigure, err)
+	}
+	if err := oneChange(hdr.Validators[len(hdr.Validators)-1], r.Set, hdr.ReceiptChainID != nil); err != nil {
 		return nil, err
 	}
 	for i, m := range r.Set {
@@ -76,7 +93,7 @@ func (x *Executor) checkReconfigure(h uint64, r *chainlog.Reconfigure) (*seed.Ve
 			return nil, fmt.Errorf("%w: validator_set[%d].threshold_pubkey: %w", ErrReconfigure, i, err)
 		}
 	}
-	v, err := seed.NewVerifier(r.GroupKey[:], x.hdr.Namespace)
+	v, err := seed.NewVerifier(r.GroupKey[:], hdr.Namespace)
 	if err != nil {
 		return nil, fmt.Errorf("%w: group_key: %w", ErrReconfigure, err)
 	}
@@ -143,7 +160,7 @@ func (x *Executor) applyReconfigure(r *chainlog.Reconfigure, v *seed.Verifier) e
 	x.pre.add(uint64(r.Epoch), v)
 	x.adv = Advance(h.Schedule)
 	x.reconfs = append(x.reconfs, *r)
-	x.reconfHash = reconfChain(x.reconfHash, r)
+	x.reconfHash = ReconfigureChain(x.reconfHash, r)
 	if h.ReceiptChainID != nil {
 		ma, err := newModeA(*h)
 		if err != nil {
@@ -154,9 +171,10 @@ func (x *Executor) applyReconfigure(r *chainlog.Reconfigure, v *seed.Verifier) e
 	return nil
 }
 
-// reconfChain is the digest's running hash over the reconfigurations:
-// keccak256(prev ‖ canonical bytes of r).
-func reconfChain(prev cip11.Hash, r *chainlog.Reconfigure) cip11.Hash {
+// ReconfigureChain is the state digest's running hash over the
+// reconfigurations (docs/chainlog.md): keccak256(prev ‖ canonical bytes of
+// r), prev 32 zero bytes for the first.
+func ReconfigureChain(prev cip11.Hash, r *chainlog.Reconfigure) cip11.Hash {
 	enc, _ := chainlog.EncodeReconfigure(r) // validated when decoded or staged
 	return cip11.Keccak256(prev[:], enc)
 }
@@ -170,7 +188,7 @@ func (x *Executor) appendReconfig(buf []byte) []byte {
 	}
 	h := x.reconfHash
 	if x.staged != nil {
-		h = reconfChain(h, x.staged)
+		h = ReconfigureChain(h, x.staged)
 	}
 	return append(append(buf, "reconfig"...), h[:]...)
 }

@@ -227,8 +227,11 @@ func DecodeReconfigure(b []byte) (*Reconfigure, error) {
 	return &r, nil
 }
 
-// validate checks what needs no chain state: a non-empty set, strictly
-// ascending by peer_pubkey (§5.4), with addresses.
+// Validate checks what needs no chain state: a non-empty set of at most
+// MaxReconfigureSet, strictly ascending by peer_pubkey (§5.4), with
+// addresses. Errors wrap ErrMalformed.
+func (r *Reconfigure) Validate() error { return r.validate() }
+
 func (r *Reconfigure) validate() error {
 	if len(r.Set) == 0 || len(r.Set) > MaxReconfigureSet {
 		return fmt.Errorf("%w: reconfigure: %d validators (1 … %d)", ErrMalformed, len(r.Set), MaxReconfigureSet)

@@ -55,7 +55,7 @@ func Functions() []Function {
 	var all []Function
 	for _, group := range [][]Function{
 		seedFunctions(), merkleFunctions(), presenceFunctions(), presenceMachineryFunctions(), mruFunctions(),
-		selectionFunctions(), wireFunctions(), blockheaderFunctions(), cometbftFunctions(),
+		selectionFunctions(), wireFunctions(), blockheaderFunctions(), cometbftFunctions(), reconfigureFunctions(),
 	} {
 		all = append(all, group...)
 	}
@@ -68,7 +68,7 @@ func Functions() []Function {
 func Sentinels() []Sentinel {
 	var all []Sentinel
 	for _, group := range [][]Sentinel{
-		cometbftSentinels(), seedSentinels(), merkleSentinels(), presenceSentinels(), presenceMachinerySentinels(), mruSentinels(),
+		reconfigureSentinels(), cometbftSentinels(), seedSentinels(), merkleSentinels(), presenceSentinels(), presenceMachinerySentinels(), mruSentinels(),
 		selectionSentinels(), wireSentinels(), blockheaderSentinels(), dcborSentinels(), gossipSentinels(),
 	} {
 		all = append(all, group...)
