@@ -126,7 +126,7 @@ func TestModeAAcrossReconfiguration(t *testing.T) {
 	}
 	dir := t.TempDir()
 	rep, err := RunDevnet(context.Background(), DevnetConfig{Validators: 4, Runners: 12, Uncertified: 2, ModeA: true, ProofTTL: 12,
-		Duration: 6 * time.Second, NoSync: true, Seed: 23, Dir: dir, Reconfigure: true, AddAt: 12, RemoveAt: 30, Overlap: 6})
+		Duration: 6 * time.Second, NoSync: true, Seed: 23, Dir: dir, Reconfigure: true, AddAt: 16, RemoveAt: 30, Overlap: 6})
 	if err != nil {
 		t.Fatal(err)
 	}
