@@ -140,6 +140,8 @@ func TestBadFlagValues(t *testing.T) {
 		{[]string{"devnet", "-validators", "4", "-reconfigure", "-chaos"}, "-chaos"},
 		{[]string{"devnet", "-validators", "4", "-reconfigure", "-add-at", "20", "-remove-at", "22"}, "-remove-at"},
 		{[]string{"devnet", "-validators", "4", "-reconfigure", "-add-at", "2"}, "-add-at"},
+		{[]string{"devnet", "-validators", "4", "-reconfigure", "-add-at", "14"}, "-add-at 14 must be at least 15"},
+		{[]string{"devnet", "-validators", "4", "-reconfigure", "-add-at", "20", "-remove-at", "34"}, "-remove-at 34 at least -add-at + max(-overlap 15, 12)"},
 		{[]string{"devnet", "-validators", "4", "-reconfigure", "-overlap", "0"}, "-overlap"},
 		{[]string{"devnet", "-validators", "1", "-gossip=false"}, "-gossip"},
 		{[]string{"vectors", "gen", "-dir", ""}, "-dir"},
