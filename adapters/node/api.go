@@ -15,6 +15,7 @@ import (
 
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/adapters/node/httpapi"
+	"github.com/cip11/cip11/chainlog"
 	"github.com/cip11/cip11/wire"
 )
 
@@ -82,6 +83,27 @@ func (b Backend) Status() httpapi.Status { return b.V.Status() }
 // Dashboard implements httpapi.Backend (dashboard_data.go).
 func (b Backend) Dashboard() httpapi.Dashboard { return b.V.dashboard() }
 
+// Epochs implements httpapi.EpochsBackend (GET /epochs): the committed
+// epochs as chain-log reconfigurations (epoch 0: the genesis set, active
+// from 1; a member without a consensus key shows a zero one).
+func (b Backend) Epochs() []chainlog.Reconfigure {
+	var out []chainlog.Reconfigure
+	for _, e := range b.V.Epochs() {
+		r := chainlog.Reconfigure{Epoch: chainlog.U64(e.Epoch), Activation: chainlog.U64(e.Activation), GroupKey: e.GroupKey}
+		for _, v := range e.Set {
+			m := chainlog.SetMember{PeerPubKey: chainlog.PeerKey(v.PeerPubKey), ThresholdPubKey: v.ThresholdPubKey, QUIC: v.QUIC, HTTP: v.HTTP}
+			if v.ConsensusPubKey != nil {
+				m.ConsensusPubKey = chainlog.PeerKey(*v.ConsensusPubKey)
+			}
+			r.Set = append(r.Set, m)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+var _ httpapi.EpochsBackend = Backend{}
+
 func settled(state httpapi.JobState, events []httpapi.Event, runner cip11.Address) bool {
 	if state == httpapi.StateCompleted || state == httpapi.StateExpired {
 		return true
@@ -126,6 +148,27 @@ func (c HTTPChain) get(ctx context.Context, path string, dst any) (int, error) {
 		return resp.StatusCode, fmt.Errorf("GET %s: %s: %s", path, resp.Status, bytes.TrimSpace(body))
 	}
 	return resp.StatusCode, json.Unmarshal(body, dst)
+}
+
+// Epochs implements EpochSource (GET /epochs): a runner process follows
+// the network's in-band reconfigurations (SPEC-NOTES C11).
+func (c HTTPChain) Epochs(ctx context.Context) ([]EpochSet, error) {
+	var res httpapi.EpochsResponse
+	if _, err := c.get(ctx, "/epochs", &res); err != nil {
+		return nil, err
+	}
+	out := make([]EpochSet, 0, len(res.Epochs))
+	for i := range res.Epochs {
+		r := &res.Epochs[i]
+		if uint64(r.Epoch) != uint64(i) {
+			return nil, fmt.Errorf("GET /epochs: entry %d is epoch %d", i, r.Epoch)
+		}
+		if err := r.Validate(); err != nil {
+			return nil, fmt.Errorf("GET /epochs: epoch %d: %w", i, err)
+		}
+		out = append(out, EpochSetOf(r))
+	}
+	return out, nil
 }
 
 // Height implements Chain (GET /status).

@@ -143,7 +143,15 @@ type Runner struct {
 	cert   certState      // §8.3 certificate schedule (certify)
 	sets   *scheduledSets // the §5.4 view the client dials by
 	dir    *cquic.StaticDirectory
+	// epochsAt is the height the epochs were last read at (followEpochs;
+	// the loop goroutine's).
+	epochsAt uint64
 }
+
+// epochPollBlocks is how often a runner reads the committed epochs: well
+// inside the 8 blocks an in-band reconfiguration is announced ahead
+// (SPEC-NOTES C11).
+const epochPollBlocks = 3
 
 // maxSubmitQueue bounds the transactions waiting for the submit worker.
 const maxSubmitQueue = 4096
@@ -301,9 +309,10 @@ func (r *Runner) loop(ctx context.Context, h uint64) {
 // client computes Sub_{E+1}(R) and dials it before the activation (§5.3).
 func (r *Runner) followEpochs(ctx context.Context, h uint64) {
 	src, ok := r.cfg.Chain.(EpochSource)
-	if !ok || !r.cfg.Genesis.Network() {
+	if !ok || !r.cfg.Genesis.Network() || (r.epochsAt > 0 && h < r.epochsAt+epochPollBlocks) {
 		return
 	}
+	r.epochsAt = h
 	es, err := src.Epochs(ctx)
 	if err != nil {
 		r.log.Debug("epochs not read", "height", h, "err", err)

@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/chainlog"
 	"github.com/cip11/cip11/internal/textform"
 	"github.com/cip11/cip11/wire"
 )
@@ -66,6 +67,7 @@ func NewHandler(b Backend, o Options) (http.Handler, error) {
 	h.mux.HandleFunc("GET /runner/{addr}", h.runner)
 	h.mux.HandleFunc("POST /submit", h.submitTx)
 	h.mux.HandleFunc("GET /status", h.status)
+	h.mux.HandleFunc("GET /epochs", h.epochs)
 	h.mux.HandleFunc("GET /metrics", h.serveMetrics)
 	h.mux.HandleFunc("GET /{$}", h.dashboardPage)
 	h.mux.HandleFunc("GET /dashboard.js", h.dashboardScript)
@@ -763,3 +765,28 @@ type promLogger struct{ log *slog.Logger }
 
 // Println implements promhttp.Logger.
 func (p promLogger) Println(v ...any) { p.log.Error("http: /metrics: " + fmt.Sprint(v...)) }
+
+// EpochsBackend is a Backend that knows a network's committed validator-set
+// epochs (GET /epochs): the genesis's and every in-band reconfiguration's
+// (SPEC-NOTES C11), ascending; empty on a single-validator chain.
+type EpochsBackend interface {
+	Epochs() []chainlog.Reconfigure
+}
+
+// EpochsResponse is GET /epochs' body.
+type EpochsResponse struct {
+	Epochs []chainlog.Reconfigure `json:"epochs"`
+}
+
+func (h *handler) epochs(w http.ResponseWriter, r *http.Request) {
+	eb, ok := h.b.(EpochsBackend)
+	var es []chainlog.Reconfigure
+	if ok {
+		es = eb.Epochs()
+	}
+	if len(es) == 0 {
+		h.fail(w, r, http.StatusNotFound, "this chain has no validator-set epochs (a single validator)", nil)
+		return
+	}
+	h.reply(w, r, http.StatusOK, EpochsResponse{Epochs: es})
+}
