@@ -45,6 +45,10 @@ type AppConfig struct {
 	// Keys holds the validator's shares of later epochs (a genesis with
 	// Epochs, D30–D31); nil when it has none.
 	Keys *node.ValidatorKeys
+	// KeyFile, if set, is where Keys came from: a member of an in-band
+	// epoch whose share Keys lacks re-reads it there (the devnet dealer of
+	// a process network writes the share into it, SPEC-NOTES C11).
+	KeyFile string
 	// Logger (default: the validator's is not reachable; discard).
 	Logger *slog.Logger
 	// OnFinalized, if set, is told each finalized height and its state
@@ -81,6 +85,7 @@ type App struct {
 	keys      *node.ValidatorKeys
 	share     seed.Share
 	voteAddrs [][]byte
+	keyFile   string
 	onFin     func(uint64, cip11.Hash)
 	gossip    *presenceReactor // nil: each proposer's own view only
 
@@ -158,7 +163,7 @@ func NewApp(cfg AppConfig) (*App, error) {
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}
-	a.keys, a.share, a.voteAddrs = cfg.Keys, cfg.Share, cfg.VoteAddrs
+	a.keys, a.share, a.voteAddrs, a.keyFile = cfg.Keys, cfg.Share, cfg.VoteAddrs, cfg.KeyFile
 	for _, es := range cfg.Validator.Epochs() { // the genesis's and those the block log committed
 		if err := a.addEpoch(es); err != nil {
 			return nil, err
@@ -254,7 +259,13 @@ func (a *App) shareOf(e *epochKeys) *seed.Share {
 	a.emu.Lock()
 	defer a.emu.Unlock()
 	if e.share == nil && e.index >= 0 && a.keys != nil {
-		if sk, ok := a.keys.Share(e.epoch); ok {
+		sk, ok := a.keys.Share(e.epoch)
+		if !ok && a.keyFile != "" { // the dealer may have written it since
+			if k, err := node.LoadValidatorKeys(a.keyFile); err == nil {
+				sk, ok = k.Share(e.epoch)
+			}
+		}
+		if ok {
 			e.share = &seed.Share{Index: uint32(e.index + 1), Key: sk}
 		}
 	}

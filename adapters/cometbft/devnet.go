@@ -730,7 +730,7 @@ func (n *netDevnet) reconfigure(h uint64) error {
 		return nil
 	}
 	e := n.submitted + 1
-	tx, shares, err := n.nw.Reconfiguration(e, acts[n.submitted])
+	tx, shares, err := n.nw.Dealer.Reconfiguration(e, acts[n.submitted])
 	if err != nil {
 		return err
 	}

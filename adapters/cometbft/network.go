@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/ed25519"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -74,16 +75,93 @@ type EpochPlan struct {
 type Network struct {
 	Opts  NetworkOptions
 	Homes []*Home // by pool position: epoch 0's share index − 1 first
-	// InBand: the planned epochs ≥ 1 (planned[e−1]) and each member's
-	// share by pool position, held by the devnet dealer until
-	// Reconfiguration hands them out.
-	planned []plannedEpoch
-	admin   *wire.RunnerKey
+	// Dealer is the InBand devnet dealer and admin (nil otherwise):
+	// the planned epochs' sets and shares, handed out by Reconfiguration;
+	// Write stores it as dealer.json.
+	Dealer *Dealer
 }
 
-type plannedEpoch struct {
-	set    node.EpochSet
-	shares map[int][32]byte // by pool position
+// DealerFormat names a dealer.json file.
+const DealerFormat = "cip11-devnet-dealer"
+
+// Dealer is a network's DEVNET dealer and admin for in-band
+// reconfigurations (SPEC-NOTES C11, D31): the admin's secp256k1 secret and
+// each planned epoch's set (with its planned activation) and members'
+// secret shares, by pool position (home v<i>). It holds every secret of
+// every later epoch: a devnet convenience, never a production scheme.
+type Dealer struct {
+	Format      string       `json:"format"`
+	ChainID     chainlog.U64 `json:"chain_id"`
+	AdminSecret cip11.Hash   `json:"admin_secp256k1_secret"`
+	Epochs      []DealtEpoch `json:"epochs"`
+	admin       *wire.RunnerKey
+}
+
+// DealtEpoch is one planned epoch: its reconfiguration at the planned
+// activation, and every member's share.
+type DealtEpoch struct {
+	Reconfigure chainlog.Reconfigure `json:"reconfigure"`
+	Shares      []DealtShare         `json:"shares"`
+}
+
+// DealtShare is a member's secret share of an epoch.
+type DealtShare struct {
+	Home   int        `json:"home"` // pool position: the home v<Home>
+	Secret cip11.Hash `json:"bls_secret_key"`
+}
+
+// LoadDealer reads a network directory's dealer.json.
+func LoadDealer(path string) (*Dealer, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var d Dealer
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&d); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", node.ErrKeyFile, path, err)
+	}
+	if d.Format != DealerFormat {
+		return nil, fmt.Errorf("%w: %s: format %q", node.ErrKeyFile, path, d.Format)
+	}
+	if d.admin, err = wire.NewRunnerKey(d.AdminSecret); err != nil {
+		return nil, fmt.Errorf("%w: %s: admin key: %v", node.ErrKeyFile, path, err)
+	}
+	for i, e := range d.Epochs {
+		if uint64(e.Reconfigure.Epoch) != uint64(i+1) {
+			return nil, fmt.Errorf("%w: %s: epochs[%d] is epoch %d", node.ErrKeyFile, path, i, e.Reconfigure.Epoch)
+		}
+	}
+	return &d, nil
+}
+
+// Reconfiguration is the devnet admin's in-band reconfiguration to planned
+// epoch e ≥ 1 (SPEC-NOTES C11), activating at activation (0: the planned
+// height): the signed TxReconfigure, and each member's share of e by pool
+// position, to hand to the members before the activation.
+func (d *Dealer) Reconfiguration(e int, activation uint64) (tx []byte, shares map[int][32]byte, err error) {
+	if d == nil || e < 1 || e > len(d.Epochs) {
+		return nil, nil, fmt.Errorf("%w: no planned in-band epoch %d", node.ErrBadRequest, e)
+	}
+	de := d.Epochs[e-1]
+	r := de.Reconfigure
+	if activation != 0 {
+		r.Activation = chainlog.U64(activation)
+	}
+	payload, err := chainlog.EncodeReconfigure(&r)
+	if err != nil {
+		return nil, nil, err
+	}
+	t, err := nodetx.SignTx(d.admin, uint64(d.ChainID), nodetx.TxReconfigure, uint64(e), cip11.Hash{}, payload)
+	if err != nil {
+		return nil, nil, err
+	}
+	shares = map[int][32]byte{}
+	for _, s := range de.Shares {
+		shares[s.Home] = s.Secret
+	}
+	return t.Bytes(), shares, nil
 }
 
 // Home is one validator's files (WriteHome's layout):
@@ -250,6 +328,14 @@ func NewNetwork(o NetworkOptions) (*Network, error) {
 		base.Set = append(base.Set, entry(0, i))
 	}
 	net := &Network{Opts: o}
+	if o.InBand {
+		as := derive("devnet-admin", o.Seed, 0)
+		k, err := wire.NewRunnerKey(as)
+		if err != nil {
+			return nil, err
+		}
+		net.Dealer = &Dealer{Format: DealerFormat, ChainID: chainlog.U64(o.ChainID), AdminSecret: as, admin: k}
+	}
 	for e := 1; e < len(plans); e++ {
 		ge := node.GenesisEpoch{Activation: chainlog.U64(plans[e].Activation), GroupKey: chainlog.PublicKey(epochs[e].group)}
 		for i := range plans[e].Members {
@@ -259,22 +345,21 @@ func NewNetwork(o NetworkOptions) (*Network, error) {
 			base.Epochs = append(base.Epochs, ge)
 			continue
 		}
-		pe := plannedEpoch{set: node.EpochSet{Epoch: uint64(e), Activation: uint64(ge.Activation), GroupKey: ge.GroupKey, Set: ge.Set},
-			shares: map[int][32]byte{}}
-		for j, m := range plans[e].Members {
-			pe.shares[m] = epochs[e].secrets[j]
-		}
-		net.planned = append(net.planned, pe)
-	}
-	if o.InBand {
-		base.Schedule.Activations = base.Schedule.Activations[:1]
-		as := derive("devnet-admin", o.Seed, 0)
-		k, err := wire.NewRunnerKey(as)
+		es := node.EpochSet{Epoch: uint64(e), Activation: uint64(ge.Activation), GroupKey: ge.GroupKey, Set: ge.Set}
+		r, err := es.Reconfigure()
 		if err != nil {
 			return nil, err
 		}
-		a := k.Address()
-		net.admin, base.DevnetAdmin = k, &a
+		de := DealtEpoch{Reconfigure: *r}
+		for j, m := range plans[e].Members {
+			de.Shares = append(de.Shares, DealtShare{Home: m, Secret: epochs[e].secrets[j]})
+		}
+		net.Dealer.Epochs = append(net.Dealer.Epochs, de)
+	}
+	if o.InBand {
+		base.Schedule.Activations = base.Schedule.Activations[:1]
+		a := net.Dealer.admin.Address()
+		base.DevnetAdmin = &a
 	}
 	// CometBFT's side: epoch 0's vote keys, node ids, one genesis document.
 	gd := &cmttypes.GenesisDoc{ChainID: fmt.Sprintf("cip11-%d", o.ChainID), GenesisTime: time.Unix(1_700_000_000, 0).UTC(),
@@ -350,32 +435,6 @@ func NewNetwork(o NetworkOptions) (*Network, error) {
 	return net, nil
 }
 
-// Reconfiguration is the devnet dealer's in-band reconfiguration to
-// planned epoch e ≥ 1 (InBand; DEVNET ONLY, SPEC-NOTES C11), activating
-// at activation: the devnet admin's signed TxReconfigure, and each member's
-// share of e by pool position, to hand to the members (Node.AddEpochShare)
-// before the activation.
-func (n *Network) Reconfiguration(e int, activation uint64) (tx []byte, shares map[int][32]byte, err error) {
-	if n.admin == nil || e < 1 || e > len(n.planned) {
-		return nil, nil, fmt.Errorf("%w: no planned in-band epoch %d", node.ErrBadRequest, e)
-	}
-	pe := n.planned[e-1]
-	pe.set.Activation = activation
-	r, err := pe.set.Reconfigure()
-	if err != nil {
-		return nil, nil, err
-	}
-	payload, err := chainlog.EncodeReconfigure(r)
-	if err != nil {
-		return nil, nil, err
-	}
-	t, err := nodetx.SignTx(n.admin, n.Opts.ChainID, nodetx.TxReconfigure, uint64(e), cip11.Hash{}, payload)
-	if err != nil {
-		return nil, nil, err
-	}
-	return t.Bytes(), pe.shares, nil
-}
-
 // AddThenRemove is the devnet's two-step reconfiguration of an
 // n-validator network (cip11 genesis / devnet -reconfigure): a pool of n+1,
 // pool member n joins at addAt (epoch 1: all n+1) and member 0 leaves at
@@ -440,6 +499,15 @@ func (n *Network) Write(dir string) error {
 	}
 	for i := range n.Opts.Runners {
 		if err := node.WriteRunnerKey(dir, n.Opts.Seed, i); err != nil {
+			return err
+		}
+	}
+	if n.Dealer != nil { // DEVNET: the dealer's and admin's secrets (0600)
+		b, err := json.MarshalIndent(n.Dealer, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, "dealer.json"), append(b, '\n'), 0o600); err != nil {
 			return err
 		}
 	}

@@ -184,7 +184,7 @@ func StartNode(ctx context.Context, cfg NodeConfig) (*Node, error) {
 		return nil, err
 	}
 	app, err := NewApp(AppConfig{Validator: v, Share: seed.Share{Index: uint32(h.Index + 1), Key: h.Keys.Threshold},
-		VoteAddrs: addrs, Keys: h.Keys, Logger: cfg.Logger, OnFinalized: cfg.OnFinalized})
+		VoteAddrs: addrs, Keys: h.Keys, KeyFile: filepath.Join(cfg.Home, "validator.key"), Logger: cfg.Logger, OnFinalized: cfg.OnFinalized})
 	if err != nil {
 		v.Close()
 		return nil, err

@@ -1,6 +1,7 @@
 package cometbft
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -85,11 +86,18 @@ func testReconfiguration(t *testing.T, inBand bool) {
 		if len(g.EpochSets()) != 1 || g.DevnetAdmin == nil {
 			t.Fatalf("in-band genesis: %d epochs, admin %v", len(g.EpochSets()), g.DevnetAdmin)
 		}
+		dealer, err := LoadDealer(filepath.Join(dir, "dealer.json")) // what Write stored
+		if err != nil {
+			t.Fatal(err)
+		}
 		for e, act := range []uint64{addAt, removeAt} {
 			waitHeight(t, nodes, act-ReconfigureSubmitLead, 60*time.Second)
-			tx, shares, err := nw.Reconfiguration(e+1, act)
+			tx, shares, err := dealer.Reconfiguration(e+1, act)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if mem, _, err := nw.Dealer.Reconfiguration(e+1, 0); err != nil || !bytes.Equal(mem, tx) {
+				t.Fatalf("dealer.json's reconfiguration differs from the generated dealer's: %v", err)
 			}
 			if e == 0 {
 				refuseReconfigurations(t, nw, nodes[0].V, tx)
@@ -237,7 +245,7 @@ func refuseReconfigurations(t *testing.T, nw *Network, v *node.Validator, good [
 	if _, err := v.SubmitTx(bad.Bytes()); !errors.Is(err, node.ErrBadRequest) {
 		t.Errorf("a stranger's reconfiguration: %v, want ErrBadRequest", err)
 	}
-	close, _, err := nw.Reconfiguration(1, v.Height()+3)
+	close, _, err := nw.Dealer.Reconfiguration(1, v.Height()+3)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -141,6 +141,12 @@ func TestBadFlagValues(t *testing.T) {
 		{[]string{"devnet", "-validators", "4", "-reconfigure", "-add-at", "20", "-remove-at", "22"}, "-remove-at"},
 		{[]string{"devnet", "-validators", "4", "-reconfigure", "-add-at", "2"}, "-add-at"},
 		{[]string{"devnet", "-validators", "4", "-reconfigure", "-add-at", "14"}, "-add-at 14 must be at least 15"},
+		{[]string{"genesis", "-validators", "4", "-in-band"}, "-in-band needs -reconfigure"},
+		{[]string{"genesis", "-in-band"}, "-in-band"},
+		{[]string{"genesis", "-validators", "4", "-reconfigure", "-in-band", "-add-at", "9"}, "-add-at 9 must be at least 10"},
+		{[]string{"reconfigure"}, "-net and -epoch are required"},
+		{[]string{"reconfigure", "-net", "x", "-epoch", "0"}, "-epoch"},
+		{[]string{"reconfigure", "-net", "x", "-epoch", "1", "-node", "ftp://x"}, "-node"},
 		{[]string{"devnet", "-validators", "4", "-reconfigure", "-add-at", "20", "-remove-at", "34"}, "-remove-at 34 at least -add-at + max(-overlap 15, 12)"},
 		{[]string{"devnet", "-validators", "4", "-reconfigure", "-overlap", "0"}, "-overlap"},
 		{[]string{"devnet", "-validators", "1", "-gossip=false"}, "-gossip"},
@@ -201,12 +207,13 @@ func TestHelpEveryCommand(t *testing.T) {
 		says  string
 	}{
 		{[]string{"devnet"}, []string{"add-at", "block-time", "chaos", "comet-log", "data", "duration", "fail-per-mille", "gossip", "http", "jobs-per-block", "json", "kills", "log", "mode-a", "multi-per-mille", "overlap", "phase", "proof-ttl", "quiet", "reconfigure", "remove-at", "runners", "seed", "subset", "timeout-commit", "uncertified", "validators"}, "one process"},
-		{[]string{"genesis"}, []string{"add-at", "base-port", "chain-id", "force", "http", "o", "overlap", "phase", "poll-disabled", "quic", "reconfigure", "remove-at", "runner", "runners", "runners-file", "seed", "validators"}, "genesis"},
+		{[]string{"genesis"}, []string{"add-at", "base-port", "chain-id", "force", "http", "in-band", "o", "overlap", "phase", "poll-disabled", "quic", "reconfigure", "remove-at", "runner", "runners", "runners-file", "seed", "validators"}, "genesis"},
 		{[]string{"validator"}, []string{"block-time", "comet-log", "data", "genesis", "home", "http", "key", "listen", "log", "no-fsync", "push-window", "skip-per-mille"}, "chain node"},
 		{[]string{"runner"}, []string{"api", "fail-per-mille", "genesis", "key", "log", "validator", "work"}, "runner process"},
 		{[]string{"replay"}, []string{"blocks", "fsync", "json", "no-cache", "quiet", "store"}, "FILE"},
 		{[]string{"gen"}, []string{"blocks", "multi-validator", "o", "runners", "seed"}, "synthetic chain log"},
 		{[]string{"vectors", "gen"}, []string{"dir"}, "generators"},
+		{[]string{"reconfigure"}, []string{"activation", "epoch", "net", "node"}, "DEVNET ONLY"},
 		{[]string{"vectors", "check"}, nil, "FILE"},
 		{[]string{"vectors"}, nil, "check"},
 	} {

@@ -50,8 +50,10 @@ const usage = `usage:
                                         the same over N validators agreeing through CometBFT, in one process
   cip11 genesis [-o DIR] [-runners N] [-seed N] [-phase N] [-runner ADDRESS[:STAKE]]... [-runners-file FILE] [-force]
                                         write a devnet genesis.json and key files (docs/genesis.md)
-  cip11 genesis -validators N [-o DIR] [-runners N] [-seed N] [-base-port P]
+  cip11 genesis -validators N [-o DIR] [-runners N] [-seed N] [-base-port P] [-reconfigure [-in-band]]
                                         write a network of N validators: homes DIR/v0 … DIR/v<N-1>
+  cip11 reconfigure -net DIR -epoch E [-activation H] [-node URL]
+                                        DEVNET: add a planned epoch to a running network in band
   cip11 validator [-genesis FILE] [-key FILE] [-data DIR] [-block-time D]
                                         run a single-validator chain node (QUIC, HTTP API, metrics)
   cip11 validator -home DIR [-http ADDR] [-log LEVEL] [-comet-log LEVEL]
@@ -92,6 +94,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runValidator(args[1:], stdout, stderr)
 	case "runner":
 		return runRunner(args[1:], stdout, stderr)
+	case "reconfigure":
+		return runReconfigure(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -7,14 +7,18 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/cip11/cip11/adapters/cometbft"
 	"github.com/cip11/cip11/adapters/node"
+	"github.com/cip11/cip11/blockexec"
 )
 
 // The network commands (issue 19 §4): a genesis of N validators, one
@@ -56,6 +60,111 @@ func writeNetwork(stdout, stderr io.Writer, dir string, o cometbft.NetworkOption
 	for _, e := range nw.Homes[0].Genesis.EpochSets()[1:] {
 		fmt.Fprintf(stdout, "  epoch %d activates at height %d with %d validators (OVERLAP_BLOCKS %d)\n", e.Epoch, e.Activation, len(e.Set), p.OverlapBlocks)
 	}
+	if d := nw.Dealer; d != nil {
+		fmt.Fprintf(stdout, "  DEVNET in-band reconfiguration: the devnet admin is %s; %s holds its key and every planned epoch's shares (0600)\n",
+			nw.Homes[0].Genesis.DevnetAdmin, filepath.Join(dir, "dealer.json"))
+		for _, e := range d.Epochs {
+			r := e.Reconfigure
+			fmt.Fprintf(stdout, "  epoch %d is planned at height %d with %d validators (OVERLAP_BLOCKS %d): run cip11 reconfigure -net %s -epoch %d at a height from %d to %d\n",
+				r.Epoch, r.Activation, len(r.Set), p.OverlapBlocks, dir, r.Epoch, prevActivation(d, int(r.Epoch)), uint64(r.Activation)-blockexec.ReconfigureLeadBlocks-2)
+		}
+	}
+	return 0
+}
+
+// prevActivation is the activation of the epoch before planned epoch e
+// (1 for epoch 1): the earliest height its reconfiguration is accepted.
+func prevActivation(d *cometbft.Dealer, e int) uint64 {
+	if e < 2 {
+		return 1
+	}
+	return uint64(d.Epochs[e-2].Reconfigure.Activation)
+}
+
+// runReconfigure is cip11 reconfigure: the devnet admin's in-band
+// reconfiguration of a process network (SPEC-NOTES C11).
+func runReconfigure(args []string, stdout, stderr io.Writer) int {
+	c := newCommand("reconfigure", "-net DIR -epoch E [-activation H] [-node URL]", `
+DEVNET ONLY: reconfigure a running network in band (SPEC-NOTES C11). DIR is
+a network that cip11 genesis -validators N -reconfigure -in-band wrote: its
+genesis names a devnet admin, and DIR/dealer.json holds the admin's key and
+every planned epoch's set and threshold shares. This command is the devnet
+dealer and admin: it writes each member's share of epoch E into its home's
+validator.key (epoch_shares; a running validator reads it there when it
+needs it), then signs the admin's reconfiguration transaction and submits
+it to -node. The chain accepts it only as the next epoch, one at a time,
+at least 8 blocks before its activation height (-activation, default the
+planned one) and OVERLAP_BLOCKS after the previous activation; the node's
+refusal says which rule failed. Exit 0 when submitted, 1 when refused or
+unreachable, 2 on a usage error. No positional arguments.`)
+	dir := c.strVar("net", "", nonEmpty, "the network `DIR` (its dealer.json and homes v<i>)")
+	epoch := c.intVar("epoch", 0, 1, 64, "the planned epoch `E` to add (1 to 64)")
+	act := c.uint64Var("activation", 0, 0, "activation height `H` (0: the planned one)")
+	api := c.strVar("node", "", httpURL, "a validator's HTTP API base `URL` (default: http:// + v0's genesis validator.http)")
+	if code, ok := c.parse(args, stdout, stderr); !ok {
+		return code
+	}
+	if code, ok := c.nargs(stderr, 0, 0); !ok {
+		return code
+	}
+	if *dir == "" || *epoch == 0 {
+		return c.usageError(stderr, "-net and -epoch are required")
+	}
+	d, err := cometbft.LoadDealer(filepath.Join(*dir, "dealer.json"))
+	if err != nil {
+		fmt.Fprintf(stderr, "cip11 reconfigure: %v (was %s written by cip11 genesis -validators N -reconfigure -in-band?)\n", err, *dir)
+		return 1
+	}
+	if *epoch > len(d.Epochs) {
+		return c.usageError(stderr, "-epoch %d: %s plans epochs 1 to %d", *epoch, filepath.Join(*dir, "dealer.json"), len(d.Epochs))
+	}
+	tx, shares, err := d.Reconfiguration(*epoch, *act)
+	if err != nil {
+		fmt.Fprintf(stderr, "cip11 reconfigure: %v\n", err)
+		return 1
+	}
+	homes := slices.Sorted(maps.Keys(shares))
+	for _, h := range homes {
+		path := filepath.Join(*dir, fmt.Sprintf("v%d", h), "validator.key")
+		k, err := node.LoadValidatorKeys(path)
+		if err != nil {
+			fmt.Fprintf(stderr, "cip11 reconfigure: %v\n", err)
+			return 1
+		}
+		if _, ok := k.Share(uint64(*epoch)); ok {
+			continue // handed out before (a retried submission)
+		}
+		if err := k.AddEpochShare(uint64(*epoch), shares[h]); err != nil {
+			fmt.Fprintf(stderr, "cip11 reconfigure: %s: %v\n", path, err)
+			return 1
+		}
+		if err := k.Write(path); err != nil {
+			fmt.Fprintf(stderr, "cip11 reconfigure: %v\n", err)
+			return 1
+		}
+	}
+	base := *api
+	if base == "" {
+		g, err := node.LoadGenesis(filepath.Join(*dir, "v0", "cip11.json"))
+		if err != nil {
+			fmt.Fprintf(stderr, "cip11 reconfigure: %v\n", err)
+			return 1
+		}
+		base = "http://" + g.Validator.HTTP
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := (node.HTTPChain{Base: base}).Submit(ctx, tx); err != nil {
+		fmt.Fprintf(stderr, "cip11 reconfigure: epoch %d refused: %v\n", *epoch, err)
+		return 1
+	}
+	r := d.Epochs[*epoch-1].Reconfigure
+	h := uint64(r.Activation)
+	if *act != 0 {
+		h = *act
+	}
+	fmt.Fprintf(stdout, "submitted the devnet admin's reconfiguration to epoch %d (%d validators, activation height %d) to %s; shares written for v%v\n",
+		*epoch, len(r.Set), h, base, homes)
 	return 0
 }
 

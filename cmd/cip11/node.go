@@ -18,6 +18,7 @@ import (
 	"github.com/cip11/cip11/adapters/cometbft"
 	"github.com/cip11/cip11/adapters/node"
 	"github.com/cip11/cip11/adapters/node/httpapi"
+	"github.com/cip11/cip11/blockexec"
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/term"
 )
@@ -61,7 +62,7 @@ func (l *runnerList) Set(s string) error {
 
 // cip11 genesis: write a devnet genesis and its key files.
 func runGenesis(args []string, stdout, stderr io.Writer) int {
-	c := newCommand("genesis", "[-o DIR] [-runners N] [-seed N] [-phase N] [-runner ADDRESS[:STAKE]]... [-runners-file FILE] [-force] [flags]\n       cip11 genesis -validators N [-o DIR] [-runners N] [-seed N] [-phase N] [-base-port P] [-chain-id N] [-reconfigure [-add-at H] [-remove-at H] [-overlap N]]", `
+	c := newCommand("genesis", "[-o DIR] [-runners N] [-seed N] [-phase N] [-runner ADDRESS[:STAKE]]... [-runners-file FILE] [-force] [flags]\n       cip11 genesis -validators N [-o DIR] [-runners N] [-seed N] [-phase N] [-base-port P] [-chain-id N] [-reconfigure [-in-band] [-add-at H] [-remove-at H] [-overlap N]]", `
 With -validators N: write a network of N validators run by CometBFT
 (D29–D33), one home per validator in DIR/v0 … DIR/v<N-1> (cip11.json,
 validator.key, config/config.toml with every other validator as a
@@ -74,7 +75,10 @@ never overwritten (remove DIR to start over); -quic, -http, -runner,
 -runners-file and -force do not apply. -reconfigure (DEVNET ONLY) writes one
 more home, DIR/v<N>, and schedules two reconfigurations in the genesis
 (§5.3–§5.4, docs/network.md): v<N> joins the set at height -add-at and v0
-leaves it at -remove-at, with OVERLAP_BLOCKS = -overlap; run every home,
+leaves it at -remove-at, with OVERLAP_BLOCKS = -overlap. With -in-band the
+genesis schedules neither: it names a devnet admin, DIR/dealer.json holds
+the admin's key and the planned epochs' shares, and cip11 reconfigure
+submits each epoch while the network runs (SPEC-NOTES C11). Run every home,
 the joiner included (it follows the chain as a full node until it joins).
 
 Without -validators: write a single-validator devnet genesis
@@ -101,6 +105,7 @@ genesis orphans the chain the old one started. No positional arguments.`)
 	validators := c.intVarText("validators", 0, 0, 64, "0 (a single-validator genesis) or a count from 1 to 64",
 		"write a network of `N` validators run by CometBFT, one home each in DIR/v<i> (1 to 64; 0: a single-validator genesis)")
 	rc := addReconfigFlags(c, "one more home, joining at -add-at; v0 leaves at -remove-at")
+	inBand := c.fs.Bool("in-band", false, "with -reconfigure: the genesis names a devnet admin and schedules nothing; submit each epoch with cip11 reconfigure (DEVNET, SPEC-NOTES C11)")
 	basePort := c.intVar("base-port", 26600, 1024, 65535, "with -validators: validator i listens on `P` + 10·i (p2p), + 1 (QUIC) and + 2 (HTTP) (1024 to 65535)")
 	var extra runnerList
 	c.fs.Var(&extra, "runner", "register a runner whose key this genesis does not hold: `ADDRESS[:STAKE]` is 40 hex digits and a stake in wei (default 10^15, not 0); repeatable")
@@ -131,6 +136,17 @@ genesis orphans the chain the old one started. No positional arguments.`)
 		if *rc.on {
 			o.Members, o.Epochs = cometbft.AddThenRemove(*validators, uint64(*rc.addAt), uint64(*rc.removeAt))
 		}
+		if *inBand {
+			lead := blockexec.ReconfigureLeadBlocks + 2
+			switch {
+			case !*rc.on:
+				return c.usageError(stderr, "-in-band needs -reconfigure")
+			case *rc.addAt < lead || *rc.removeAt < *rc.addAt+max(*rc.overlap, lead):
+				return c.usageError(stderr, "-reconfigure -in-band: -add-at %d must be at least %d and -remove-at %d at least -add-at + max(-overlap %d, %d) (each transaction goes in at least 8 blocks ahead, SPEC-NOTES C11)",
+					*rc.addAt, lead, *rc.removeAt, *rc.overlap, lead)
+			}
+			o.InBand = true
+		}
 		if *basePort+10*max(o.Members, *validators) > 65535 {
 			return c.usageError(stderr, "-base-port %d leaves no room for %d validators (ports up to -base-port + 10·N must be at most 65535)", *basePort, max(o.Members, *validators))
 		}
@@ -140,7 +156,7 @@ genesis orphans the chain the old one started. No positional arguments.`)
 		}
 		return writeNetwork(stdout, stderr, *dir, o, node.Phase(*phase), ov)
 	}
-	if code, ok := c.notWith(stderr, "without -validators (a single-validator genesis listens on -quic and -http, and has no set to reconfigure)", "base-port", "reconfigure", "add-at", "remove-at", "overlap"); !ok {
+	if code, ok := c.notWith(stderr, "without -validators (a single-validator genesis listens on -quic and -http, and has no set to reconfigure)", "base-port", "reconfigure", "in-band", "add-at", "remove-at", "overlap"); !ok {
 		return code
 	}
 	if *runnersFile != "" {

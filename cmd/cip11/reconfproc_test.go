@@ -16,16 +16,38 @@ import (
 // validator_set_hash at the end, all five block logs carry the same state
 // digest at every shared height, and the joiner's and the leaver's logs
 // replay.
+//
+// In band (SPEC-NOTES C11) the genesis schedules nothing: cip11 genesis
+// -in-band names a devnet admin and writes dealer.json, and the test runs
+// cip11 reconfigure for each epoch while the processes run (after checking
+// that one too close to its activation is refused, exit 1). The validators
+// read their new shares from their key files; the runner process follows
+// the epochs through GET /epochs.
 func TestReconfigurationProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts five validator processes")
 	}
-	const n, addAt, removeAt, overlap = 5, 12, 24, 6
+	t.Run("scheduled", func(t *testing.T) { testReconfigurationProcesses(t, false) })
+	t.Run("in band", func(t *testing.T) { testReconfigurationProcesses(t, true) })
+}
+
+func testReconfigurationProcesses(t *testing.T, inBand bool) {
+	const n, overlap = 5, 6
+	addAt, removeAt := uint64(12), uint64(24)
+	args := []string{}
+	if inBand {
+		addAt, removeAt = 16, 30
+		args = append(args, "-in-band")
+	}
 	dir := filepath.Join(t.TempDir(), "net")
 	base := freeNetworkBase(t, n)
-	code, out, errOut := cli("genesis", "-validators", "4", "-reconfigure", "-add-at", fmt.Sprint(addAt), "-remove-at", fmt.Sprint(removeAt),
-		"-overlap", fmt.Sprint(overlap), "-o", dir, "-runners", "2", "-base-port", fmt.Sprint(base))
-	if code != 0 || !strings.Contains(out, "epoch 2 activates at height 24 with 4 validators (OVERLAP_BLOCKS 6)") {
+	code, out, errOut := cli(append([]string{"genesis", "-validators", "4", "-reconfigure", "-add-at", fmt.Sprint(addAt), "-remove-at", fmt.Sprint(removeAt),
+		"-overlap", fmt.Sprint(overlap), "-o", dir, "-runners", "2", "-base-port", fmt.Sprint(base)}, args...)...)
+	want := fmt.Sprintf("epoch 2 activates at height %d with 4 validators (OVERLAP_BLOCKS 6)", removeAt)
+	if inBand {
+		want = fmt.Sprintf("epoch 2 is planned at height %d with 4 validators (OVERLAP_BLOCKS 6): run cip11 reconfigure -net %s -epoch 2 at a height from %d to %d", removeAt, dir, addAt, removeAt-10)
+	}
+	if code != 0 || !strings.Contains(out, want) {
 		t.Fatalf("genesis: exit %d: %s%s", code, out, errOut)
 	}
 	home := func(i int) string { return filepath.Join(dir, fmt.Sprintf("v%d", i)) }
@@ -42,12 +64,27 @@ func TestReconfigurationProcesses(t *testing.T) {
 		Height uint64 `json:"height,string"`
 		Epoch  uint64 `json:"subset_epoch,string"`
 		Hash   string `json:"validator_set_hash"`
+		Conn   int    `json:"connected"`
 	}
 	st := func(i int) (status, bool) {
 		var s status
 		return s, getJSON(api(i)+"/status", &s) == nil
 	}
-	const until = removeAt + overlap + 6
+	if inBand {
+		height := func() uint64 { s, _ := st(1); return s.Height }
+		for e, act := range []uint64{addAt, removeAt} {
+			waitFor(t, fmt.Sprintf("height %d", act-12), 60*time.Second, func() bool { return height() >= act-12 })
+			if e == 0 {
+				if code, out, errOut := cli("reconfigure", "-net", dir, "-epoch", "1", "-activation", fmt.Sprint(height()+3), "-node", api(2)); code != 1 || !strings.Contains(errOut, "refused") {
+					t.Fatalf("a reconfiguration 3 blocks ahead: exit %d: %s%s", code, out, errOut)
+				}
+			}
+			if code, out, errOut := cli("reconfigure", "-net", dir, "-epoch", fmt.Sprint(e+1), "-node", api(2)); code != 0 || !strings.Contains(out, "submitted") {
+				t.Fatalf("cip11 reconfigure -epoch %d: exit %d: %s%s", e+1, code, out, errOut)
+			}
+		}
+	}
+	until := removeAt + overlap + 6
 	waitFor(t, fmt.Sprintf("every process past height %d", until), 150*time.Second, func() bool {
 		for i := range n {
 			if s, ok := st(i); !ok || s.Height < until {
@@ -63,19 +100,24 @@ func TestReconfigurationProcesses(t *testing.T) {
 			t.Fatalf("validator %d: /status epoch %d hash %s, want epoch 2 and validator 0's %s", i, s.Epoch, s.Hash, first.Hash)
 		}
 	}
+	if inBand { // the joiner is in no genesis set: a runner reaches it only by following GET /epochs
+		if s, _ := st(4); s.Conn == 0 {
+			t.Fatalf("no runner connected to the validator that joined in band")
+		}
+	}
 	sigtermAll(t, procs)
 	homes := make([]string, n)
 	for i := range homes {
 		homes[i] = home(i)
 	}
 	_, common := agreeingLogs(t, homes)
-	if common < until {
-		t.Fatalf("the logs share only %d heights", common)
-	}
 	for _, i := range []int{0, 4} {
 		if code, out, errOut := cli("replay", "-quiet", filepath.Join(home(i), "node", "blocks.jsonl")); code != 0 {
 			t.Fatalf("replay of v%d: exit %d\n%s%s", i, code, out, errOut)
 		}
+	}
+	if common < int(until) {
+		t.Fatalf("the logs share only %d heights", common)
 	}
 	t.Logf("%d heights agree across the five block logs; /status epoch 2 on all", common)
 }
