@@ -219,7 +219,7 @@ func (a *App) addEpoch(es node.EpochSet) error {
 			e.share = &sh
 		} else if a.keys == nil && g.DevnetAdmin == nil {
 			return fmt.Errorf("%w: no keys for this validator's share of epoch %d", node.ErrKeyFile, es.Epoch)
-		} else if sk, ok := a.keys.Share(es.Epoch); ok {
+		} else if sk, ok := a.keys.Share(es.Epoch); ok && a.ownShare(e, sk) {
 			e.share = &seed.Share{Index: uint32(e.index + 1), Key: sk}
 		} else if g.DevnetAdmin == nil {
 			return fmt.Errorf("%w: no share of epoch %d in the key file", node.ErrKeyFile, es.Epoch)
@@ -265,11 +265,23 @@ func (a *App) shareOf(e *epochKeys) *seed.Share {
 				sk, ok = k.Share(e.epoch)
 			}
 		}
-		if ok {
+		if ok && a.ownShare(e, sk) {
 			e.share = &seed.Share{Index: uint32(e.index + 1), Key: sk}
 		}
 	}
 	return e.share
+}
+
+// ownShare reports whether sk is this validator's share of epoch e: its
+// public key is the member's threshold_pubkey in the epoch's set (a share
+// the dealer got wrong would sign partials nobody can use; it is logged
+// and not used).
+func (a *App) ownShare(e *epochKeys, sk seed.SecretKey) bool {
+	if sk.PublicKey() == [seed.PublicKeySize]byte(e.set[e.index].ThresholdPubKey) {
+		return true
+	}
+	a.log.Error("this validator's share of the epoch is not its public share in the set; not used", "epoch", e.epoch)
+	return false
 }
 
 // epochAt is the epoch active at height h (D30).

@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	abci "github.com/cometbft/cometbft/abci/types"
 	cmttypes "github.com/cometbft/cometbft/types"
 
 	"github.com/cip11/cip11"
@@ -295,5 +297,70 @@ func TestDevnetReconfiguration(t *testing.T) {
 		if tl.Runners != 20 || tl.NewPairFirstUp < tl.Activation || tl.NewPairLastUp > tl.Activation+3 || tl.OldPairLastUp > tl.Cutoff+1 {
 			t.Fatalf("epoch %d: %+v", tl.Epoch, tl)
 		}
+	}
+}
+
+// TestInBandShareChecked: a member of an in-band epoch (SPEC-NOTES C11)
+// signs with the share the devnet dealer handed it only when it is its
+// public share in the epoch's set; without one, or with another, ExtendVote
+// at the activation refuses (logged), and the key file is read again when
+// the share is missing (a process network's dealer writes it there).
+func TestInBandShareChecked(t *testing.T) {
+	hn := newHandNet(t, 4, 0, 1)
+	a := hn.apps[0]
+	g := *a.g
+	admin := cip11.Address{1}
+	g.DevnetAdmin = &admin
+	a.g = &g
+	keys, err := node.NewValidatorKeys([32]byte{1}, hn.nw.Homes[0].Keys.Threshold.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.keys = keys
+	a.keyFile = filepath.Join(t.TempDir(), "validator.key")
+	// Epoch 1: the same four, a new dealing (the App does not check the
+	// one-change rule: the executor does).
+	group := seed.DeriveSecretKey([]byte("epoch-1 group"))
+	deal, err := seed.DealShares(group, 4, 3, &keccakReader{s: 99})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pubs, err := deal.Public.PublicShares(4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	es := node.EpochSet{Epoch: 1, Activation: 20, GroupKey: deal.Public.GroupKey(), Set: slices.Clone(g.Set)}
+	for i := range es.Set {
+		es.Set[i].ThresholdPubKey = pubs[i]
+	}
+	if err := a.addEpoch(es); err != nil {
+		t.Fatal(err)
+	}
+	ext := func() error {
+		_, err := a.ExtendVote(context.Background(), &abci.ExtendVoteRequest{Height: 20})
+		return err
+	}
+	if err := ext(); err == nil {
+		t.Fatal("extended a vote of epoch 1 without its share")
+	}
+	if err := keys.AddEpochShare(1, deal.Shares[1].Key.Bytes()); err != nil { // another member's
+		t.Fatal(err)
+	}
+	if err := ext(); err == nil {
+		t.Fatal("extended a vote with another member's share")
+	}
+	own, err := node.NewValidatorKeys([32]byte{1}, hn.nw.Homes[0].Keys.Threshold.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := own.AddEpochShare(1, deal.Shares[0].Key.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	if err := own.Write(a.keyFile); err != nil {
+		t.Fatal(err)
+	}
+	a.keys, _ = node.NewValidatorKeys([32]byte{1}, hn.nw.Homes[0].Keys.Threshold.Bytes()) // lacks it: read from the file
+	if err := ext(); err != nil {
+		t.Fatalf("with its own share in the key file: %v", err)
 	}
 }
