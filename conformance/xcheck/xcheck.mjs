@@ -412,6 +412,37 @@ function cometbftLayout(v) {
 
 // advance_round on the D30 height schedule: view = height, epoch e from
 // activations[e] on, targets past known_through not mappable yet.
+// reconfigure_check (SPEC-NOTES C11, docs/vectors.md): the in-band
+// reconfiguration rule, re-derived from the doc, and its canonical bytes.
+function reconfigureCheck(v) {
+  const a = v.activations.map(u64), r = v.reconfigure, set = r.validator_set;
+  if (a.length === 0) throw new Error('no height schedule');
+  if (u64(r.epoch) !== BigInt(a.length)) throw new Error('not the next epoch');
+  const H = u64(v.height), last = a[a.length - 1], act = u64(r.activation_height), d = u64(v.seed_delay);
+  const lead = d + 1n > 8n ? d + 1n : 8n;
+  if (last > H) throw new Error('previous pending');
+  if (act < H + lead) throw new Error('lead');
+  if (act < last + u64(v.overlap_blocks)) throw new Error('inside the overlap');
+  if (act > u64(v.known_through)) throw new Error('after known_through');
+  if (set.length === 0 || set.length > 64) throw new Error('set size');
+  set.forEach((m, i) => {
+    if (i > 0 && !(set[i - 1].peer_pubkey < m.peer_pubkey)) throw new Error('not ascending');
+    const q = Buffer.byteLength(m.quic), h = Buffer.byteLength(m.http);
+    if (q < 1 || q > 255 || h > 255) throw new Error('address');
+  });
+  const n = Number(u64(v.last_set_size)), m = set.length;
+  if (m !== n + 1 && m !== n - 1) throw new Error('not one added or removed');
+  if (v.last_set_peer_pubkeys !== null) {
+    const prev = new Set(v.last_set_peer_pubkeys);
+    if (set.filter((x) => prev.has(x.peer_pubkey)).length !== Math.min(n, m)) throw new Error('members replaced');
+  }
+  for (const x of set) strictPoint(x.threshold_pubkey, 96, bls.G2.Point);
+  strictPoint(r.group_key, 96, bls.G2.Point);
+  const enc = Buffer.from(JSON.stringify({ epoch: r.epoch, activation_height: r.activation_height, group_key: r.group_key,
+    validator_set: set.map((x) => ({ peer_pubkey: x.peer_pubkey, threshold_pubkey: x.threshold_pubkey, consensus_pubkey: x.consensus_pubkey, quic: x.quic, http: x.http })) }), 'utf8');
+  return { encoding: hex(enc), chain: hex(keccak(Buffer.alloc(32), enc)) };
+}
+
 function advanceRoundHeight(v) {
   const a = v.activations.map(u64), kt = u64(v.known_through), e = u64(v.epoch), view = u64(v.view), k = u64(v.k);
   if (a.length === 0 || a.some((x, i) => i > 0 && x <= a[i - 1]) || kt < a[a.length - 1]) throw new Error('invalid schedule');
@@ -433,6 +464,7 @@ const fns = {
   selection_seed_v3: (v) => ({ seed: hex(selectionSeed(v)) }),
   seed_message: (v) => ({ message: hex(seedMessage(v)) }),
   advance_round_height: advanceRoundHeight,
+  reconfigure_check: reconfigureCheck,
   base_weight: (v) => ({ base_weight: baseWeight(u128(v.effective_stake), u64(v.reputation_x1e9), u64(v.reputation_normalizer), u64(v.w_min_floor_x1e6)).toString() }),
   weighted_draw: (v) => ({ index: weightedDraw(v.weights.map(u128), unhex(v.seed), BigInt(v.i)) }),
   committee_draw: (v) => ({ selected: committee(v.branch, v.eligible.map((e) => ({ address: e.address, present: e.present, w: u128(e.base_weight) })),
