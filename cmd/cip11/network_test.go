@@ -145,8 +145,8 @@ func TestDevnetNetworkWiring(t *testing.T) {
 		t.Fatalf("-gossip=false: exit %d (%s), NoGossip %v", code, errOut, got.NoGossip)
 	}
 	got = fakeNetDevnet(t, rep, nil)
-	if code, _, errOut := cli("devnet", "-validators", "4", "-reconfigure", "-add-at", "12", "-remove-at", "40", "-overlap", "9", "-quiet"); code != 0 ||
-		!got.Reconfigure || got.AddAt != 12 || got.RemoveAt != 40 || got.Overlap != 9 {
+	if code, _, errOut := cli("devnet", "-validators", "4", "-reconfigure", "-add-at", "16", "-remove-at", "40", "-overlap", "9", "-quiet"); code != 0 ||
+		!got.Reconfigure || got.AddAt != 16 || got.RemoveAt != 40 || got.Overlap != 9 {
 		t.Fatalf("-reconfigure: exit %d (%s), RunDevnet got %+v", code, errOut, *got)
 	}
 	stray := *rep
