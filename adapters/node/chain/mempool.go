@@ -220,6 +220,7 @@ func (c *Core) verifyResult(tx *Tx, now time.Time) error {
 			return fmt.Errorf("%w: %s already committed to job %s", ErrDuplicate, tx.From, tx.JobID)
 		}
 		t.commits[tx.From] = cip11.Hash(tx.Payload)
+		t.commitTx[tx.From] = tx.Bytes()
 		f := tx.From
 		t.event(h, httpapi.EventCommit, &f, "", now)
 		return nil
@@ -237,6 +238,7 @@ func (c *Core) verifyResult(tx *Tx, now time.Time) error {
 		return fmt.Errorf("%w: %s already revealed for job %s", ErrDuplicate, tx.From, tx.JobID)
 	}
 	t.reveals[tx.From] = res
+	t.revealTx[tx.From] = tx.Bytes()
 	f := tx.From
 	t.event(h, httpapi.EventRevealed, &f, "", now)
 	return nil
@@ -262,14 +264,15 @@ func (c *Core) txs(h uint64, b *chainlog.Block) bool {
 		}
 		all := true
 		for _, r := range t.committee {
+			// Verified needs every member's reveal in hand: a network block
+			// carries them all (SPEC-NOTES C7).
+			all = all && t.revealTx[r] != nil
 			if t.delivered[r] {
 				continue
 			}
 			if _, ok := t.reveals[r]; ok {
 				b.Txs = append(b.Txs, chainlog.Tx{ResultSubmit: &chainlog.ResultSubmit{JobID: id, Runner: r}})
-				continue
 			}
-			all = false
 		}
 		if !all {
 			continue

@@ -11,12 +11,13 @@ import (
 	"github.com/cip11/cip11/chainlog"
 )
 
-// ErrUnsigned marks a network block whose registration or on-chain
-// heartbeat has no transaction signed by its runner among the block's
-// submissions, or a registry change no transaction makes (SPEC-NOTES C7):
-// a proposer cannot register a runner, set its stake or keep it above the
-// §7.1 floor on its own authority.
-var ErrUnsigned = errors.New("chain: registration or heartbeat without its signed transaction")
+// ErrUnsigned marks a network block whose registration, on-chain
+// heartbeat, CIP-2 result (ResultSubmit, Verified) or reconfiguration has
+// no transaction signed by its runner (or the devnet admin) among the
+// block's submissions, or a registry change no transaction makes
+// (SPEC-NOTES C7): a proposer cannot register a runner, set its stake, keep
+// it above the §7.1 floor, deliver or verify a result on its own authority.
+var ErrUnsigned = errors.New("chain: block content without its signed transaction")
 
 // Signed returns the signed transactions behind block b's registrations
 // and heartbeats, as the proposer's mempool holds them, for the block to
@@ -43,6 +44,27 @@ func (c *Core) Signed(b *chainlog.Block) [][]byte {
 		if r := tx.Reconfigure; r != nil && c.mem.reconf != nil && c.mem.reconf.Reconfigure().Epoch == r.Epoch {
 			out = append(out, c.mem.reconf.Bytes())
 		}
+		var t *job
+		var members []cip11.Address
+		switch {
+		case tx.ResultSubmit != nil:
+			t, members = c.jobs[tx.ResultSubmit.JobID], []cip11.Address{tx.ResultSubmit.Runner}
+		case tx.Verified != nil:
+			if t = c.jobs[tx.Verified.JobID]; t != nil {
+				members = t.committee
+			}
+		}
+		if t == nil {
+			continue
+		}
+		for _, r := range members { // repeats are dropped by the layout
+			if t.runners > 1 && t.commitTx[r] != nil {
+				out = append(out, t.commitTx[r])
+			}
+			if t.revealTx[r] != nil {
+				out = append(out, t.revealTx[r])
+			}
+		}
 	}
 	return out
 }
@@ -59,8 +81,17 @@ func (c *Core) CheckSigned(b *chainlog.Block, txs []*Tx) error {
 	h := uint64(b.Height)
 	regs, beats := map[cip11.Address]*Tx{}, map[cip11.Address]bool{}
 	var reconfs [][]byte // the admin's signed reconfiguration payloads
+	type jr struct {
+		job    cip11.Hash
+		runner cip11.Address
+	}
+	commits, reveals := map[jr]cip11.Hash{}, map[jr]*Tx{}
 	for _, tx := range txs {
 		switch tx.Kind {
+		case TxCommit:
+			commits[jr{tx.JobID, tx.From}] = cip11.Hash(tx.Payload)
+		case TxReveal:
+			reveals[jr{tx.JobID, tx.From}] = tx
 		case TxReconfigure:
 			if c.cfg.Admin != nil && tx.From == *c.cfg.Admin {
 				reconfs = append(reconfs, tx.Payload)
@@ -94,7 +125,33 @@ func (c *Core) CheckSigned(b *chainlog.Block, txs []*Tx) error {
 			return fmt.Errorf("%w: registry[%d]: %s registers with stake %s, its transaction says %s", ErrUnsigned, j, op.Address, op.Stake, stake)
 		}
 	}
+	// result is runner's revealed result for job, from the block's signed
+	// reveal (and, for M > 1, the commitment it opens).
+	result := func(t *job, job cip11.Hash, runner cip11.Address) (cip11.Hash, error) {
+		rv := reveals[jr{job, runner}]
+		if rv == nil {
+			return cip11.Hash{}, fmt.Errorf("no reveal transaction of %s for job %s", runner, job)
+		}
+		res, salt, _ := SplitReveal(rv.Payload)
+		if t != nil && t.runners > 1 {
+			if cm, ok := commits[jr{job, runner}]; !ok || Commitment(res, salt) != cm {
+				return cip11.Hash{}, fmt.Errorf("no commit transaction of %s for job %s that its reveal opens (CIP-2 commit-reveal)", runner, job)
+			}
+		}
+		return res, nil
+	}
 	for j, tx := range b.Txs {
+		switch {
+		case tx.ResultSubmit != nil:
+			rs := tx.ResultSubmit
+			if _, err := result(c.jobs[rs.JobID], rs.JobID, rs.Runner); err != nil {
+				return fmt.Errorf("%w: txs[%d] result_submit: %w", ErrUnsigned, j, err)
+			}
+		case tx.Verified != nil:
+			if err := c.checkVerified(tx.Verified, result); err != nil {
+				return fmt.Errorf("%w: txs[%d] verified: %w", ErrUnsigned, j, err)
+			}
+		}
 		r := tx.Reconfigure
 		if r == nil {
 			continue
@@ -112,6 +169,41 @@ func (c *Core) CheckSigned(b *chainlog.Block, txs []*Tx) error {
 		if !beats[a] {
 			return fmt.Errorf("%w: heartbeats[%d]: no heartbeat transaction of %s signed within %d blocks of %d", ErrUnsigned, k, a, HeartbeatWindow, h)
 		}
+	}
+	return nil
+}
+
+// checkVerified checks a Verified against the committee's signed reveals
+// the block carries (result gives each member's): every member of the job's
+// committee (as this core tracks it from committed blocks) revealed, the
+// matching list is exactly the members whose result is the majority's, in
+// committee order (majority: ties to the earliest member's result), and
+// nobody is slashed or left unrewarded (the devnet verifier never does).
+func (c *Core) checkVerified(v *chainlog.Verified, result func(*job, cip11.Hash, cip11.Address) (cip11.Hash, error)) error {
+	t := c.jobs[v.JobID]
+	if t == nil || len(t.committee) == 0 {
+		return fmt.Errorf("job %s has no committee here", v.JobID)
+	}
+	if len(v.RunnersToSlash) > 0 || len(v.RunnersUnrewarded) > 0 {
+		return fmt.Errorf("job %s: runners to slash or unrewarded, which no result transaction says", v.JobID)
+	}
+	got := map[cip11.Address]cip11.Hash{}
+	for _, r := range t.committee {
+		res, err := result(t, v.JobID, r)
+		if err != nil {
+			return err
+		}
+		got[r] = res
+	}
+	maj := majority(t.committee, got)
+	var want []cip11.Address
+	for _, r := range t.committee {
+		if got[r] == maj {
+			want = append(want, r)
+		}
+	}
+	if !slices.Equal(want, v.Matching) {
+		return fmt.Errorf("job %s: matching %v, the carried reveals make it %v", v.JobID, v.Matching, want)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package chain_test
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -161,5 +162,111 @@ func TestCoreReconfigureAdmission(t *testing.T) {
 	}
 	if err := plain.c.CheckSigned(b, []*chain.Tx{sign(admin, id, payload)}); !errors.Is(err, chain.ErrUnsigned) {
 		t.Errorf("no devnet admin: %v, want ErrUnsigned", err)
+	}
+}
+
+// TestCoreCheckSignedResults (SPEC-NOTES C7): a network block's CIP-2
+// results need the runners' signed transactions beside them. A
+// ResultSubmit needs the runner's reveal for the job (and, for M > 1, the
+// commit it opens); a Verified needs every committee member's, and its
+// matching list must be what those reveals make it, with nobody slashed or
+// unrewarded. The proposer's Signed lists exactly them.
+func TestCoreCheckSignedResults(t *testing.T) {
+	w := newWorld(t, 4, 0)
+	w.block()
+	id := w.submit(2, 20, 1)
+	var committee []cip11.Address
+	for range 10 {
+		if s := seated(w.block(), id); len(s) == 2 {
+			committee = s
+			break
+		}
+	}
+	if committee == nil {
+		t.Fatal("the M = 2 job was not assigned within 10 blocks")
+	}
+	chainID := uint64(w.d.Genesis.ChainID)
+	results := []cip11.Hash{{0x11}, {0x22}} // the members disagree: the first's result wins the tie
+	var commitTxs, revealTxs []*chain.Tx
+	for i, r := range committee {
+		salt := cip11.Hash{byte(i), 0x5a}
+		cm := chain.Commitment(results[i], salt)
+		ct, err := chain.SignTx(w.keys[r], chainID, chain.TxCommit, 1, id, cm[:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		rt, err := chain.SignTx(w.keys[r], chainID, chain.TxReveal, 2, id, chain.RevealPayload(results[i], salt))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tx := range []*chain.Tx{ct, rt} {
+			if _, err := w.c.SubmitTx(tx.Bytes(), w.now); err != nil {
+				t.Fatal(err)
+			}
+		}
+		commitTxs, revealTxs = append(commitTxs, ct), append(revealTxs, rt)
+	}
+	b := w.propose()
+	var rs, vs int
+	var ver *chainlog.Verified
+	for _, tx := range b.Txs {
+		if tx.ResultSubmit != nil {
+			rs++
+		}
+		if tx.Verified != nil {
+			vs, ver = vs+1, tx.Verified
+		}
+	}
+	if rs != 2 || vs != 1 || !slices.Equal(ver.Matching, committee[:1]) {
+		t.Fatalf("block: %d result_submit, %d verified %+v", rs, vs, ver)
+	}
+	decoded := func(txs ...*chain.Tx) []*chain.Tx { return txs }
+	signed := w.c.Signed(b)
+	var carried []*chain.Tx
+	for _, raw := range signed {
+		tx, err := chain.DecodeTx(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		carried = append(carried, tx)
+	}
+	if err := w.c.CheckSigned(b, carried); err != nil {
+		t.Fatalf("the proposer's block with what Signed lists: %v", err)
+	}
+	all := decoded(commitTxs[0], revealTxs[0], commitTxs[1], revealTxs[1])
+	if err := w.c.CheckSigned(b, all); err != nil {
+		t.Fatalf("with both members' commits and reveals: %v", err)
+	}
+	otherMatch := *b
+	otherMatch.Txs = slices.Clone(b.Txs)
+	for i, tx := range otherMatch.Txs {
+		if tx.Verified != nil {
+			v := *tx.Verified
+			v.Matching = committee
+			otherMatch.Txs[i] = chainlog.Tx{Verified: &v}
+		}
+	}
+	slashed := *b
+	slashed.Txs = slices.Clone(b.Txs)
+	for i, tx := range slashed.Txs {
+		if tx.Verified != nil {
+			v := *tx.Verified
+			v.RunnersToSlash = committee[1:]
+			slashed.Txs[i] = chainlog.Tx{Verified: &v}
+		}
+	}
+	for name, c := range map[string]struct {
+		b   *chainlog.Block
+		txs []*chain.Tx
+	}{
+		"no transactions":          {b, nil},
+		"one member's reveal only": {b, decoded(commitTxs[0], revealTxs[0])},
+		"reveals without commits":  {b, decoded(revealTxs[0], revealTxs[1])},
+		"another matching list":    {&otherMatch, all},
+		"a runner slashed":         {&slashed, all},
+	} {
+		if err := w.c.CheckSigned(c.b, c.txs); !errors.Is(err, chain.ErrUnsigned) {
+			t.Errorf("%s: %v, want ErrUnsigned", name, err)
+		}
 	}
 }

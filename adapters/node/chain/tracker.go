@@ -36,6 +36,10 @@ type job struct {
 	delivered map[cip11.Address]bool       // ResultSubmit included
 	commits   map[cip11.Address]cip11.Hash // admitted commitments
 	reveals   map[cip11.Address]cip11.Hash // verified reveals: runner → result
+	// commitTx and revealTx are the admitted commit and reveal
+	// transactions, which a network block carries beside the ResultSubmit
+	// and Verified derived from them (SPEC-NOTES C7).
+	commitTx, revealTx map[cip11.Address][]byte
 	verified  bool                         // Verified placed in a block
 	appliedAt time.Time                    // when the last assignment block committed
 	events    []httpapi.Event
@@ -78,6 +82,7 @@ func (c *Core) add(t *job) *job {
 	t.delivered = map[cip11.Address]bool{}
 	t.commits = map[cip11.Address]cip11.Hash{}
 	t.reveals = map[cip11.Address]cip11.Hash{}
+	t.commitTx, t.revealTx = map[cip11.Address][]byte{}, map[cip11.Address][]byte{}
 	c.jobs[t.id] = t
 	c.live = append(c.live, t.id)
 	c.counts[stateIndex(t.state)]++
