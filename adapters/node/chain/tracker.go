@@ -40,9 +40,9 @@ type job struct {
 	// transactions, which a network block carries beside the ResultSubmit
 	// and Verified derived from them (SPEC-NOTES C7).
 	commitTx, revealTx map[cip11.Address][]byte
-	verified  bool                         // Verified placed in a block
-	appliedAt time.Time                    // when the last assignment block committed
-	events    []httpapi.Event
+	verified           bool      // Verified placed in a block
+	appliedAt          time.Time // when the last assignment block committed
+	events             []httpapi.Event
 }
 
 type endedJob struct {
