@@ -406,3 +406,65 @@ func TestVerifyRejectsUnsignedHeartbeat(t *testing.T) {
 		t.Fatalf("the heartbeat without its transaction: %v, want chain.ErrUnsigned", err)
 	}
 }
+
+// TestVerifyRejectsUnsignedResult (SPEC-NOTES C7): a network block's
+// ResultSubmit and Verified need the committee runner's signed reveal among
+// the block's submissions. The proposer carries it (its core's Signed); the
+// same block without it is chain.ErrUnsigned at every other validator, so a
+// proposer cannot complete a job, and write its MRU record, on its own
+// authority.
+func TestVerifyRejectsUnsignedResult(t *testing.T) {
+	hn := newHandNet(t, 4, 8, 2)
+	proposer, checker := hn.apps[0], hn.apps[1]
+	for h := uint64(1); h <= 2; h++ {
+		hn.decide(t, 0, h, hn.prepare(t, 0, h, nil))
+	}
+	spec := &node.JobSpec{Submitter: cip11.Address{7}, Kind: 1, Runners: 1, TimeoutBlocks: 20, Nonce: 1}
+	if res, err := proposer.CheckTx(context.Background(), &abci.CheckTxRequest{Tx: spec.Encode(), Type: abci.CHECK_TX_TYPE_CHECK}); err != nil || res.Code != CodeOK {
+		t.Fatalf("CheckTx: %v %v", res, err)
+	}
+	hn.decide(t, 0, 3, hn.prepare(t, 0, 3, [][]byte{spec.Encode()})) // M = 1: assigned at once
+	jv, ok := proposer.v.Job(spec.ID())
+	if !ok || len(jv.Committee) != 1 {
+		t.Fatalf("job after block 3: %+v", jv)
+	}
+	var key *wire.RunnerKey
+	for i := range 8 {
+		k, err := wire.NewRunnerKey(node.RunnerSecret(1, i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k.Address() == jv.Committee[0] {
+			key = k
+		}
+	}
+	if key == nil {
+		t.Fatal("the committee runner is no genesis runner")
+	}
+	g := hn.nw.Homes[0].Genesis
+	rv, err := chain.SignTx(key, uint64(g.ChainID), chain.TxReveal, 1, spec.ID(), chain.RevealPayload(cip11.Hash{9}, cip11.Hash{8}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := proposer.CheckTx(context.Background(), &abci.CheckTxRequest{Tx: rv.Bytes(), Type: abci.CHECK_TX_TYPE_CHECK}); err != nil || res.Code != CodeOK {
+		t.Fatalf("CheckTx of the reveal: %v %v", res, err)
+	}
+	const h = 4
+	valid := hn.prepare(t, 0, h, nil) // the proposer's core carries the reveal
+	p, err := checker.Verify(h, valid)
+	if err != nil {
+		t.Fatalf("the proposal with the result and its reveal is rejected: %v", err)
+	}
+	kinds := 0
+	for _, tx := range p.Block.Txs {
+		if tx.ResultSubmit != nil || tx.Verified != nil {
+			kinds++
+		}
+	}
+	if kinds != 2 || len(valid) != 3 || !bytes.Equal(valid[2], rv.Bytes()) {
+		t.Fatalf("proposal: %d result transactions in the body, %d transactions: want result_submit, verified and the reveal", kinds, len(valid))
+	}
+	if _, err := checker.Verify(h, valid[:2]); !errors.Is(err, chain.ErrUnsigned) {
+		t.Fatalf("the result without its reveal: %v, want chain.ErrUnsigned", err)
+	}
+}
