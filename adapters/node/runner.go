@@ -372,7 +372,7 @@ func (r *Runner) heartbeat(ctx context.Context, h uint64) {
 	if !due {
 		return
 	}
-	if known && h >= last+r.hb.Emergency {
+	if known && r.hb.Overdue(h, last) {
 		r.log.Warn("emergency heartbeat refresh (§6.6)", "height", h, "last_heartbeat", last,
 			"timeout_blocks", r.cfg.Genesis.P().HeartbeatTimeoutBlocks)
 	}

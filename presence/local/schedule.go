@@ -75,6 +75,21 @@ func (s HeartbeatSchedule) NextDue(h, lastHeartbeat uint64) uint64 {
 	return max(from, min(bucket, addSat(lastHeartbeat, s.Emergency)))
 }
 
+// Overdue reports whether a refresh at h is the emergency refresh proper:
+// h − lastHeartbeat has reached Emergency and h is not the steady
+// schedule's own bucket. With effective_cadence_blocks equal to the
+// emergency bound (the usual choice) a runner whose last heartbeat was in
+// its bucket is due again exactly at lastHeartbeat + Emergency, in its
+// bucket: on schedule, not an emergency. An emergency is a heartbeat that
+// did not reach the chain in time (or a cadence longer than the bound).
+func (s HeartbeatSchedule) Overdue(h, lastHeartbeat uint64) bool {
+	due := addSat(lastHeartbeat, s.Emergency)
+	if h < due {
+		return false
+	}
+	return h != due || h%s.Cadence != s.Phase
+}
+
 // RandSource is the injected source of §11.3 jitter: uniform 64-bit values
 // (math/rand/v2.Source satisfies it); the package never draws its own.
 type RandSource interface {

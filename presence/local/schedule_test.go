@@ -104,6 +104,38 @@ func TestHeartbeatNextDue(t *testing.T) {
 	})
 }
 
+// TestHeartbeatOverdue: a runner on its steady schedule is not in an
+// emergency. With cadence = HEARTBEAT_TIMEOUT_BLOCKS − margin (90 of 100,
+// the node runner's choice) a heartbeat included in the runner's bucket at
+// height L is due again at L + 90, which is both its bucket and the
+// emergency bound: not overdue. A heartbeat that missed its bucket (the
+// chain still shows an older one) is overdue from the bound on, and so is
+// every height past it.
+func TestHeartbeatOverdue(t *testing.T) {
+	p := cip11.DefaultParams()
+	s, err := NewHeartbeatSchedule(7011, cip11.Address{9}, 90, 10, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	onPhase := 1000 - 1000%90 + s.Phase // a height in the runner's bucket
+	for _, c := range []struct {
+		h, last uint64
+		want    bool
+	}{
+		{onPhase + 90, onPhase, false},     // steady state: due in its bucket at the bound
+		{onPhase + 89, onPhase, false},     // before the bound
+		{onPhase + 91, onPhase, true},      // past the bound: the bucket's heartbeat did not land
+		{onPhase + 90, onPhase - 1, true},  // the bound of an off-bucket last heartbeat
+		{onPhase + 95, onPhase - 5, true},  // the bound, not in the bucket
+		{onPhase + 180, onPhase, true},     // a whole cadence late
+		{onPhase + 88, onPhase - 1, false}, // before the bound of an off-bucket one
+	} {
+		if got := s.Overdue(c.h, c.last); got != c.want {
+			t.Errorf("Overdue(%d, %d) = %v, want %v (phase %d)", c.h, c.last, got, c.want, s.Phase)
+		}
+	}
+}
+
 type fixedRand uint64
 
 func (f fixedRand) Uint64() uint64 { return uint64(f) }
