@@ -73,7 +73,7 @@ func testReconfigurationProcesses(t *testing.T, inBand bool) {
 	if inBand {
 		height := func() uint64 { s, _ := st(1); return s.Height }
 		for e, act := range []uint64{addAt, removeAt} {
-			waitFor(t, fmt.Sprintf("height %d", act-12), 60*time.Second, func() bool { return height() >= act-12 })
+			waitFor(t, fmt.Sprintf("height %d", act-14), 60*time.Second, func() bool { return height() >= act-14 }) // 6 blocks to spare before act − 8
 			if e == 0 {
 				if code, out, errOut := cli("reconfigure", "-net", dir, "-epoch", "1", "-activation", fmt.Sprint(height()+3), "-node", api(2)); code != 1 || !strings.Contains(errOut, "refused") {
 					t.Fatalf("a reconfiguration 3 blocks ahead: exit %d: %s%s", code, out, errOut)
