@@ -387,6 +387,60 @@ func (s *Store) loadJobIndex() error {
 	})
 }
 
+// dueOp is one change of the due-round index by the open batch: its key
+// added (a Put) or removed (a Delete).
+type dueOp struct {
+	key string
+	add bool
+}
+
+// loadMirrors reads the due-round index and the mru_key records into
+// memory (Open).
+func (s *Store) loadMirrors() error {
+	err := scan(s.db, []byte(pendingDueDomain), prefixEnd([]byte(pendingDueDomain)), func(k, _ []byte) (bool, error) {
+		if len(k) != dueKeyLen {
+			return false, fmt.Errorf("%w: due-round key length %d", ErrCorrupt, len(k))
+		}
+		s.dueIdx = append(s.dueIdx, string(k)) // scan order: ascending
+		return true, nil
+	})
+	if err != nil {
+		return err
+	}
+	return scan(s.db, []byte(mru.KeyPrefix), prefixEnd([]byte(mru.KeyPrefix)), func(k, v []byte) (bool, error) {
+		if len(k) != mru.KeyLen {
+			return true, nil // not a D15 key: a 32-byte pending hash can share the prefix only by chance
+		}
+		kind := mru.JobKind(k[mru.KeyLen-1])
+		if !kind.Valid() {
+			return false, fmt.Errorf("%w: mru_key %x: job_kind %d", ErrCorrupt, k, kind)
+		}
+		r, err := mru.DecodeRecord(v)
+		if err != nil {
+			return false, fmt.Errorf("%w: mru_key %x: %w", ErrCorrupt, k, err)
+		}
+		s.mruM[[mru.KeyLen]byte(k)] = r
+		return true, nil
+	})
+}
+
+// applyMirrors moves the committed batch's due-round index changes and
+// mru_key records into the mirrors (Commit, after the pebble commit).
+func (s *Store) applyMirrors() {
+	for _, o := range s.dueOps {
+		i, found := slices.BinarySearch(s.dueIdx, o.key)
+		switch {
+		case o.add && !found:
+			s.dueIdx = slices.Insert(s.dueIdx, i, o.key)
+		case !o.add && found:
+			s.dueIdx = slices.Delete(s.dueIdx, i, i+1)
+		}
+	}
+	for k, r := range s.mruOv {
+		s.mruM[k] = r
+	}
+}
+
 // Pending (§9.2) ----------------------------------------------------------------
 
 type pending struct{ s *Store }
@@ -450,10 +504,12 @@ func (p pending) Put(r engine.PendingSelectionV1) error {
 	if enc == nil {
 		return fmt.Errorf("pebble store: pending record of job %x does not encode", r.JobID)
 	}
-	if err := errors.Join(s.set(k[:], enc), s.set(engine.PendingDueRoundKey(r), nil)); err != nil {
+	dk := engine.PendingDueRoundKey(r)
+	if err := errors.Join(s.set(k[:], enc), s.set(dk, nil)); err != nil {
 		return err
 	}
 	s.pendOv[r.JobID] = pendOv{r, true}
+	s.dueOps = append(s.dueOps, dueOp{key: string(dk), add: true})
 	return nil
 }
 
@@ -472,11 +528,12 @@ func (p pending) Delete(r engine.PendingSelectionV1) error {
 	if !ok {
 		return fmt.Errorf("%w: job %x", engine.ErrNoLivePending, r.JobID)
 	}
-	k := engine.PendingByJobKey(r.JobID)
-	if err := errors.Join(s.del(k[:]), s.del(engine.PendingDueRoundKey(stored))); err != nil {
+	k, dk := engine.PendingByJobKey(r.JobID), engine.PendingDueRoundKey(stored)
+	if err := errors.Join(s.del(k[:]), s.del(dk)); err != nil {
 		return err
 	}
 	s.pendOv[r.JobID] = pendOv{}
+	s.dueOps = append(s.dueOps, dueOp{key: string(dk)})
 	return nil
 }
 
@@ -510,17 +567,12 @@ type dueHit struct {
 // and the keys of the records the batch put.
 func (s *Store) dueKeys(lower, upper []byte) ([]dueHit, error) {
 	var hits []dueHit
-	err := scan(s.db, lower, upper, func(k, _ []byte) (bool, error) {
-		if len(k) != dueKeyLen {
-			return false, fmt.Errorf("%w: due-round key length %d", ErrCorrupt, len(k))
+	lo, hi := string(lower), string(upper)
+	for i, _ := slices.BinarySearch(s.dueIdx, lo); i < len(s.dueIdx) && (upper == nil || s.dueIdx[i] < hi); i++ {
+		k := s.dueIdx[i] // the committed index (mirror); the batch's writes follow
+		if _, ok := s.pendOv[[32]byte([]byte(k[len(k)-32:]))]; !ok {
+			hits = append(hits, dueHit{key: []byte(k)})
 		}
-		if _, ok := s.pendOv[[32]byte(k[len(k)-32:])]; !ok {
-			hits = append(hits, dueHit{key: append([]byte(nil), k...)})
-		}
-		return true, nil
-	})
-	if err != nil {
-		return nil, err
 	}
 	added := false
 	for _, o := range s.pendOv {
@@ -584,15 +636,8 @@ func (m mruStore) Get(submitter cip11.Address, kind mru.JobKind) (mru.Record, bo
 	if r, ok := s.mruOv[k]; ok {
 		return r, true, nil
 	}
-	v, ok, err := get(s.db, k[:])
-	if err != nil || !ok {
-		return mru.Record{}, false, err
-	}
-	r, err := mru.DecodeRecord(v)
-	if err != nil {
-		return mru.Record{}, false, fmt.Errorf("%w: mru_key %x: %w", ErrCorrupt, k, err)
-	}
-	return r, true, nil
+	r, ok := s.mruM[k]
+	return r, ok, nil
 }
 
 // Put implements [mru.Writer].
@@ -619,27 +664,11 @@ func (s *Store) MRURecords() ([]store.MRUEntry, error) {
 		return nil, err
 	}
 	defer s.mu.Unlock()
-	var out []store.MRUEntry
-	err := scan(s.db, []byte(mru.KeyPrefix), prefixEnd([]byte(mru.KeyPrefix)), func(k, v []byte) (bool, error) {
-		if len(k) != mru.KeyLen {
-			return true, nil // not a D15 key: a 32-byte pending hash can share the prefix only by chance
+	out := make([]store.MRUEntry, 0, len(s.mruM)+len(s.mruOv))
+	for k, r := range s.mruM { // the committed records (mirror); the batch's follow
+		if _, ok := s.mruOv[k]; !ok {
+			out = append(out, store.MRUEntry{Submitter: cip11.Address(k[len(mru.KeyPrefix):]), Kind: mru.JobKind(k[mru.KeyLen-1]), Record: r})
 		}
-		if _, ok := s.mruOv[[mru.KeyLen]byte(k)]; ok {
-			return true, nil // the batch's record follows
-		}
-		kind := mru.JobKind(k[mru.KeyLen-1])
-		if !kind.Valid() {
-			return false, fmt.Errorf("%w: mru_key %x: job_kind %d", ErrCorrupt, k, kind)
-		}
-		r, err := mru.DecodeRecord(v)
-		if err != nil {
-			return false, fmt.Errorf("%w: mru_key %x: %w", ErrCorrupt, k, err)
-		}
-		out = append(out, store.MRUEntry{Submitter: cip11.Address(k[len(mru.KeyPrefix):]), Kind: kind, Record: r})
-		return true, nil
-	})
-	if err != nil || len(s.mruOv) == 0 {
-		return out, err
 	}
 	for k, r := range s.mruOv {
 		out = append(out, store.MRUEntry{Submitter: cip11.Address(k[len(mru.KeyPrefix):]), Kind: mru.JobKind(k[mru.KeyLen-1]), Record: r})

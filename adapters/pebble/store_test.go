@@ -178,8 +178,9 @@ func TestNotAStoreNewerFormat(t *testing.T) {
 }
 
 // TestCorruption: a stored value that fails to decode (a pending record,
-// an MRU record, a runner's current record and a history version) and a
-// flipped byte in the height marker are ErrCorrupt, never a panic.
+// a runner's current record and a history version; an MRU record and a
+// due-round key, which Open loads into memory) and a flipped byte in the
+// height marker are ErrCorrupt, never a panic.
 func TestCorruption(t *testing.T) {
 	dir := t.TempDir()
 	s := mustOpen(t, dir, Options{Sync: SyncNever})
@@ -195,9 +196,6 @@ func TestCorruption(t *testing.T) {
 	if _, _, err := s.Pending().Get(id); !errors.Is(err, ErrCorrupt) {
 		t.Fatal(err)
 	}
-	if _, _, err := s.MRU().Get(addr(1), 0); !errors.Is(err, ErrCorrupt) || !errors.Is(err, mru.ErrRecordLength) {
-		t.Fatal(err)
-	}
 	// A historical view reads the history versions from disk.
 	v, err := s.At(1)
 	must(t, err)
@@ -211,7 +209,8 @@ func TestCorruption(t *testing.T) {
 	if !errors.Is(v.Err(), ErrCorrupt) {
 		t.Fatalf("view 1: ByAddress: %v", v.Err())
 	}
-	// The current records are loaded (and checked) by Open.
+	// The current records, the mru_key records and the due-round index
+	// are loaded (and checked) by Open.
 	must(t, s.Close())
 	if _, err := Open(dir, Options{}); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("Open with a corrupt current record: %v", err)
@@ -238,6 +237,29 @@ func TestCorruption(t *testing.T) {
 		must(t, err)
 	}
 	must(t, db.Close())
+}
+
+// TestCorruptMirrorsAtOpen: the mru_key records and the due-round index,
+// which Open loads into memory, are checked there: an MRU record that does
+// not decode and a due-round key of the wrong length are ErrCorrupt.
+func TestCorruptMirrorsAtOpen(t *testing.T) {
+	for name, c := range map[string]struct {
+		k, v []byte
+		also error
+	}{
+		"mru record": {func() []byte { k := mru.Key(addr(1), 0); return k[:] }(), []byte{1, 2, 3}, mru.ErrRecordLength},
+		"due key":    {append([]byte(pendingDueDomain), 1, 2, 3), nil, nil},
+	} {
+		dir := t.TempDir()
+		s := mustOpen(t, dir, Options{Sync: SyncNever})
+		must(t, s.Register(1, addr(1)))
+		must(t, s.Close())
+		editRaw(t, dir, func(db *pdb.DB) { must(t, db.Set(c.k, c.v, pdb.Sync)) })
+		_, err := Open(dir, Options{})
+		if !errors.Is(err, ErrCorrupt) || (c.also != nil && !errors.Is(err, c.also)) {
+			t.Errorf("%s: Open: %v, want ErrCorrupt", name, err)
+		}
+	}
 }
 
 // editRaw edits the pebble database in dir directly.
