@@ -157,11 +157,11 @@ type Store struct {
 	// so that no read needs the pebble batch (a plain, unindexed one):
 	// job records (encoded), pending records (by job id; live false:
 	// deleted) and mru_key records.
-	jobOv      map[[32]byte]int // job id → index in jobW
-	jobW       []jobW           // in first-write order
-	pendOv     map[[32]byte]pendOv
-	mruOv      map[[mru.KeyLen]byte]mru.Record
-	anchorOv   map[cip11.Address]modea.Record // §8.3 Mode-A records
+	jobOv    map[[32]byte]int // job id → index in jobW
+	jobW     []jobW           // in first-write order
+	pendOv   map[[32]byte]pendOv
+	mruOv    map[[mru.KeyLen]byte]mru.Record
+	anchorOv map[cip11.Address]modea.Record // §8.3 Mode-A records
 	// Mirrors of the two families every block scans (loaded by Open,
 	// changed by Commit): the due-round index's keys, ascending, and the
 	// mru_key records. A pebble scan walks every version and tombstone its
@@ -169,9 +169,9 @@ type Store struct {
 	// every block until a flush (per-block time 3.8 → 8 ms over 6,000
 	// soak blocks); the mirrors cost what they hold. dueOps are the open
 	// batch's index changes, in order.
-	dueIdx []string
-	dueOps []dueOp
-	mruM   map[[mru.KeyLen]byte]mru.Record
+	dueIdx     []string
+	dueOps     []dueOp
+	mruM       map[[mru.KeyLen]byte]mru.Record
 	overlayCfg *state.ReputationConfig
 	cfgs       []cfgVersion // committed configuration versions, ascending
 	frozen     *frozenOverlay
