@@ -133,9 +133,10 @@ type DevnetReport struct {
 	AppHashesAgree bool            `json:"app_hashes_agree"`
 	Gossip         bool            `json:"presence_gossip"`
 	// PresenceCoverage: |PresenceInput(h)| / the runners connected to at
-	// least one validator when h committed, over the blocks with any
-	// connected runner from block 3 on (block 2's is built before any runner
-	// can be admitted): median, minimum, and the share of blocks at 1.
+	// least one validator when h−1 committed (when the proposer built
+	// PresenceInput(h)), over the blocks from 4 on with any then, capped at
+	// 1 (a runner may connect between the commit and the proposal): median,
+	// minimum, and the share of blocks at 1.
 	CoverageP50      float64 `json:"presence_coverage_p50"`
 	CoverageMin      float64 `json:"presence_coverage_min"`
 	CoverageFullPct  float64 `json:"presence_coverage_full_pct"`
@@ -262,8 +263,13 @@ type netDevnet struct {
 	sentLat              chain.Histogram
 	gossipBytes          uint64
 	coverage             []float64 // per block with a connected runner
-	g                    *node.Genesis
-	runnerKeys           []*wire.RunnerKey
+	// connAt is the number of runners connected to any validator when
+	// validator 0 committed each height sampleCoverage saw: the denominator
+	// of the next block's coverage.
+	connAt     map[uint64]int
+	covH       uint64 // the last height sampleCoverage saw (the run loop's)
+	g          *node.Genesis
+	runnerKeys []*wire.RunnerKey
 	// -reconfigure: the removed validator's admissions at its cutoff (−1:
 	// not reached yet)
 	admittedAtCutoff int64
@@ -606,9 +612,7 @@ func (n *netDevnet) run(ctx context.Context, runners []*node.Runner) (*DevnetRep
 		if now.Sub(lastAdvance) > stallAfter {
 			return nil, fmt.Errorf("%w: the chain made no block for %v (height %d)", ErrStalled, stallAfter, h)
 		}
-		if h > last {
-			n.sampleCoverage()
-		}
+		n.sampleCoverage() // every tick: each of validator 0's heights once
 		if cfg.Reconfigure && h > last {
 			n.sampleLinks(runners, h)
 			if err := n.reconfigure(h); err != nil {
@@ -956,21 +960,10 @@ func (n *netDevnet) sampleCoverage() {
 		return
 	}
 	b := v.LastBlock()
-	// Block 2 is the first with a PresenceInput, over registry(1): its
-	// proposer built it as block 1 committed, before any runner (registered
-	// in block 1) could be admitted, so it is empty by construction whatever
-	// the gossip; coverage is sampled from block 3 on.
-	if b == nil || b.Presence == nil || b.Height < 3 {
+	if b == nil || uint64(b.Height) == n.covH {
 		return
 	}
-	size, err := v.RegistrySize(uint64(b.Height) - 1)
-	if err != nil {
-		return
-	}
-	set, err := presence.Decode(*b.Presence, size)
-	if err != nil {
-		return
-	}
+	n.covH = uint64(b.Height)
 	n.mu.Lock()
 	conn := map[cip11.Address]bool{}
 	for _, nd := range n.nodes {
@@ -980,9 +973,32 @@ func (n *netDevnet) sampleCoverage() {
 			}
 		}
 	}
-	if len(conn) > 0 {
-		n.coverage = append(n.coverage, float64(set.Len())/float64(len(conn)))
+	h := uint64(b.Height)
+	if n.connAt == nil {
+		n.connAt = map[uint64]int{}
 	}
+	n.connAt[h] = len(conn)
+	delete(n.connAt, h-2)
+	// PresenceInput(h) was built as h−1 committed: it is measured against
+	// the runners connected then. Blocks 2 and 3 are not counted: their
+	// PresenceInput was built while the runners, registered in block 1,
+	// were still being admitted, and the devnet's first samples come later
+	// than those commits.
+	prev, ok := n.connAt[h-1]
+	n.mu.Unlock()
+	if b.Presence == nil || !ok || prev == 0 || h < 4 {
+		return
+	}
+	size, err := v.RegistrySize(h - 1)
+	if err != nil {
+		return
+	}
+	set, err := presence.Decode(*b.Presence, size)
+	if err != nil {
+		return
+	}
+	n.mu.Lock()
+	n.coverage = append(n.coverage, min(1, float64(set.Len())/float64(prev)))
 	n.mu.Unlock()
 }
 
