@@ -43,12 +43,8 @@ func (x *Executor) Reconfigurations() []chainlog.Reconfigure { return slices.Clo
 // G2 keys; with Mode A, every set lists peer keys (they are r's). Errors
 // wrap ErrReconfigure.
 func (x *Executor) CheckReconfigure(h uint64, r *chainlog.Reconfigure) error {
-	_, err := x.checkReconfigure(h, r)
+	_, err := checkSchedule(&x.hdr, h, r)
 	return err
-}
-
-func (x *Executor) checkReconfigure(h uint64, r *chainlog.Reconfigure) (*seed.Verifier, error) {
-	return checkSchedule(&x.hdr, h, r)
 }
 
 // CheckScheduleChange is CheckReconfigure against a header whose schedule
@@ -134,7 +130,7 @@ func (x *Executor) reconfigure(h uint64, b *chainlog.Block) error {
 		if x.staged != nil {
 			return fmt.Errorf("txs[%d]: %w: a second reconfiguration in block %d", i, ErrReconfigure, h)
 		}
-		v, err := x.checkReconfigure(h, r)
+		v, err := checkSchedule(&x.hdr, h, r)
 		if err != nil {
 			return fmt.Errorf("txs[%d]: %w", i, err)
 		}

@@ -1,10 +1,11 @@
 package conformance
 
 import (
+	"bytes"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"strings"
+	"slices"
 
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/blockexec"
@@ -60,11 +61,7 @@ func reconfSet(idx ...int) []chainlog.SetMember {
 			ConsensusPubKey: chainlog.PeerKey(cip11.Keccak256([]byte("cip11-vectors/reconfigure/vote"), []byte{byte(i)})),
 			QUIC:            fmt.Sprintf("127.0.0.1:%d", 26601+10*i), HTTP: fmt.Sprintf("127.0.0.1:%d", 26602+10*i)})
 	}
-	for a := 1; a < len(out); a++ { // insertion sort by peer key
-		for b := a; b > 0 && strings.Compare(string(out[b].PeerPubKey[:]), string(out[b-1].PeerPubKey[:])) < 0; b-- {
-			out[b], out[b-1] = out[b-1], out[b]
-		}
-	}
+	slices.SortFunc(out, func(a, b chainlog.SetMember) int { return bytes.Compare(a.PeerPubKey[:], b.PeerPubKey[:]) })
 	return out
 }
 
@@ -152,20 +149,23 @@ func reconfEval(raw json.RawMessage) (map[string]any, error) {
 		}
 		h.Schedule.Activations = append(h.Schedule.Activations, chainlog.U64(x))
 	}
-	nums := []*uint64{new(uint64), new(uint64), new(uint64), new(uint64), new(uint64)}
-	for i, s := range []string{v.KnownThrough, v.LastSetSize, v.OverlapBlocks, v.SeedDelay, v.Height} {
-		x, err := parseU64(s)
+	var known, size, height uint64
+	for _, f := range []struct {
+		s   string
+		dst *uint64
+	}{{v.KnownThrough, &known}, {v.LastSetSize, &size}, {v.OverlapBlocks, &h.Params.OverlapBlocks},
+		{v.SeedDelay, &h.Params.SelectionSeedDelayViews}, {v.Height, &height}} {
+		x, err := parseU64(f.s)
 		if err != nil {
 			return nil, err
 		}
-		*nums[i] = x
+		*f.dst = x
 	}
-	if *nums[1] > 64 {
-		return nil, fmt.Errorf("%w: last_set_size %d", ErrMalformedVector, *nums[1])
+	if size > 64 {
+		return nil, fmt.Errorf("%w: last_set_size %d", ErrMalformedVector, size)
 	}
-	h.Schedule.KnownThrough = chainlog.U64(*nums[0])
-	h.Params.OverlapBlocks, h.Params.SelectionSeedDelayViews = *nums[2], *nums[3]
-	last := chainlog.ValidatorSet{Participants: uint32(*nums[1])}
+	h.Schedule.KnownThrough = chainlog.U64(known)
+	last := chainlog.ValidatorSet{Participants: uint32(size)}
 	if v.LastSetPeerPubKeys != nil {
 		id := chainlog.U64(7011)
 		h.ReceiptChainID = &id
@@ -176,7 +176,7 @@ func reconfEval(raw json.RawMessage) (map[string]any, error) {
 	}
 	h.Validators = []chainlog.ValidatorSet{last}
 	h.Namespace = v.Namespace
-	if err := blockexec.CheckScheduleChange(h, *nums[4], v.Reconfigure); err != nil {
+	if err := blockexec.CheckScheduleChange(h, height, v.Reconfigure); err != nil {
 		return nil, err
 	}
 	enc, err := chainlog.EncodeReconfigure(v.Reconfigure)

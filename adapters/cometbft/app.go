@@ -213,15 +213,14 @@ func (a *App) addEpoch(es node.EpochSet) error {
 		}
 	}
 	e.index = node.IndexIn(es.Set, g.Validator.PeerPubKey)
-	if e.index >= 0 {
-		if es.Epoch == 0 {
-			sh := a.share
-			e.share = &sh
-		} else if a.keys == nil && g.DevnetAdmin == nil {
-			return fmt.Errorf("%w: no keys for this validator's share of epoch %d", node.ErrKeyFile, es.Epoch)
-		} else if sk, ok := a.keys.Share(es.Epoch); ok && a.ownShare(e, sk) {
-			e.share = &seed.Share{Index: uint32(e.index + 1), Key: sk}
-		} else if g.DevnetAdmin == nil {
+	switch {
+	case e.index < 0:
+	case es.Epoch == 0:
+		sh := a.share
+		e.share = &sh
+	default:
+		e.share = a.lookupShare(e)
+		if e.share == nil && g.DevnetAdmin == nil {
 			return fmt.Errorf("%w: no share of epoch %d in the key file", node.ErrKeyFile, es.Epoch)
 		}
 	}
@@ -258,18 +257,29 @@ func (a *App) syncEpochs() {
 func (a *App) shareOf(e *epochKeys) *seed.Share {
 	a.emu.Lock()
 	defer a.emu.Unlock()
-	if e.share == nil && e.index >= 0 && a.keys != nil {
-		sk, ok := a.keys.Share(e.epoch)
-		if !ok && a.keyFile != "" { // the dealer may have written it since
-			if k, err := node.LoadValidatorKeys(a.keyFile); err == nil {
-				sk, ok = k.Share(e.epoch)
-			}
-		}
-		if ok && a.ownShare(e, sk) {
-			e.share = &seed.Share{Index: uint32(e.index + 1), Key: sk}
-		}
+	if e.share == nil && e.index >= 0 {
+		e.share = a.lookupShare(e)
 	}
 	return e.share
+}
+
+// lookupShare finds this validator's share of epoch e (a member) in Keys
+// or, when Keys lacks it, in the key file, and checks it (ownShare); nil
+// when there is none.
+func (a *App) lookupShare(e *epochKeys) *seed.Share {
+	if a.keys == nil {
+		return nil
+	}
+	sk, ok := a.keys.Share(e.epoch)
+	if !ok && a.keyFile != "" { // the dealer may have written it since
+		if k, err := node.LoadValidatorKeys(a.keyFile); err == nil {
+			sk, ok = k.Share(e.epoch)
+		}
+	}
+	if !ok || !a.ownShare(e, sk) {
+		return nil
+	}
+	return &seed.Share{Index: uint32(e.index + 1), Key: sk}
 }
 
 // ownShare reports whether sk is this validator's share of epoch e: its

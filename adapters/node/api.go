@@ -89,15 +89,7 @@ func (b Backend) Dashboard() httpapi.Dashboard { return b.V.dashboard() }
 func (b Backend) Epochs() []chainlog.Reconfigure {
 	var out []chainlog.Reconfigure
 	for _, e := range b.V.Epochs() {
-		r := chainlog.Reconfigure{Epoch: chainlog.U64(e.Epoch), Activation: chainlog.U64(e.Activation), GroupKey: e.GroupKey}
-		for _, v := range e.Set {
-			m := chainlog.SetMember{PeerPubKey: chainlog.PeerKey(v.PeerPubKey), ThresholdPubKey: v.ThresholdPubKey, QUIC: v.QUIC, HTTP: v.HTTP}
-			if v.ConsensusPubKey != nil {
-				m.ConsensusPubKey = chainlog.PeerKey(*v.ConsensusPubKey)
-			}
-			r.Set = append(r.Set, m)
-		}
-		out = append(out, r)
+		out = append(out, e.reconfigure())
 	}
 	return out
 }

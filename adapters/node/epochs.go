@@ -132,15 +132,27 @@ func EpochSetOf(r *chainlog.Reconfigure) EpochSet {
 // admin's transaction payload, SPEC-NOTES C11); every member needs a
 // consensus key.
 func (e EpochSet) Reconfigure() (*chainlog.Reconfigure, error) {
-	r := &chainlog.Reconfigure{Epoch: chainlog.U64(e.Epoch), Activation: chainlog.U64(e.Activation), GroupKey: e.GroupKey}
 	for i, v := range e.Set {
 		if v.ConsensusPubKey == nil {
 			return nil, fmt.Errorf("%w: epoch %d validator_set[%d] has no consensus_pubkey", ErrBadRequest, e.Epoch, i)
 		}
-		r.Set = append(r.Set, chainlog.SetMember{PeerPubKey: chainlog.PeerKey(v.PeerPubKey), ThresholdPubKey: v.ThresholdPubKey,
-			ConsensusPubKey: chainlog.PeerKey(*v.ConsensusPubKey), QUIC: v.QUIC, HTTP: v.HTTP})
 	}
-	return r, nil
+	r := e.reconfigure()
+	return &r, nil
+}
+
+// reconfigure is e in the chain-log form (GET /epochs shows every epoch so;
+// a member without a consensus key has a zero one).
+func (e EpochSet) reconfigure() chainlog.Reconfigure {
+	r := chainlog.Reconfigure{Epoch: chainlog.U64(e.Epoch), Activation: chainlog.U64(e.Activation), GroupKey: e.GroupKey}
+	for _, v := range e.Set {
+		m := chainlog.SetMember{PeerPubKey: chainlog.PeerKey(v.PeerPubKey), ThresholdPubKey: v.ThresholdPubKey, QUIC: v.QUIC, HTTP: v.HTTP}
+		if v.ConsensusPubKey != nil {
+			m.ConsensusPubKey = chainlog.PeerKey(*v.ConsensusPubKey)
+		}
+		r.Set = append(r.Set, m)
+	}
+	return r
 }
 
 // EpochSource is a chain's committed validator-set epochs as a node

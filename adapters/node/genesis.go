@@ -324,37 +324,18 @@ func (g *Genesis) Snapshot() (*validators.Snapshot, error) {
 	return validators.NewSnapshot(0, []validators.Record{{PeerPubKey: validators.PeerKey(g.Validator.PeerPubKey)}}, 0)
 }
 
-// History is the §5.4 snapshot history: every epoch of a network (epoch 0
-// active from 0, each later one from its activation height), or the
-// single validator's epoch 0.
+// History is the §5.4 snapshot history: every genesis epoch of a network
+// (epoch 0 active from 0, each later one from its activation height,
+// HistoryOf), or the single validator's epoch 0.
 func (g *Genesis) History() (*validators.History, error) {
-	snaps, err := g.snapshots()
+	if g.Network() {
+		return HistoryOf(g.EpochSets())
+	}
+	s, err := g.Snapshot()
 	if err != nil {
 		return nil, err
 	}
-	return validators.NewHistory(snaps...)
-}
-
-// snapshots are the §5.4 snapshots of every epoch, ascending: a network's
-// (epoch 0 active from 0, each later one from its activation height) or
-// the single validator's epoch 0.
-func (g *Genesis) snapshots() ([]*validators.Snapshot, error) {
-	if !g.Network() {
-		s, err := g.Snapshot()
-		if err != nil {
-			return nil, err
-		}
-		return []*validators.Snapshot{s}, nil
-	}
-	var snaps []*validators.Snapshot
-	for _, e := range g.EpochSets() {
-		s, err := e.snapshot()
-		if err != nil {
-			return nil, err
-		}
-		snaps = append(snaps, s)
-	}
-	return snaps, nil
+	return validators.NewHistory(s)
 }
 
 // Header is the chain-log header of the validator's block log: the same

@@ -308,8 +308,10 @@ func (r *Runner) loop(ctx context.Context, h uint64) {
 // (EpochSource), and puts their validators in the directory, so that the
 // client computes Sub_{E+1}(R) and dials it before the activation (§5.3).
 func (r *Runner) followEpochs(ctx context.Context, h uint64) {
+	// Only a chain with a devnet admin adds epochs in band; a genesis
+	// schedule is known from the start.
 	src, ok := r.cfg.Chain.(EpochSource)
-	if !ok || !r.cfg.Genesis.Network() || (r.epochsAt > 0 && h < r.epochsAt+epochPollBlocks) {
+	if !ok || r.cfg.Genesis.DevnetAdmin == nil || (r.epochsAt > 0 && h < r.epochsAt+epochPollBlocks) {
 		return
 	}
 	r.epochsAt = h

@@ -419,7 +419,7 @@ func (s *Store) loadMirrors() error {
 		if err != nil {
 			return false, fmt.Errorf("%w: mru_key %x: %w", ErrCorrupt, k, err)
 		}
-		s.mruM[[mru.KeyLen]byte(k)] = r
+		s.mruS = append(s.mruS, mruEntry([mru.KeyLen]byte(k), r)) // scan order: key order
 		return true, nil
 	})
 }
@@ -437,7 +437,12 @@ func (s *Store) applyMirrors() {
 		}
 	}
 	for k, r := range s.mruOv {
-		s.mruM[k] = r
+		e := mruEntry(k, r)
+		if i, ok := slices.BinarySearchFunc(s.mruS, e, cmpMRU); ok {
+			s.mruS[i] = e
+		} else {
+			s.mruS = slices.Insert(s.mruS, i, e)
+		}
 	}
 }
 
@@ -570,7 +575,9 @@ func (s *Store) dueKeys(lower, upper []byte) ([]dueHit, error) {
 	lo, hi := string(lower), string(upper)
 	for i, _ := slices.BinarySearch(s.dueIdx, lo); i < len(s.dueIdx) && (upper == nil || s.dueIdx[i] < hi); i++ {
 		k := s.dueIdx[i] // the committed index (mirror); the batch's writes follow
-		if _, ok := s.pendOv[[32]byte([]byte(k[len(k)-32:]))]; !ok {
+		var id [32]byte
+		copy(id[:], k[len(k)-32:])
+		if _, ok := s.pendOv[id]; !ok {
 			hits = append(hits, dueHit{key: []byte(k)})
 		}
 	}
@@ -636,8 +643,10 @@ func (m mruStore) Get(submitter cip11.Address, kind mru.JobKind) (mru.Record, bo
 	if r, ok := s.mruOv[k]; ok {
 		return r, true, nil
 	}
-	r, ok := s.mruM[k]
-	return r, ok, nil
+	if i, ok := slices.BinarySearchFunc(s.mruS, store.MRUEntry{Submitter: submitter, Kind: kind}, cmpMRU); ok {
+		return s.mruS[i].Record, true, nil
+	}
+	return mru.Record{}, false, nil
 }
 
 // Put implements [mru.Writer].
@@ -664,22 +673,40 @@ func (s *Store) MRURecords() ([]store.MRUEntry, error) {
 		return nil, err
 	}
 	defer s.mu.Unlock()
-	out := make([]store.MRUEntry, 0, len(s.mruM)+len(s.mruOv))
-	for k, r := range s.mruM { // the committed records (mirror); the batch's follow
-		if _, ok := s.mruOv[k]; !ok {
-			out = append(out, store.MRUEntry{Submitter: cip11.Address(k[len(mru.KeyPrefix):]), Kind: mru.JobKind(k[mru.KeyLen-1]), Record: r})
-		}
+	if len(s.mruOv) == 0 {
+		return slices.Clone(s.mruS), nil
 	}
+	// The committed records (mirror, in key order) merged with the
+	// batch's, which replace them.
+	ov := make([]store.MRUEntry, 0, len(s.mruOv))
 	for k, r := range s.mruOv {
-		out = append(out, store.MRUEntry{Submitter: cip11.Address(k[len(mru.KeyPrefix):]), Kind: mru.JobKind(k[mru.KeyLen-1]), Record: r})
+		ov = append(ov, mruEntry(k, r))
 	}
-	slices.SortFunc(out, func(a, b store.MRUEntry) int {
-		if c := bytes.Compare(a.Submitter[:], b.Submitter[:]); c != 0 {
-			return c
+	slices.SortFunc(ov, cmpMRU)
+	out := make([]store.MRUEntry, 0, len(s.mruS)+len(ov))
+	i := 0
+	for _, e := range s.mruS {
+		for i < len(ov) && cmpMRU(ov[i], e) < 0 {
+			out, i = append(out, ov[i]), i+1
 		}
-		return cmp.Compare(a.Kind, b.Kind)
-	})
-	return out, nil
+		if i < len(ov) && cmpMRU(ov[i], e) == 0 {
+			continue // the batch's record follows
+		}
+		out = append(out, e)
+	}
+	return append(out, ov[i:]...), nil
+}
+
+func mruEntry(k [mru.KeyLen]byte, r mru.Record) store.MRUEntry {
+	return store.MRUEntry{Submitter: cip11.Address(k[len(mru.KeyPrefix):]), Kind: mru.JobKind(k[mru.KeyLen-1]), Record: r}
+}
+
+// cmpMRU orders MRU entries as their mru_keys: by submitter, then kind.
+func cmpMRU(a, b store.MRUEntry) int {
+	if c := bytes.Compare(a.Submitter[:], b.Submitter[:]); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Kind, b.Kind)
 }
 
 // Mode A (§8.3) ---------------------------------------------------------------

@@ -171,7 +171,7 @@ type Store struct {
 	// batch's index changes, in order.
 	dueIdx     []string
 	dueOps     []dueOp
-	mruM       map[[mru.KeyLen]byte]mru.Record
+	mruS       []store.MRUEntry // in mru_key order
 	overlayCfg *state.ReputationConfig
 	cfgs       []cfgVersion // committed configuration versions, ascending
 	frozen     *frozenOverlay
@@ -280,7 +280,6 @@ func Open(dir string, o Options) (*Store, error) {
 		jobOv:    make(map[[32]byte]int),
 		pendOv:   make(map[[32]byte]pendOv),
 		mruOv:    make(map[[mru.KeyLen]byte]mru.Record),
-		mruM:     make(map[[mru.KeyLen]byte]mru.Record),
 		anchorOv: make(map[cip11.Address]modea.Record),
 		snaps:    make(map[*pdb.Snapshot]struct{}),
 		health:   h,

@@ -246,11 +246,14 @@ func (c *Core) verifyResult(tx *Tx, now time.Time) error {
 
 // txs adds the block's transactions in order (D23): new submits, then the
 // verifier's output: each revealed result of a current committee member
-// (ResultSubmit), then Verified for jobs whose whole committee delivered,
+// (ResultSubmit), then Verified for jobs whose whole committee revealed,
 // placed only while the job's deadline has not passed so that the timeout
-// pass cannot have moved it (§11.2, D26). It reports whether any were
-// added. It changes nothing: a proposal that is not decided leaves the
-// tracker as it was.
+// pass cannot have moved it (§11.2, D26), then the waiting reconfiguration
+// and the certificates. It reports whether any were added. It changes
+// nothing (a proposal that is not decided leaves the tracker as it was)
+// except dropping a waiting reconfiguration that no block can carry any
+// more: its epoch was taken or its lead has run out, neither of which
+// comes back.
 func (c *Core) txs(h uint64, b *chainlog.Block) bool {
 	for _, id := range c.mem.submits[:min(len(c.mem.submits), c.cfg.MaxBlockSubmits)] {
 		t := c.jobs[id]

@@ -61,17 +61,7 @@ func TestCoreCheckSigned(t *testing.T) {
 	if len(signed) != 2 || string(signed[0]) != string(reg.Bytes()) || string(signed[1]) != string(hb.Bytes()) {
 		t.Fatalf("Signed lists %d transactions, want the registration then the heartbeat", len(signed))
 	}
-	decoded := func(raws ...[]byte) []*chain.Tx {
-		var out []*chain.Tx
-		for _, r := range raws {
-			tx, err := chain.DecodeTx(r)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, tx)
-		}
-		return out
-	}
+	decoded := func(raws ...[]byte) []*chain.Tx { return decodeTxs(t, raws...) }
 	if err := w.c.CheckSigned(b, decoded(signed...)); err != nil {
 		t.Fatalf("the proposer's block with its signed transactions: %v", err)
 	}
@@ -220,20 +210,10 @@ func TestCoreCheckSignedResults(t *testing.T) {
 	if rs != 2 || vs != 1 || !slices.Equal(ver.Matching, committee[:1]) {
 		t.Fatalf("block: %d result_submit, %d verified %+v", rs, vs, ver)
 	}
-	decoded := func(txs ...*chain.Tx) []*chain.Tx { return txs }
-	signed := w.c.Signed(b)
-	var carried []*chain.Tx
-	for _, raw := range signed {
-		tx, err := chain.DecodeTx(raw)
-		if err != nil {
-			t.Fatal(err)
-		}
-		carried = append(carried, tx)
-	}
-	if err := w.c.CheckSigned(b, carried); err != nil {
+	if err := w.c.CheckSigned(b, decodeTxs(t, w.c.Signed(b)...)); err != nil {
 		t.Fatalf("the proposer's block with what Signed lists: %v", err)
 	}
-	all := decoded(commitTxs[0], revealTxs[0], commitTxs[1], revealTxs[1])
+	all := []*chain.Tx{commitTxs[0], revealTxs[0], commitTxs[1], revealTxs[1]}
 	if err := w.c.CheckSigned(b, all); err != nil {
 		t.Fatalf("with both members' commits and reveals: %v", err)
 	}
@@ -260,8 +240,8 @@ func TestCoreCheckSignedResults(t *testing.T) {
 		txs []*chain.Tx
 	}{
 		"no transactions":          {b, nil},
-		"one member's reveal only": {b, decoded(commitTxs[0], revealTxs[0])},
-		"reveals without commits":  {b, decoded(revealTxs[0], revealTxs[1])},
+		"one member's reveal only": {b, []*chain.Tx{commitTxs[0], revealTxs[0]}},
+		"reveals without commits":  {b, []*chain.Tx{revealTxs[0], revealTxs[1]}},
 		"another matching list":    {&otherMatch, all},
 		"a runner slashed":         {&slashed, all},
 	} {
@@ -269,4 +249,18 @@ func TestCoreCheckSignedResults(t *testing.T) {
 			t.Errorf("%s: %v, want ErrUnsigned", name, err)
 		}
 	}
+}
+
+// decodeTxs decodes signed node transactions (as a verifier's layout does).
+func decodeTxs(t *testing.T, raws ...[]byte) []*chain.Tx {
+	t.Helper()
+	var out []*chain.Tx
+	for _, r := range raws {
+		tx, err := chain.DecodeTx(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, tx)
+	}
+	return out
 }
