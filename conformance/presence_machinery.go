@@ -39,6 +39,7 @@ func presenceMachineryFunctions() []Function {
 			Description: "On-chain heartbeat phase = keccak256(chain_id as 8 bytes big-endian ‖ 20-byte address) read as a 256-bit big-endian integer, mod cadence (effective_cadence_blocks).",
 			Generate:    pmGenPhase, Eval: pmEvalPhase,
 		},
+		heartbeatCountsFunction(),
 	}
 }
 
@@ -46,7 +47,7 @@ func presenceMachineryFunctions() []Function {
 // the wire sentinels some of them wrap (a receipt's key error wraps
 // wire.ErrPubKeyRole), so a vector names the presence-level verdict.
 func presenceMachinerySentinels() []Sentinel {
-	return []Sentinel{
+	return append(heartbeatCountsSentinels(), []Sentinel{
 		{"ErrEmptyValidatorSet", validators.ErrEmptyValidatorSet},
 		{"ErrDuplicateValidator", validators.ErrDuplicateValidator},
 		{"ErrParticipantsNotCanonical", validators.ErrParticipantsNotCanonical},
@@ -82,7 +83,7 @@ func presenceMachinerySentinels() []Sentinel {
 		{"ErrUnknownOutcome", local.ErrUnknownOutcome},
 		{"ErrZeroCadence", local.ErrZeroCadence},
 		{"ErrCadenceTooLong", local.ErrCadenceTooLong},
-	}
+	}...)
 }
 
 // ---- shared helpers ----

@@ -23,10 +23,11 @@ import (
 // The signature is over keccak256(TxDomain ‖ every byte before it). The
 // signer field must equal the recovered address. chain_id binds the
 // transaction to one chain (admission refuses another chain's, ErrWrongChain);
-// a heartbeat's nonce is the chain height it was signed at, and admission
+// a heartbeat's nonce is the chain height it was signed at, admission
 // refuses one more than HeartbeatWindow blocks away from the chain's
-// (ErrStaleTx), so an old heartbeat cannot be replayed past the dedupe
-// horizon to keep a dead runner alive. Payloads: Heartbeat none;
+// (ErrStaleTx), and a block counts it only if the nonce is after the
+// runner's on-chain last_heartbeat (HeartbeatCounts), so a heartbeat
+// counts once and cannot be replayed to keep a dead runner alive. Payloads: Heartbeat none;
 // Register the stake as 16 bytes BE; Commit the 32-byte commitment
 // keccak256(result ‖ salt); Reveal result (32) ‖ salt (32); Certificate
 // height (8, BE) ‖ 1 to MaxCertificateReceipts receipts of ReceiptLen bytes
@@ -213,9 +214,8 @@ var ErrWrongChain = errors.New("node: transaction for another chain")
 var ErrStaleTx = errors.New("node: stale transaction")
 
 // HeartbeatWindow bounds how far a heartbeat's signing height (its nonce)
-// may be from the chain's height at admission, in blocks. It is below the
-// mempool's dedupe horizon, so a replayed heartbeat is refused either as a
-// duplicate or as stale.
+// may be from the chain's height at admission, and how many blocks before
+// the block that counts it it may have been signed (HeartbeatCounts).
 const HeartbeatWindow = 256
 
 // DecodeTx decodes and verifies a devnet transaction.

@@ -471,6 +471,9 @@ const fns = {
     unhex(v.seed), v.committee_size, v.mru_address === null ? null : { address: v.mru_address, mult: u64(v.mru_multiplier) }) }),
   committee_draw_accumulated: (v) => ({ digest: hex(accumulated(v.count)) }),
   candidates_root: (v) => ({ root: hex(candidatesRoot(v.leaves)) }),
+  heartbeat_counts: (v) => { const n = u64(v.nonce), last = u64(v.last_heartbeat), h = u64(v.height);
+    if (n > h) throw new Error('ErrHeartbeatEarly'); if (h - n > 256n) throw new Error('ErrStaleTx'); if (n <= last) throw new Error('ErrHeartbeatSpent');
+    return { counts: true }; },
   presence_input: (v) => { const s = presenceDecode(unhex(v.encoding), v.registry_size); return { present: s, canonical_encoding: hex(presenceCanonical(s, v.registry_size)) }; },
   mru_lookup: (v) => ({ applies: v.record !== null && (() => { const h = u64(v.current_height), s = u64(v.record.set_at_block); return (h > s ? h - s : 0n) <= u64(v.ttl_blocks); })() }),
   mru_winner: (v) => { const bad = new Set([...v.runners_to_slash, ...v.runners_unrewarded]), ok = new Set(v.matching);

@@ -33,14 +33,19 @@ var (
 	ErrTx         = nodetx.ErrTx
 	ErrWrongChain = nodetx.ErrWrongChain
 	ErrStaleTx    = nodetx.ErrStaleTx
+	// ErrHeartbeatSpent and ErrHeartbeatEarly: nodetx.HeartbeatCounts.
+	ErrHeartbeatSpent = nodetx.ErrHeartbeatSpent
+	ErrHeartbeatEarly = nodetx.ErrHeartbeatEarly
 )
 
 var (
-	SignTx        = nodetx.SignTx
-	DecodeTx      = nodetx.DecodeTx
-	Commitment    = nodetx.Commitment
-	RevealPayload = nodetx.RevealPayload
-	SplitReveal   = nodetx.SplitReveal
-	CertPayload   = nodetx.CertificatePayload
-	DecodeJobSpec = nodetx.DecodeJobSpec
+	SignTx = nodetx.SignTx
+	// HeartbeatCounts is the §7.1 anti-replay rule for heartbeats (SPEC-NOTES C7).
+	HeartbeatCounts = nodetx.HeartbeatCounts
+	DecodeTx        = nodetx.DecodeTx
+	Commitment      = nodetx.Commitment
+	RevealPayload   = nodetx.RevealPayload
+	SplitReveal     = nodetx.SplitReveal
+	CertPayload     = nodetx.CertificatePayload
+	DecodeJobSpec   = nodetx.DecodeJobSpec
 )

@@ -468,7 +468,8 @@ func (c *Core) RecoverTail(b *chainlog.Block, at time.Time) error {
 }
 
 // pruneMempool drops from the mempool the registrations and heartbeats
-// committed block b carried, and those no block can carry: a registration
+// committed block b carried (a heartbeat whose nonce is now at or below
+// its runner's last_heartbeat, §7.1), and those no block can carry: a registration
 // of a registered runner, a heartbeat of a deregistered runner or of a
 // signer neither registered nor registering (so hostile signers cannot
 // grow it). What a block did not draw (a proposal built elsewhere, before
@@ -492,13 +493,12 @@ func (c *Core) pruneMempool(b *chainlog.Block) {
 	if len(c.mem.beats) == 0 {
 		return
 	}
-	for _, i := range b.Heartbeats {
-		if int(i) < len(c.runnerAt) {
-			delete(c.mem.beats, c.runnerAt[i])
+	reg, lastHB := c.x.Store().Registrar(), c.lastHeartbeats()
+	for a, tx := range c.mem.beats {
+		if last, ok := lastHB(a); ok && tx.Nonce <= last || uint64(b.Height)-min(tx.Nonce, uint64(b.Height)) >= HeartbeatWindow {
+			delete(c.mem.beats, a) // counted (or spent), or too old for the next block: it can never count (§7.1)
+			continue
 		}
-	}
-	reg := c.x.Store().Registrar()
-	for a := range c.mem.beats {
 		if _, ok := c.runnerIdx[a]; !ok {
 			if !slices.ContainsFunc(c.mem.regs, func(tx *Tx) bool { return tx.From == a }) {
 				delete(c.mem.beats, a)
@@ -508,6 +508,24 @@ func (c *Core) pruneMempool(b *chainlog.Block) {
 		if r, ok, err := reg.Latest(a); err == nil && ok && r.Health == state.Deregistered {
 			delete(c.mem.beats, a)
 		}
+	}
+}
+
+// lastHeartbeats returns a lookup of registered runners' on-chain
+// last_heartbeat at the end of the last committed block (§7.1), never a
+// staged proposal's; ok is false for an address not registered then, or
+// when the registry cannot be read. The registry view is read once.
+func (c *Core) lastHeartbeats() func(a cip11.Address) (uint64, bool) {
+	var v state.RegistryView
+	if h := c.Height(); h > 0 {
+		v, _ = c.x.Store().Registry().At(h)
+	}
+	return func(a cip11.Address) (uint64, bool) {
+		if v == nil {
+			return 0, false
+		}
+		r, ok := v.Runner(a)
+		return r.LastHeartbeat, ok
 	}
 }
 
@@ -538,17 +556,21 @@ func (c *Core) registryOps(h uint64, b *chainlog.Block) {
 		stake := cip11.U128{Hi: binary.BigEndian.Uint64(tx.Payload[:8]), Lo: binary.BigEndian.Uint64(tx.Payload[8:16])}
 		register(tx.From, stake, 1_000_000_000)
 	}
-	reg := c.x.Store().Registrar()
+	reg, lastHB := c.x.Store().Registrar(), c.lastHeartbeats()
 	var beats []uint32
-	for a := range c.mem.beats { // sorted below
+	for a, tx := range c.mem.beats { // sorted below
 		i, ok := c.runnerIdx[a]
 		if !ok {
 			if i, ok = added[a]; !ok {
 				continue
 			}
 		}
-		if r, ok, err := reg.Latest(a); err == nil && ok && r.Health == state.Deregistered {
+		if r, ok, err := reg.Latest(a); err != nil || ok && r.Health == state.Deregistered {
 			continue
+		}
+		last, _ := lastHB(a) // 0 for a runner this block registers
+		if HeartbeatCounts(tx.Nonce, last, h) != nil {
+			continue // signed for a later height (it waits), or one no block can count
 		}
 		beats = append(beats, uint32(i))
 	}

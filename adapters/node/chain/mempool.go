@@ -25,7 +25,7 @@ type mempool struct {
 	known   map[cip11.Hash]bool // tx hashes seen (dedupe), this generation
 	old     map[cip11.Hash]bool // and the previous one
 	regs    []*Tx
-	beats   map[cip11.Address][]byte // each runner's newest waiting heartbeat transaction
+	beats   map[cip11.Address]*Tx // each runner's waiting heartbeat transaction of the highest nonce
 	// certs holds each runner's newest waiting SubmitPresenceCertificate
 	// (§8.3): a newer one replaces it, since only the strictly newest
 	// anchor can be accepted.
@@ -39,7 +39,7 @@ type mempool struct {
 }
 
 func newMempool() mempool {
-	return mempool{known: map[cip11.Hash]bool{}, beats: map[cip11.Address][]byte{}, certs: map[cip11.Address]*chainlog.Certificate{}, certRaw: map[cip11.Address][]byte{}}
+	return mempool{known: map[cip11.Hash]bool{}, beats: map[cip11.Address]*Tx{}, certs: map[cip11.Address]*chainlog.Certificate{}, certRaw: map[cip11.Address][]byte{}}
 }
 
 // Len is the number of waiting entries (submits, registrations,
@@ -171,7 +171,12 @@ func (c *Core) SubmitTx(raw []byte, now time.Time) (*Tx, error) {
 	}
 	switch tx.Kind {
 	case TxHeartbeat:
-		c.mem.beats[tx.From] = tx.Bytes()
+		if last, ok := c.lastHeartbeats()(tx.From); ok && tx.Nonce <= last {
+			return tx, fmt.Errorf("%w: %w: signed at %d, last_heartbeat %d (§7.1: a heartbeat counts once)", ErrBadRequest, ErrHeartbeatSpent, tx.Nonce, last)
+		}
+		if w := c.mem.beats[tx.From]; w == nil || tx.Nonce > w.Nonce {
+			c.mem.beats[tx.From] = tx
+		}
 	case TxRegister:
 		c.mem.regs = append(c.mem.regs, tx)
 	case TxCommit, TxReveal:

@@ -37,7 +37,7 @@ func (c *Core) Signed(b *chainlog.Block) [][]byte {
 	}
 	for _, i := range b.Heartbeats {
 		if a, ok := c.addressAt(b, i); ok && c.mem.beats[a] != nil {
-			out = append(out, c.mem.beats[a])
+			out = append(out, c.mem.beats[a].Bytes())
 		}
 	}
 	for _, tx := range b.Txs {
@@ -75,12 +75,15 @@ func (c *Core) Signed(b *chainlog.Block) [][]byte {
 // this core makes them (stake, reputation 1e9, nothing else) by a
 // TxRegister of that address with that stake, or in block 1 a genesis
 // runner as the genesis lists it; every heartbeat index names a runner
-// (registered before b or by b) with a TxHeartbeat signed within
-// HeartbeatWindow blocks of b's height. Errors wrap ErrUnsigned.
+// (registered before b or by b) with a TxHeartbeat that b can count
+// (HeartbeatCounts: signed at most HeartbeatWindow blocks before b, not
+// after it, and after the runner's on-chain last_heartbeat, so that a
+// heartbeat transaction counts once, §7.1, SPEC-NOTES C7). Errors wrap
+// ErrUnsigned.
 func (c *Core) CheckSigned(b *chainlog.Block, txs []*Tx) error {
 	h := uint64(b.Height)
-	regs, beats := map[cip11.Address]*Tx{}, map[cip11.Address]bool{}
-	var reconfs [][]byte // the admin's signed reconfiguration payloads
+	regs, beats := map[cip11.Address]*Tx{}, map[cip11.Address][]uint64{} // beats: each signer's heartbeat nonces
+	var reconfs [][]byte                                                 // the admin's signed reconfiguration payloads
 	type jr struct {
 		job    cip11.Hash
 		runner cip11.Address
@@ -99,9 +102,7 @@ func (c *Core) CheckSigned(b *chainlog.Block, txs []*Tx) error {
 		case TxRegister:
 			regs[tx.From] = tx
 		case TxHeartbeat:
-			if tx.Nonce+HeartbeatWindow >= h && tx.Nonce <= h+HeartbeatWindow {
-				beats[tx.From] = true
-			}
+			beats[tx.From] = append(beats[tx.From], tx.Nonce)
 		}
 	}
 	for j, op := range b.Registry {
@@ -161,13 +162,22 @@ func (c *Core) CheckSigned(b *chainlog.Block, txs []*Tx) error {
 			return fmt.Errorf("%w: txs[%d]: a reconfiguration of epoch %d without the devnet admin's transaction (SPEC-NOTES C11)", ErrUnsigned, j, r.Epoch)
 		}
 	}
+	lastHB := c.lastHeartbeats()
 	for k, i := range b.Heartbeats {
 		a, ok := c.addressAt(b, i)
 		if !ok {
 			return fmt.Errorf("%w: heartbeats[%d]: index %d names no runner", ErrUnsigned, k, i)
 		}
-		if !beats[a] {
-			return fmt.Errorf("%w: heartbeats[%d]: no heartbeat transaction of %s signed within %d blocks of %d", ErrUnsigned, k, a, HeartbeatWindow, h)
+		last, _ := lastHB(a) // 0 for a runner b registers
+		var why error = errors.New("none carried")
+		for _, n := range beats[a] {
+			if why = HeartbeatCounts(n, last, h); why == nil {
+				break
+			}
+		}
+		if why != nil {
+			return fmt.Errorf("%w: heartbeats[%d]: no heartbeat transaction of %s that block %d can count (§7.1: nonce in (last_heartbeat %d, %d], at most %d blocks old): %w",
+				ErrUnsigned, k, a, h, last, h, HeartbeatWindow, why)
 		}
 	}
 	return nil

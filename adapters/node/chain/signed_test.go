@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/adapters/node/chain"
@@ -263,4 +264,88 @@ func decodeTxs(t *testing.T, raws ...[]byte) []*chain.Tx {
 		out = append(out, tx)
 	}
 	return out
+}
+
+// TestCoreRunnerTxCountsOnce (§7.1 "anti-replayed by the ordinary account
+// transaction nonce and signature", SPEC-NOTES C7): a runner-signed
+// transaction counts at most once. A heartbeat's nonce is its signing
+// height and must be after the runner's on-chain last_heartbeat (and not
+// after the block): once a block counts it, last_heartbeat is that block's
+// height, so a proposer that re-includes the same signed heartbeat later —
+// to keep a dead runner above the floor — has a block every verifier
+// refuses (ErrUnsigned wrapping ErrHeartbeatSpent), and the mempool
+// neither admits nor proposes a spent one. A replayed registration is an
+// invalid block (already registered), and a replayed reveal beside a
+// second ResultSubmit changes nothing; a replayed certificate is
+// anchor_not_newer (blockexec TestCertificateExecution).
+func TestCoreRunnerTxCountsOnce(t *testing.T) {
+	w := newWorld(t, 3, 0)
+	w.block()
+	w.block()
+	chainID := uint64(w.d.Genesis.ChainID)
+	r := w.d.Genesis.Runners[1].Address
+	hb, err := chain.SignTx(w.d.RunnerKeys[1], chainID, chain.TxHeartbeat, 2, cip11.Hash{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.c.SubmitTx(hb.Bytes(), w.now); err != nil {
+		t.Fatal(err)
+	}
+	three := w.block().Block
+	if !slices.Equal(three.Heartbeats, []uint32{1}) {
+		t.Fatalf("block 3 heartbeats %v, want [1]", three.Heartbeats)
+	}
+	if w.c.MempoolLen() != 0 {
+		t.Fatalf("mempool holds %d entries after the heartbeat was counted", w.c.MempoolLen())
+	}
+	// The same signed heartbeat, one block later and 90 blocks later.
+	for _, skip := range []int{0, 89} {
+		for range skip {
+			w.block()
+		}
+		replayed := w.propose()
+		replayed.Heartbeats = []uint32{1}
+		err := w.c.CheckSigned(replayed, decodeTxs(t, hb.Bytes()))
+		if !errors.Is(err, chain.ErrUnsigned) || !errors.Is(err, chain.ErrHeartbeatSpent) {
+			t.Fatalf("block %d re-including the heartbeat counted in block 3: %v, want ErrUnsigned (ErrHeartbeatSpent)", replayed.Height, err)
+		}
+		if _, err := w.c.Apply(w.propose()); err != nil { // discard: commit the honest block instead
+			t.Fatal(err)
+		}
+		w.now = w.now.Add(time.Second)
+		if _, err := w.c.Commit(w.now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A heartbeat signed at or before last_heartbeat is refused at admission.
+	h := w.c.Height()
+	old, err := chain.SignTx(w.d.RunnerKeys[1], chainID, chain.TxHeartbeat, 3, cip11.Hash{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.c.SubmitTx(old.Bytes(), w.now); !errors.Is(err, chain.ErrHeartbeatSpent) {
+		t.Fatalf("a heartbeat signed at last_heartbeat 3: %v, want ErrHeartbeatSpent", err)
+	}
+	// One signed for a later height waits, then counts once.
+	early, err := chain.SignTx(w.d.RunnerKeys[1], chainID, chain.TxHeartbeat, h+2, cip11.Hash{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.c.SubmitTx(early.Bytes(), w.now); err != nil {
+		t.Fatal(err)
+	}
+	if b := w.block().Block; len(b.Heartbeats) != 0 {
+		t.Fatalf("block %d counts a heartbeat signed at %d", b.Height, h+2)
+	}
+	if b := w.block().Block; !slices.Equal(b.Heartbeats, []uint32{1}) {
+		t.Fatalf("block %d heartbeats %v, want [1]", b.Height, b.Heartbeats)
+	}
+	// A replayed registration: the runner is registered, the block invalid.
+	again := w.propose()
+	st := cip11.U128From64(5)
+	rep := chainlog.U64(1_000_000_000)
+	again.Registry = []chainlog.RegistryOp{{Op: chainlog.OpRegister, Address: r, Stake: &st, ReputationX1e9: &rep}}
+	if err := w.c.Check(again); err == nil {
+		t.Fatal("a block registering an already registered runner was accepted")
+	}
 }
