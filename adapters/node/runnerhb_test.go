@@ -179,7 +179,9 @@ func TestChainViewOverHTTP(t *testing.T) {
 	if err := v.ProduceBlock(); err != nil { // block 1 registers the runners
 		t.Fatal(err)
 	}
-	hb, _ := SignTx(d.RunnerKeys[0], uint64(d.Genesis.ChainID), TxHeartbeat, 1, cip11.Hash{}, nil)
+	// signed for block 2: block 1's registration already set last_heartbeat
+	// to 1, and a heartbeat counts only with a later nonce (§7.1, C7)
+	hb, _ := SignTx(d.RunnerKeys[0], uint64(d.Genesis.ChainID), TxHeartbeat, 2, cip11.Hash{}, nil)
 	if _, err := v.SubmitTx(hb.Bytes()); err != nil {
 		t.Fatal(err)
 	}

@@ -262,7 +262,7 @@ func TestBackendOverHTTP(t *testing.T) {
 			t.Fatal(err)
 		}
 		rk := d.RunnerKeys[0]
-		hb, _ := SignTx(rk, uint64(d.Genesis.ChainID), TxHeartbeat, 1, cip11.Hash{}, nil)
+		hb, _ := SignTx(rk, uint64(d.Genesis.ChainID), TxHeartbeat, 2, cip11.Hash{}, nil) // after last_heartbeat 1 (§7.1, C7)
 		sub := fmt.Sprintf(`{"tx":"%x"}`, hb.Bytes())
 		if code, body := post("/submit", sub); code != http.StatusOK {
 			t.Fatalf("submit: %d %s", code, body)
