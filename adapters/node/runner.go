@@ -87,7 +87,8 @@ type RunnerConfig struct {
 	Genesis *Genesis
 	Key     *wire.RunnerKey
 	Chain   Chain
-	// Listen is the runner's UDP address (127.0.0.1:0).
+	// Listen is the runner's UDP address (default ":0": every interface,
+	// an ephemeral port, so validators on other hosts are reachable).
 	Listen string
 	// WorkTime is the demo executor's work time when the job spec has none
 	// (50 ms); FailPerMille makes that many executions per thousand fail.

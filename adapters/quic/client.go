@@ -63,7 +63,7 @@ type ClientConfig struct {
 	// rebroadcasts.
 	Offline bool
 
-	Listen     string         // UDP address ("127.0.0.1:0")
+	Listen     string         // UDP address (":0": every interface, an ephemeral port)
 	PacketConn net.PacketConn // used instead of Listen if set; not closed by the Client
 
 	HandshakeTimeout time.Duration // dial + CIP-11 handshake + first pong (10 s)
@@ -216,7 +216,9 @@ func (c *ClientConfig) defaults() error {
 		return err
 	}
 	if c.Listen == "" {
-		c.Listen = "127.0.0.1:0"
+		// the unspecified address: a socket bound to 127.0.0.1 cannot send
+		// to a validator on another host (EINVAL), issue 28
+		c.Listen = ":0"
 	}
 	if c.MaxConcurrent <= 0 {
 		c.MaxConcurrent = 16
@@ -644,12 +646,27 @@ func (l *link) snapshot(h uint64) (*validators.Snapshot, error) {
 	return ep.Admit(h, l.pair, l.peer, l.c.self, l.c.cfg.Params)
 }
 
+// noLink logs why a dial to the link's validator at addr failed: at Warn
+// at most once per validator per refusalLogInterval (the client's log
+// limiter), every time at Debug. A runner that silently falls back to
+// polling, or never connects, is an operator's first problem on a
+// multi-host network (issue 28).
+func (l *link) noLink(addr string, err error) {
+	args := []any{"validator", hex.EncodeToString(l.peer[:]), "addr", addr, "local", l.c.udp.LocalAddr().String(), "err", err}
+	if l.c.logLim.allow("nolink " + hex.EncodeToString(l.peer[:])) {
+		l.c.log.Warn("quic: no link to validator; retrying with backoff", args...)
+		return
+	}
+	l.c.log.Debug("quic: no link to validator", args...)
+}
+
 // connectOnce dials, runs the D28 handshake and serves the connection
 // until it ends. It reports whether the validator admitted us.
 func (l *link) connectOnce() bool {
 	c := l.c
 	addr, ok := c.cfg.Directory.Addr(l.peer)
 	if !ok {
+		l.noLink("", errors.New("the directory has no QUIC address for this validator"))
 		return false
 	}
 	c.stats.dials.Add(1)
@@ -661,11 +678,13 @@ func (l *link) connectOnce() bool {
 		MaxIncomingStreams: int64(c.cfg.MaxConcurrent) * 4, MaxIncomingUniStreams: -1,
 	})
 	if err != nil {
+		l.noLink(addr.String(), err)
 		return false
 	}
 	st, err := qc.OpenStreamSync(ctx)
 	if err != nil {
 		_ = qc.CloseWithError(codeProtocol, "")
+		l.noLink(addr.String(), err)
 		return false
 	}
 	f := newFrameStream(st, handshakeFrameBytes, c.cfg.Params.MaxFrameBytes)

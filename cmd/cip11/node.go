@@ -359,6 +359,7 @@ until SIGINT or SIGTERM. No positional arguments.`)
 	kpath := c.strVar("key", "devnet/runner-0000.key", nil, "runner key `FILE`")
 	api := c.strVar("api", "", httpURL, "validator HTTP API base `URL` (default: http:// + the genesis validator.http)")
 	vaddr := c.strVar("validator", "", optHostPort, "validator QUIC address `HOST:PORT` (default: the genesis validator.quic)")
+	listen := c.strVar("listen", ":0", hostPort, "local UDP `ADDR` the runner's QUIC client binds (HOST:PORT; an empty host is every interface, port 0 an ephemeral port)")
 	work := c.durVar("work", 50*time.Millisecond, time.Millisecond, maxBlock, "demo executor work time `D` when the job spec has none (1ms to 1h)")
 	failRate := c.intVar("fail-per-mille", 0, 0, 1000, "`N` demo executions per thousand that fail (0 to 1000)")
 	level := c.strVar("log", "info", logLevel, "log `LEVEL` (debug, info, warn, error)")
@@ -389,7 +390,7 @@ until SIGINT or SIGTERM. No positional arguments.`)
 	ctx, cancel := signalContext()
 	defer cancel()
 	rc := node.RunnerConfig{Genesis: g, Key: k, Chain: node.HTTPChain{Base: base}, WorkTime: *work,
-		FailPerMille: uint32(*failRate), Validator: *vaddr, Logger: log, Tick: 50 * time.Millisecond}
+		FailPerMille: uint32(*failRate), Validator: *vaddr, Listen: *listen, Logger: log, Tick: 50 * time.Millisecond}
 	r, err := node.NewRunner(ctx, rc)
 	if err != nil {
 		return fail(err)
