@@ -3,7 +3,11 @@
 // time and returns what the block produced, as a chain-log output.
 //
 // For each block, [Executor.Execute] opens the store's batch at the
-// block's height, runs the engine (the §9.2 pending pass over the
+// block's height; on a chain whose header has the D30 height schedule
+// (schedule.activations) it checks the block's proposal round and parent
+// beacon against the schedule (blockheader.CheckSchedule, §9.2: the
+// beacon is the seed of Round(epoch_at(h−1), h−1), so it is verified
+// under the key of the epoch active there); it runs the engine (the §9.2 pending pass over the
 // registry as stored at the end of the previous block, then the §11.2
 // timeout re-selections and the block's transactions in order, writing
 // job, PendingSelectionV1 and §9.4 mru_key records), applies the block's

@@ -192,6 +192,9 @@ func (x *Executor) execute(b *chainlog.Block) (out chainlog.Output, err error) {
 		}
 		x.cfgOK = true
 	}
+	if err := x.checkRounds(h, b); err != nil {
+		return out, err
+	}
 	res, err := x.eng.ExecuteBlock(engineBlock(b))
 	if err != nil {
 		return out, err
@@ -487,11 +490,7 @@ func (x *Executor) Store() store.Store { return x.s }
 // otherwise.
 func Advance(s chainlog.Schedule) seed.AdvanceRound {
 	if s.Height() {
-		hs := seed.HeightSchedule{KnownThrough: uint64(s.KnownThrough)}
-		for _, a := range s.Activations {
-			hs.Activations = append(hs.Activations, uint64(a))
-		}
-		return hs.Advance
+		return heightSchedule(s).Advance
 	}
 	return seed.FixedSchedule{ViewsPerEpoch: uint64(s.ViewsPerEpoch), FirstView: uint64(s.FirstView), LastKnownEpoch: uint64(s.LastKnownEpoch)}.Advance
 }

@@ -40,3 +40,21 @@ var (
 	// round, so no seed for it can exist yet (§9.2, D30–D31).
 	ErrSeedRound = errors.New("blockheader: consumed seed round not before the proposal round")
 )
+
+// Schedule errors of [CheckSchedule] (§9.2 "R.round equals the expected
+// absolute seed round", DECISIONS D30, D31; SPEC-NOTES H4, C4).
+var (
+	// ErrHeightUnscheduled: the chain's height schedule cannot map the
+	// block height (or, for the parent beacon, height−1): it is before the
+	// schedule's first activation or after its known_through, so the epoch
+	// active there is not known (final) yet.
+	ErrHeightUnscheduled = errors.New("blockheader: height outside the chain's height schedule")
+	// ErrRoundEpoch: the proposal round's epoch is not epoch_at(h), the
+	// epoch the height schedule has active at the block height (D30).
+	ErrRoundEpoch = errors.New("blockheader: proposal round epoch is not the epoch active at the height")
+	// ErrBeaconEpoch: the parent beacon's epoch is not epoch_at(h−1): it
+	// is not the seed of the parent's round Round(epoch_at(h−1), h−1)
+	// (§9.2, D30, D31) — for example the seed of Round(E, h−1) signed with
+	// a retired epoch E's key after E+1 activated at or before h−1.
+	ErrBeaconEpoch = errors.New("blockheader: parent beacon epoch is not the epoch active at the parent height")
+)

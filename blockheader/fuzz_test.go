@@ -3,11 +3,15 @@ package blockheader
 import (
 	"bytes"
 	"testing"
+
+	"github.com/cip11/cip11/seed"
 )
 
 // FuzzDecode: no input panics; every rejection wraps exactly one sentinel;
 // every accepted input re-encodes to itself (D9), and Check neither panics
-// nor accepts a header whose finalized height is not height−1. Seeds:
+// nor accepts a header whose finalized height is not height−1; nor does
+// CheckSchedule panic or accept a round other than Round(epoch_at(height),
+// height) (§9.2, D30). Seeds:
 // testdata/fuzz/FuzzDecode and the golden headers.
 func FuzzDecode(f *testing.F) {
 	f.Add(unhex(f, genesisHex), uint64(1))
@@ -31,6 +35,14 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("Check accepted finalized %d at height %d", h.Finalized, height)
 		} else if err != nil && countSentinels(err) != 1 {
 			t.Fatalf("Check: %v wraps %d sentinels", err, countSentinels(err))
+		}
+		s := seed.HeightSchedule{Activations: []uint64{1, 3}, KnownThrough: 1 << 62}
+		if err := CheckSchedule(h, height, s); err == nil {
+			if e, _ := s.EpochAt(height); h.Round != (seed.Round{Epoch: e, View: height}) {
+				t.Fatalf("CheckSchedule accepted round %v at height %d", h.Round, height)
+			}
+		} else if countSentinels(err) != 1 {
+			t.Fatalf("CheckSchedule: %v wraps %d sentinels", err, countSentinels(err))
 		}
 	})
 }

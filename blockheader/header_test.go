@@ -295,10 +295,11 @@ func TestFinalizedHeight(t *testing.T) {
 	}
 }
 
-// sentinels is every error Decode, Encode and Check may wrap.
+// sentinels is every error Decode, Encode, Check and CheckSchedule may wrap.
 func sentinels() []error {
 	return []error{ErrNotHeader, ErrHeaderTooLarge, ErrHeaderVersion, ErrPresenceTooLong, ErrNilHeader,
 		ErrZeroHeight, ErrRoundView, ErrBeaconMissing, ErrBeaconUnexpected, ErrBeaconRound, ErrFinalized, ErrSeedRound,
+		ErrHeightUnscheduled, ErrRoundEpoch, ErrBeaconEpoch, seed.ErrInvalidSchedule, seed.ErrRoundOutsideSchedule,
 		seed.ErrConsumedSeedsUnsorted, seed.ErrConsumedSeedsDuplicateRound,
 		dcbor.ErrTruncated, dcbor.ErrTrailingBytes, dcbor.ErrMalformed, dcbor.ErrNonShortestInt, dcbor.ErrIndefiniteLength,
 		dcbor.ErrTag, dcbor.ErrUnexpectedType, dcbor.ErrIntRange, dcbor.ErrInvalidUTF8, dcbor.ErrKeyOrder,

@@ -13,7 +13,7 @@ import (
 func blockheaderFunctions() []Function {
 	return []Function{{
 		Name: "block_header", Spec: "§7.2, §9.2, §12.6, §17",
-		Description: "The CIP-11 block header on CometBFT (DECISIONS D22, D30–D32; SPEC-NOTES H1–H4): the block's first transaction, \"C11H\" (43313148) followed by one §12.6 deterministic-CBOR map {0: version (1), 1: round {0: epoch, 1: view}, 2: parent_beacon {0: epoch, 1: view, 2: signature (48 bytes)} or null, 3: finalized (u64, 0 = none), 4: presence (PresenceInputV1 bytes, carried verbatim, at most 262144 bytes) or null, 5: consumed_seeds (the ConsumedSeedsV1 array, D11)}. Vectors with header encode it to encoding and check it at height; when they also carry encoding, it must decode back to exactly header. Vectors without header give encoding, which must be decoded strictly (decode→encode reproduces the input) and then checked at height. Check (stateless): version 1; height ≥ 1; round.view = height (D30); a parent beacon iff height > 1, of view height−1 and an epoch not after round.epoch; finalized = height−1; consumed seeds strictly ascending, every round before round. Signatures are not verified.",
+		Description: "The CIP-11 block header on CometBFT (DECISIONS D22, D30–D32; SPEC-NOTES H1–H4): the block's first transaction, \"C11H\" (43313148) followed by one §12.6 deterministic-CBOR map {0: version (1), 1: round {0: epoch, 1: view}, 2: parent_beacon {0: epoch, 1: view, 2: signature (48 bytes)} or null, 3: finalized (u64, 0 = none), 4: presence (PresenceInputV1 bytes, carried verbatim, at most 262144 bytes) or null, 5: consumed_seeds (the ConsumedSeedsV1 array, D11)}. Vectors with header encode it to encoding and check it at height; when they also carry encoding, it must decode back to exactly header. Vectors without header give encoding, which must be decoded strictly (decode→encode reproduces the input) and then checked at height. Check (stateless): version 1; height ≥ 1; round.view = height (D30); a parent beacon iff height > 1, of view height−1 and an epoch not after round.epoch; finalized = height−1; consumed seeds strictly ascending, every round before round. Signatures are not verified. A vector with schedule (the chain's D30 height schedule: activations, strictly ascending u64 decimal strings, epoch e active from activations[e] on; known_through, the last height whose epoch is final) then also checks the header against it (§9.2: R.round equals the expected absolute seed round, D31): round.view = height (ErrRoundView); the schedule valid (ErrInvalidSchedule) and height neither before activations[0] nor after known_through (ErrHeightUnscheduled); round.epoch = epoch_at(height) (ErrRoundEpoch); and a parent beacon, when present, of view height−1 (ErrBeaconRound), height−1 not before activations[0] (ErrHeightUnscheduled) and epoch epoch_at(height−1) (ErrBeaconEpoch).",
 		Generate:    bhGen, Eval: bhEval,
 	}}
 }
@@ -33,6 +33,9 @@ func blockheaderSentinels() []Sentinel {
 		{"ErrBeaconRound", blockheader.ErrBeaconRound},
 		{"ErrFinalized", blockheader.ErrFinalized},
 		{"ErrSeedRound", blockheader.ErrSeedRound},
+		{"ErrHeightUnscheduled", blockheader.ErrHeightUnscheduled},
+		{"ErrRoundEpoch", blockheader.ErrRoundEpoch},
+		{"ErrBeaconEpoch", blockheader.ErrBeaconEpoch},
 	}
 }
 
@@ -56,12 +59,20 @@ type bhHeaderJSON struct {
 	ConsumedSeeds []seedEntryJSON `json:"consumed_seeds"`
 }
 
+// bhScheduleJSON is a block_header vector's optional height schedule
+// (seed.HeightSchedule, D30; the shape of advance_round_height's inputs).
+type bhScheduleJSON struct {
+	Activations  []string `json:"activations"`
+	KnownThrough string   `json:"known_through"`
+}
+
 type bhVector struct {
-	Name     string        `json:"name"`
-	Height   string        `json:"height"`
-	Header   *bhHeaderJSON `json:"header,omitempty"`
-	Encoding *string       `json:"encoding,omitempty"`
-	Error    string        `json:"error,omitempty"`
+	Name     string          `json:"name"`
+	Height   string          `json:"height"`
+	Schedule *bhScheduleJSON `json:"schedule,omitempty"`
+	Header   *bhHeaderJSON   `json:"header,omitempty"`
+	Encoding *string         `json:"encoding,omitempty"`
+	Error    string          `json:"error,omitempty"`
 }
 
 func bhHeaderFromJSON(j *bhHeaderJSON) (*blockheader.Header, error) {
@@ -119,12 +130,51 @@ func bhHeaderJSONOf(h *blockheader.Header) *bhHeaderJSON {
 	return j
 }
 
+// bhScheduleFromJSON parses a vector's schedule (nil: none).
+func bhScheduleFromJSON(j *bhScheduleJSON) (*seed.HeightSchedule, error) {
+	if j == nil {
+		return nil, nil
+	}
+	if j.Activations == nil {
+		return nil, fmt.Errorf("%w: schedule.activations is required", ErrMalformedVector)
+	}
+	s := &seed.HeightSchedule{Activations: []uint64{}}
+	for _, a := range j.Activations {
+		x, err := parseU64(a)
+		if err != nil {
+			return nil, err
+		}
+		s.Activations = append(s.Activations, x)
+	}
+	var err error
+	if s.KnownThrough, err = parseU64(j.KnownThrough); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// bhCheck is Check at height, then CheckSchedule when the vector has a
+// schedule.
+func bhCheck(h *blockheader.Header, height uint64, s *seed.HeightSchedule) error {
+	if err := blockheader.Check(h, height); err != nil {
+		return err
+	}
+	if s == nil {
+		return nil
+	}
+	return blockheader.CheckSchedule(h, height, *s)
+}
+
 func bhEval(raw json.RawMessage) (map[string]any, error) {
 	var v bhVector
 	if err := DecodeVector(raw, &v); err != nil {
 		return nil, err
 	}
 	height, err := parseU64(v.Height)
+	if err != nil {
+		return nil, err
+	}
+	sched, err := bhScheduleFromJSON(v.Schedule)
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +192,7 @@ func bhEval(raw json.RawMessage) (map[string]any, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := blockheader.Check(h, height); err != nil {
+		if err := bhCheck(h, height, sched); err != nil {
 			return nil, err
 		}
 		return map[string]any{"header": bhHeaderJSONOf(h)}, nil
@@ -155,7 +205,7 @@ func bhEval(raw json.RawMessage) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := blockheader.Check(h, height); err != nil {
+	if err := bhCheck(h, height, sched); err != nil {
 		return nil, err
 	}
 	if v.Encoding != nil { // a positive vector: the decoder must agree with it
@@ -282,6 +332,7 @@ func bhGen() ([]any, error) {
 		{Name: "decode_finalized_not_h_minus_1", Height: "10", Encoding: rep(t, "0309", "0308"), Error: "ErrFinalized"},
 		{Name: "decode_seed_round_not_before_round", Height: "10", Encoding: rep(t, "0105025830"+sig5, "010a025830"+sig5), Error: "ErrSeedRound"},
 	}
+	in = append(in, bhScheduleVectors(empty)...)
 	return seedFill(in, func(v *bhVector) error {
 		out, err := bhEval(seedRawJSON(v))
 		if err == nil && v.Header != nil {
@@ -305,4 +356,53 @@ func bhEntryHex(e seedEntryJSON) string {
 	c, _ := seedEntryFromJSON(e)
 	b, _ := seed.ConsumedSeedsV1{c}.Encode()
 	return Hex(b[1:])
+}
+
+// bhScheduleVectors are the block_header vectors with a height schedule
+// (§9.2, D30, D31; SPEC-NOTES H4): epoch 0 from height 1, epoch 1 from 50,
+// epoch 2 from 90, known through 200. Every negative but the schedule's own
+// passes the stateless check: only the schedule tells it apart.
+func bhScheduleVectors(presence *string) []bhVector {
+	acts := []string{"1", "50", "90"}
+	sch := &bhScheduleJSON{Activations: acts, KnownThrough: "200"}
+	// at is a header at height with round (re, height) and the seed of
+	// (be, height−1), signed for that round, as its parent beacon.
+	at := func(height, re, be uint64) *bhHeaderJSON {
+		return bhWith(bhHeader(height, presence), func(j *bhHeaderJSON) {
+			j.Round.Epoch = seedU64s(re)
+			if j.ParentBeacon != nil {
+				s := seedSign(seed.Round{Epoch: be, View: height - 1})
+				j.ParentBeacon.Epoch, j.ParentBeacon.Signature = seedU64s(be), Hex(s[:])
+			}
+		})
+	}
+	v := func(name string, height uint64, s *bhScheduleJSON, h *bhHeaderJSON, err string) bhVector {
+		return bhVector{Name: name, Height: seedU64s(height), Schedule: s, Header: h, Error: err}
+	}
+	static := &bhScheduleJSON{Activations: []string{"1"}, KnownThrough: "4611686018427387904"}
+	late := &bhScheduleJSON{Activations: []string{"6"}, KnownThrough: "10"}
+	return []bhVector{
+		v("schedule_genesis_height_1", 1, sch, at(1, 0, 0), ""),
+		v("schedule_inside_epoch_0", 10, sch, at(10, 0, 0), ""),
+		v("schedule_last_height_before_activation", 49, sch, at(49, 0, 0), ""),
+		v("schedule_activation_height_round_next_epoch_beacon_previous", 50, sch, at(50, 1, 0), ""),
+		v("schedule_inside_epoch_1", 51, sch, at(51, 1, 1), ""),
+		v("schedule_second_activation_height", 90, sch, at(90, 2, 1), ""),
+		v("schedule_at_known_through", 200, sch, at(200, 2, 2), ""),
+		v("schedule_one_epoch_static_network", 7, static, at(7, 0, 0), ""),
+		v("schedule_stale_epoch_beacon_after_activation", 51, sch, at(51, 1, 0), "ErrBeaconEpoch"),
+		v("schedule_stale_epoch_beacon_two_epochs_back", 95, sch, at(95, 2, 0), "ErrBeaconEpoch"),
+		v("schedule_stale_epoch_beacon_after_second_activation", 95, sch, at(95, 2, 1), "ErrBeaconEpoch"),
+		v("schedule_next_epoch_beacon_before_activation", 50, sch, at(50, 1, 1), "ErrBeaconEpoch"),
+		v("schedule_round_epoch_too_low_at_activation", 50, sch, at(50, 0, 0), "ErrRoundEpoch"),
+		v("schedule_round_epoch_too_low_after_activation", 60, sch, at(60, 0, 0), "ErrRoundEpoch"),
+		v("schedule_round_epoch_too_high_before_activation", 49, sch, at(49, 1, 0), "ErrRoundEpoch"),
+		v("schedule_round_epoch_beyond_the_schedule", 10, sch, at(10, 3, 0), "ErrRoundEpoch"),
+		v("schedule_height_past_known_through", 201, sch, at(201, 2, 2), "ErrHeightUnscheduled"),
+		v("schedule_height_before_first_activation", 5, late, at(5, 0, 0), "ErrHeightUnscheduled"),
+		v("schedule_parent_height_before_first_activation", 6, late, at(6, 0, 0), "ErrHeightUnscheduled"),
+		v("schedule_no_activations", 1, &bhScheduleJSON{Activations: []string{}, KnownThrough: "10"}, at(1, 0, 0), "ErrInvalidSchedule"),
+		v("schedule_activations_not_ascending", 10, &bhScheduleJSON{Activations: []string{"1", "50", "50"}, KnownThrough: "200"}, at(10, 0, 0), "ErrInvalidSchedule"),
+		v("schedule_known_through_before_last_activation", 10, &bhScheduleJSON{Activations: []string{"1", "50"}, KnownThrough: "49"}, at(10, 0, 0), "ErrInvalidSchedule"),
+	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/adapters/node"
 	"github.com/cip11/cip11/adapters/node/chain"
+	"github.com/cip11/cip11/blockheader"
 	"github.com/cip11/cip11/chainlog"
 	"github.com/cip11/cip11/presence"
 	"github.com/cip11/cip11/seed"
@@ -317,6 +318,23 @@ func (a *App) epoch(n uint64) *epochKeys {
 	return nil
 }
 
+// schedule is the D30 height schedule of the committed epochs (SPEC-NOTES
+// C4): their activations, known through the genesis schedule's
+// known_through (every height, on a genesis without a height schedule,
+// whose one epoch is active from height 1).
+func (a *App) schedule() seed.HeightSchedule {
+	s := seed.HeightSchedule{KnownThrough: ^uint64(0)}
+	if gs := a.g.Schedule; gs.Height() {
+		s.KnownThrough = uint64(gs.KnownThrough)
+	}
+	a.emu.RLock()
+	defer a.emu.RUnlock()
+	for _, e := range a.epochs {
+		s.Activations = append(s.Activations, e.activation)
+	}
+	return s
+}
+
 // round is Round(E, h) with E the epoch active at h (D30).
 func (a *App) round(h uint64) seed.Round { return seed.Round{Epoch: a.epochAt(h).epoch, View: h} }
 
@@ -572,21 +590,27 @@ func (a *App) ProcessProposal(_ context.Context, req *abci.ProcessProposalReques
 
 // Verify is ProcessProposal's check of the block at height h, returning
 // the decoded proposal or why it is invalid: a layout sentinel
-// (blocklayout.ErrHeaderMissing, …, blockheader's), blocklayout.ErrBeaconInvalid,
-// chain.ErrUnsigned (a registration or heartbeat without its signed
-// transaction, SPEC-NOTES C7), or the core's chain.ErrInvalidBlock wrapping
-// the executor's reason.
+// (blocklayout.ErrHeaderMissing, …, blockheader's), a schedule sentinel of
+// blockheader.CheckSchedule (ErrRoundEpoch, ErrBeaconEpoch, …),
+// blocklayout.ErrBeaconInvalid, chain.ErrUnsigned (a registration or
+// heartbeat without its signed transaction, SPEC-NOTES C7), or the core's
+// chain.ErrInvalidBlock wrapping the executor's reason.
+//
+// §9.2 (D30, D31): the header's round must be Round(epoch_at(h), h) and its
+// parent beacon the seed of Round(epoch_at(h−1), h−1), epoch_at the
+// committed epochs' schedule; the beacon is verified under the group key of
+// the epoch active at h−1, never of the epoch it names, so a threshold of a
+// retired epoch's members cannot offer a second beacon.
 func (a *App) Verify(h uint64, txs [][]byte) (*blocklayout.Proposal, error) {
 	p, err := blocklayout.DecodeProposal(txs, h, a.chainID)
 	if err != nil {
 		return nil, err
 	}
+	if err := blockheader.CheckSchedule(p.Header, h, a.schedule()); err != nil {
+		return nil, err
+	}
 	if pb := p.Header.ParentBeacon; pb != nil {
-		e := a.epoch(pb.Round.Epoch)
-		if e == nil {
-			return nil, fmt.Errorf("%w: parent beacon of epoch %d, which the schedule does not have", blocklayout.ErrBeaconInvalid, pb.Round.Epoch)
-		}
-		if err := e.group.Verify(pb.Round, pb.Signature[:]); err != nil {
+		if err := a.epochAt(h-1).group.Verify(a.round(h-1), pb.Signature[:]); err != nil {
 			return nil, fmt.Errorf("%w: %w", blocklayout.ErrBeaconInvalid, err)
 		}
 	}

@@ -259,11 +259,30 @@ function headerDecode(b) {
   if (!headerEncode(h).equals(b)) throw new Error('not canonical (re-encoding differs)');
   return h;
 }
+// The optional height schedule (D30, docs/vectors.md block_header): epoch_at(v) is the largest e with
+// activations[e] <= v; the round must be Round(epoch_at(height), height) and a parent beacon the seed of
+// Round(epoch_at(height-1), height-1) (§9.2 "R.round equals the expected absolute seed round").
+function headerScheduleCheck(h, height, sch) {
+  const a = sch.activations.map(u64), kt = u64(sch.known_through);
+  if (h.round.v !== height) throw new Error('round view is not the height');
+  if (a.length === 0 || a.some((x, i) => i > 0 && x <= a[i - 1]) || kt < a[a.length - 1]) throw new Error('invalid schedule');
+  const epochAt = (w) => {
+    if (w < a[0] || w > kt) throw new Error(`height ${w} outside the schedule`);
+    let e = 0n;
+    a.forEach((x, i) => { if (x <= w) e = BigInt(i); });
+    return e;
+  };
+  if (h.round.e !== epochAt(height)) throw new Error('round epoch is not the epoch active at the height');
+  if (!h.beacon) return;
+  if (h.beacon.v !== height - 1n) throw new Error('beacon view is not height-1');
+  if (h.beacon.e !== epochAt(height - 1n)) throw new Error('beacon epoch is not the epoch active at height-1');
+}
 function blockHeader(v) {
   const height = u64(v.height);
-  if (!v.header) { const h = headerDecode(unhex(v.encoding)); headerCheck(h, height); return { header: headerJSON(h) }; }
+  const check = (h) => { headerCheck(h, height); if (v.schedule !== undefined) headerScheduleCheck(h, height, v.schedule); };
+  if (!v.header) { const h = headerDecode(unhex(v.encoding)); check(h); return { header: headerJSON(h) }; }
   const h = headerOf(v.header), enc = headerEncode(h);
-  headerCheck(h, height);
+  check(h);
   const out = { encoding: hex(enc) };
   if (v.encoding !== undefined) out.header = headerJSON(headerDecode(unhex(v.encoding)));
   return out;
