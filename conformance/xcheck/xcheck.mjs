@@ -419,6 +419,7 @@ function reconfigureCheck(v) {
   if (a.length === 0) throw new Error('no height schedule');
   if (u64(r.epoch) !== BigInt(a.length)) throw new Error('not the next epoch');
   const H = u64(v.height), last = a[a.length - 1], act = u64(r.activation_height), d = u64(v.seed_delay);
+  // BigInt sums are exact: seed_delay + 1 never wraps, and a bound past 2^64 − 1 is met by no u64 activation.
   const lead = d + 1n > 8n ? d + 1n : 8n;
   if (last > H) throw new Error('previous pending');
   if (act < H + lead) throw new Error('lead');
