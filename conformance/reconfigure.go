@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/blockexec"
@@ -98,6 +99,24 @@ func reconfGen() ([]any, error) {
 	noQUIC.Set[3].QUIC = ""
 	const maxU64 = ^uint64(0)
 	u64Max := seedU64s(maxU64)
+	g2 := func(h string) chainlog.PublicKey { // a 96-byte compressed G2 encoding (generator only)
+		b, err := Unhex(h)
+		if err != nil || len(b) != 96 {
+			panic(fmt.Sprintf("generator: G2 bytes %s", h))
+		}
+		return chainlog.PublicKey(b)
+	}
+	infinity := g2("c0" + strings.Repeat("00", 95))
+	notInSubgroup := g2("80" + strings.Repeat("00", 94) + "02") // x = 2: on the curve, outside G2 (seed_verify)
+	keyMut := func(f func(*chainlog.Reconfigure)) *chainlog.Reconfigure {
+		rc := r(1, 30, 0, 1, 2, 3, 4)
+		f(rc)
+		return rc
+	}
+	escaped := keyMut(func(rc *chainlog.Reconfigure) {
+		rc.Set[0].QUIC = "q\"\\\b\f\n\r\t\x01\x1f\x7f</>&\u2028\u2029é\U0001F600:1"
+		rc.Set[1].HTTP = ""
+	})
 	second := func(v *reconfVector) {
 		v.Activations, v.LastSetSize, v.LastSetPeerPubKeys, v.Height = []string{"1", "30"}, "5", reconfPeers(0, 1, 2, 3, 4), "40"
 	}
@@ -108,6 +127,8 @@ func reconfGen() ([]any, error) {
 		base("remove_after_the_overlap", r(2, 52, 1, 2, 3, 4), second),
 		base("lead_from_a_larger_seed_delay", r(1, 30, 0, 1, 2, 3, 4), func(v *reconfVector) { v.SeedDelay = "11"; v.Height = "18" }),
 		base("activation_u64_max_at_the_least_lead", r(1, maxU64, 0, 1, 2, 3, 4), func(v *reconfVector) { v.Height, v.KnownThrough = seedU64s(maxU64-8), u64Max }),
+		base("addresses_escaped_in_json", escaped, nil),
+		base("quic_255_bytes", keyMut(func(rc *chainlog.Reconfigure) { rc.Set[2].QUIC = strings.Repeat("q", 255) }), nil),
 		base("wrong_epoch", r(2, 30, 0, 1, 2, 3, 4), func(v *reconfVector) { v.Error = "ErrReconfigure" }),
 		base("lead_one_short", r(1, 25, 0, 1, 2, 3, 4), func(v *reconfVector) { v.Error = "ErrReconfigure" }),
 		base("lead_short_of_seed_delay_plus_one", r(1, 30, 0, 1, 2, 3, 4), func(v *reconfVector) { v.SeedDelay = "12"; v.Error = "ErrReconfigure" }),
@@ -122,6 +143,11 @@ func reconfGen() ([]any, error) {
 		base("set_not_ascending", unsorted, func(v *reconfVector) { v.Error = "ErrReconfigure" }),
 		base("member_without_quic", noQUIC, func(v *reconfVector) { v.Error = "ErrReconfigure" }),
 		base("not_a_height_schedule", r(0, 30, 0, 1, 2, 3, 4), func(v *reconfVector) { v.Activations = []string{}; v.Error = "ErrReconfigure" }),
+		base("group_key_infinity", keyMut(func(rc *chainlog.Reconfigure) { rc.GroupKey = infinity }), func(v *reconfVector) { v.Error = "ErrReconfigure" }),
+		base("group_key_not_in_subgroup", keyMut(func(rc *chainlog.Reconfigure) { rc.GroupKey = notInSubgroup }), func(v *reconfVector) { v.Error = "ErrReconfigure" }),
+		base("share_infinity", keyMut(func(rc *chainlog.Reconfigure) { rc.Set[4].ThresholdPubKey = infinity }), func(v *reconfVector) { v.Error = "ErrReconfigure" }),
+		base("share_not_in_subgroup", keyMut(func(rc *chainlog.Reconfigure) { rc.Set[1].ThresholdPubKey = notInSubgroup }), func(v *reconfVector) { v.Error = "ErrReconfigure" }),
+		base("quic_256_bytes_in_128_characters", keyMut(func(rc *chainlog.Reconfigure) { rc.Set[2].QUIC = strings.Repeat("é", 128) }), func(v *reconfVector) { v.Error = "ErrReconfigure" }),
 		// No bound wraps (the sums are exact; one past 2^64−1 meets no activation):
 		base("seed_delay_u64_max_lead_does_not_wrap", r(1, 30, 0, 1, 2, 3, 4), func(v *reconfVector) { v.SeedDelay = u64Max; v.Error = "ErrReconfigure" }),
 		base("seed_delay_u64_max_activation_u64_max", r(1, maxU64, 0, 1, 2, 3, 4), func(v *reconfVector) {
