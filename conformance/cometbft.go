@@ -643,6 +643,14 @@ func veGen() ([]any, error) {
 		with(verify("public_share_95_bytes", d4, 2, 7, e2, "ErrPublicKeyLength"), func(v *veVector) {
 			v.PublicShares = append([]string{v.PublicShares[0], v.PublicShares[1][:190]}, v.PublicShares[2:]...)
 		}),
+		with(verify("public_share_infinity", d4, 2, 7, e2, "ErrPublicKeyInfinity"), func(v *veVector) {
+			v.PublicShares = slices.Clone(v.PublicShares)
+			v.PublicShares[1] = g2Infinity
+		}),
+		with(verify("public_share_not_in_subgroup", d4, 2, 7, e2, "ErrPublicKeyNotInSubgroup"), func(v *veVector) {
+			v.PublicShares = slices.Clone(v.PublicShares)
+			v.PublicShares[1] = g2NotInSubgroup
+		}),
 		with(sign("sign_index_0", d4, 1, 7, "ErrIndexOutOfRange"), func(v *veVector) { v.Index = 0 }),
 		with(sign("sign_share_key_zero", d4, 1, 7, "ErrSecretKey"), func(v *veVector) { z := strings.Repeat("00", 32); v.ShareKey = &z }),
 	}
