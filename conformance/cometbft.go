@@ -382,6 +382,14 @@ func clGen() ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
+	// every registry key, in both ops: the canonical key order is pinned
+	paused, del, lastHB := chainlog.Paused, cip11.U128From64(77), chainlog.U64(3)
+	allKeys := *genesis
+	allKeys.Registry = []chainlog.RegistryOp{
+		{Op: chainlog.OpRegister, Address: cip11.Address{7}, Health: &paused, Stake: &stake, DelegatedActive: &del, ReputationX1e9: &rep, LastHeartbeat: &lastHB},
+		{Op: chainlog.OpUpdate, Address: cip11.Address{9}, Health: &paused, Stake: &stake, DelegatedActive: &del, ReputationX1e9: &rep, LastHeartbeat: &lastHB},
+		{Op: chainlog.OpUpdate, Address: cip11.Address{9}, DelegatedActive: &del},
+	}
 	withReconf := *five
 	withReconf.Txs = append(slices.Clone(five.Txs), chainlog.Tx{Reconfigure: f.reconf})
 	rawTxs := func(x ...[]byte) [][]byte { return append([][]byte{H, B, S}, x...) }
@@ -402,6 +410,7 @@ func clGen() ([]any, error) {
 		clDec("certificate_without_its_signed_tx", 5, clLayout(&withCert, [][]byte{S}, [][]byte{HB}), "ErrCertificateUnsigned"),
 		clDec("certificate_with_another_receipt_signed", 5, clLayout(&withCert, [][]byte{S, CERT2}, nil), "ErrCertificateUnsigned"),
 		clDec("spec_missing_and_certificate_unsigned", 5, clLayout(&withCert, nil, [][]byte{HB}), "ErrSpecMissing"),
+		mk("genesis_registry_ops_with_every_key", &allKeys, nil, nil),
 		mk("height_5_commit_and_reveal_txs", five, [][]byte{S}, [][]byte{f.commit.Bytes(), f.reveal.Bytes()}),
 		mk("height_5_reconfigure_and_its_signed_tx", &withReconf, [][]byte{S, REC}, nil),
 		clDec("decode_reconfigure_tx_group_key_not_decoded", 5, rawTxs(clRawTx(f.key, 6, 1, cip11.Hash{}, bpPayload)), ""),
