@@ -19,6 +19,19 @@ import (
 // new set before it admits (§5.3).
 const ReconfigureLeadBlocks = 8
 
+// ReconfigureLead is the least distance from the block carrying a
+// reconfiguration to its activation: max(ReconfigureLeadBlocks,
+// seedDelay + 1), the sum saturating at 2^64−1 (a governance
+// SELECTION_SEED_DELAY_VIEWS of 2^64−1 must not wrap the lead to 0 and
+// fall back to 8; with it no activation is far enough).
+func ReconfigureLead(seedDelay uint64) uint64 {
+	d := seedDelay
+	if d < ^uint64(0) {
+		d++
+	}
+	return max(uint64(ReconfigureLeadBlocks), d)
+}
+
 // ErrReconfigure marks a [chainlog.Reconfigure] that does not fit the
 // schedule: the block carrying it is invalid.
 var ErrReconfigure = errors.New("blockexec: invalid reconfiguration")
@@ -37,7 +50,8 @@ func (x *Executor) Reconfigurations() []chainlog.Reconfigure { return slices.Clo
 // is the next epoch; no earlier reconfiguration is still pending or in its
 // overlap (r activates at least OVERLAP_BLOCKS after the last activation,
 // and that one is ≤ h); r activates at least max(ReconfigureLeadBlocks,
-// SELECTION_SEED_DELAY_VIEWS + 1) after h and within the schedule's
+// SELECTION_SEED_DELAY_VIEWS + 1) after h (ReconfigureLead; every sum is
+// checked against 2^64−1 and never wraps) and within the schedule's
 // known_through; r's set differs from the last epoch's by exactly one added
 // or one removed validator; its group key and public shares are BLS12-381
 // G2 keys; with Mode A, every set lists peer keys (they are r's). Errors
@@ -66,7 +80,7 @@ func checkSchedule(hdr *chainlog.Header, h uint64, r *chainlog.Reconfigure) (*se
 		return nil, fmt.Errorf("%w: epoch %d, the next epoch is %d", ErrReconfigure, r.Epoch, want)
 	}
 	last := uint64(s.Activations[len(s.Activations)-1])
-	lead := max(uint64(ReconfigureLeadBlocks), hdr.Params.SelectionSeedDelayViews+1)
+	lead := ReconfigureLead(hdr.Params.SelectionSeedDelayViews)
 	a := uint64(r.Activation)
 	switch {
 	case last > h:

@@ -170,3 +170,50 @@ func TestReconfigure(t *testing.T) {
 func stateCfg(h chainlog.Header) state.ReputationConfig {
 	return state.ReputationConfig{Normalizer: uint64(h.Reputation.Normalizer), WMinFloorX1e6: uint64(h.Reputation.WMinFloorX1e6)}
 }
+
+// TestCheckScheduleChangeNeverWraps pins that every bound of the
+// reconfiguration rule (SPEC-NOTES C11) saturates instead of wrapping: a
+// governance SELECTION_SEED_DELAY_VIEWS of 2^64−1 makes the lead 2^64−1
+// (seed_delay + 1 saturates; before, it wrapped to 0 and the lead fell back
+// to 8), and a height or last activation near 2^64−1 whose sum with the lead
+// or OVERLAP_BLOCKS passes 2^64−1 meets no activation. Each is refused with
+// ErrReconfigure; the control at the least lead is accepted.
+func TestCheckScheduleChangeNeverWraps(t *testing.T) {
+	const max = ^uint64(0)
+	hdr := func(seedDelay, overlap, known uint64, acts ...uint64) chainlog.Header {
+		h := chainlog.Header{Params: cip11.DefaultParams(), Namespace: chainlog.Bytes("cip11-test")}
+		h.Params.SelectionSeedDelayViews, h.Params.OverlapBlocks = seedDelay, overlap
+		for _, a := range acts {
+			h.Schedule.Activations = append(h.Schedule.Activations, chainlog.U64(a))
+		}
+		h.Schedule.KnownThrough = chainlog.U64(known)
+		h.Validators = []chainlog.ValidatorSet{{Participants: 4}}
+		return h
+	}
+	set := func(epoch, act uint64) *chainlog.Reconfigure {
+		r := &chainlog.Reconfigure{Epoch: chainlog.U64(epoch), Activation: chainlog.U64(act), GroupKey: groupKey(byte(epoch))}
+		for i := range 5 {
+			r.Set = append(r.Set, chainlog.SetMember{PeerPubKey: chainlog.PeerKey{byte(i + 1)}, ThresholdPubKey: groupKey(byte(100 + i)), QUIC: "127.0.0.1:1"})
+		}
+		return r
+	}
+	for _, c := range []struct {
+		name   string
+		h      chainlog.Header
+		height uint64
+		r      *chainlog.Reconfigure
+		ok     bool
+	}{
+		{"control: the least lead", hdr(3, 15, 1<<62, 1), 18, set(1, 26), true},
+		{"seed_delay 2^64−1: seed_delay + 1 saturates", hdr(max, 15, 1<<62, 1), 18, set(1, 30), false},
+		{"seed_delay 2^64−1 at the top of the range", hdr(max, 15, max, 1), 18, set(1, max), false},
+		{"seed_delay 2^64−2: the lead is 2^64−1", hdr(max-1, 15, max, 1), 1, set(1, max), false},
+		{"H + lead passes 2^64−1", hdr(3, 15, max, 1), max - 5, set(1, max), false},
+		{"last + OVERLAP_BLOCKS passes 2^64−1", hdr(3, max, 1<<62, 1), 18, set(1, 30), false},
+	} {
+		err := blockexec.CheckScheduleChange(c.h, c.height, c.r)
+		if c.ok != (err == nil) || (!c.ok && !errors.Is(err, blockexec.ErrReconfigure)) {
+			t.Errorf("%s: %v, want ok=%v or ErrReconfigure", c.name, err, c.ok)
+		}
+	}
+}

@@ -14,7 +14,8 @@ import (
 // decodes only with the runner-signed transaction carrying exactly it among
 // the block's submissions (runner_signed MUST recover runner): without it,
 // with another runner's, or with one whose receipt differs, the block is
-// ErrCertificateUnsigned.
+// ErrCertificateUnsigned; a block that also lacks a submit's spec is
+// ErrSpecMissing (the spec rule is checked first).
 func TestCertificateNeedsSignedTx(t *testing.T) {
 	k, err := wire.NewRunnerKey([32]byte{8})
 	if err != nil {
@@ -52,15 +53,23 @@ func TestCertificateNeedsSignedTx(t *testing.T) {
 	nonce := rc
 	nonce.NonceEcho++
 	for name, c := range map[string]struct {
+		noSpec  bool
 		carried [][]byte
 		want    error
 	}{
-		"signed":           {[][]byte{good.Bytes()}, nil},
-		"missing":          {nil, ErrCertificateUnsigned},
-		"another runner's": {[][]byte{sign(other, rc).Bytes()}, ErrCertificateUnsigned},
-		"another receipt":  {[][]byte{sign(k, nonce).Bytes()}, ErrCertificateUnsigned},
+		"signed":           {false, [][]byte{good.Bytes()}, nil},
+		"missing":          {false, nil, ErrCertificateUnsigned},
+		"another runner's": {false, [][]byte{sign(other, rc).Bytes()}, ErrCertificateUnsigned},
+		"another receipt":  {false, [][]byte{sign(k, nonce).Bytes()}, ErrCertificateUnsigned},
+		// docs/vectors.md cometbft_layout: step 6 (specs) before step 7
+		// (certificates), the first failure is the error.
+		"spec and signed certificate both missing": {true, nil, ErrSpecMissing},
 	} {
-		txs, err := EncodeProposal(b, append([][]byte{spec.Encode()}, c.carried...), nil, 0)
+		carried := c.carried
+		if !c.noSpec {
+			carried = append([][]byte{spec.Encode()}, carried...)
+		}
+		txs, err := EncodeProposal(b, carried, nil, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -135,9 +135,11 @@ func encodeBody(b *chainlog.Block) ([]byte, error) {
 
 // DecodeProposal decodes the transactions of the CometBFT block at height
 // into a Proposal: the layout rules above, the header's placement rules
-// (blockheader.Check), every raw submission well formed for chainID, and
-// the spec of every submitted job present. It does not verify seeds or
-// execute: that is the application's and the core's.
+// (blockheader.Check), every raw submission well formed for chainID, the
+// spec of every submitted job present, then every body certificate's
+// runner-signed transaction present, in the order docs/vectors.md
+// (cometbft_layout) lists: the first failure is the error. It does not
+// verify seeds or execute: that is the application's and the core's.
 func DecodeProposal(txs [][]byte, height uint64, chainID uint64) (*Proposal, error) {
 	if len(txs) == 0 || !blockheader.IsHeader(txs[0]) {
 		return nil, ErrHeaderMissing
@@ -214,15 +216,8 @@ func DecodeProposal(txs [][]byte, height uint64, chainID uint64) (*Proposal, err
 			}
 		}
 	}
-	for i, tx := range b.Txs {
-		c := tx.Certificate
-		if c == nil {
-			continue
-		}
-		if !slices.ContainsFunc(certs[c.Runner], func(s *chainlog.Certificate) bool { return sameCertificate(s, c) }) {
-			return nil, fmt.Errorf("%w: body transaction %d, runner %s", ErrCertificateUnsigned, i, c.Runner)
-		}
-	}
+	// docs/vectors.md cometbft_layout, decoding steps 6 then 7: every
+	// submit's spec, then every certificate's signed transaction.
 	for _, tx := range b.Txs {
 		s := tx.Submit
 		if s == nil {
@@ -234,6 +229,15 @@ func DecodeProposal(txs [][]byte, height uint64, chainID uint64) (*Proposal, err
 		}
 		if sp.Submitter != s.Submitter || sp.Kind != s.JobKind || sp.Runners != s.CommitteeSize || sp.TimeoutBlocks != uint64(s.TimeoutBlocks) {
 			return nil, fmt.Errorf("%w: job %s: the submit's fields differ from its spec", ErrSpecMissing, s.JobID)
+		}
+	}
+	for i, tx := range b.Txs {
+		c := tx.Certificate
+		if c == nil {
+			continue
+		}
+		if !slices.ContainsFunc(certs[c.Runner], func(s *chainlog.Certificate) bool { return sameCertificate(s, c) }) {
+			return nil, fmt.Errorf("%w: body transaction %d, runner %s", ErrCertificateUnsigned, i, c.Runner)
 		}
 	}
 	return &Proposal{Header: h, Block: b, Raw: raw, Txs: nodeTxs}, nil

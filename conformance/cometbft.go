@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -25,7 +26,7 @@ import (
 func cometbftFunctions() []Function {
 	return []Function{{
 		Name: "cometbft_layout", Spec: "§7.2, §9.2, §17",
-		Description: "The CIP-11 block as CometBFT transactions (DECISIONS D32, SPEC-NOTES C1): txs[0] the block header (\"C11H\" ‖ §12.6 CBOR, as block_header), txs[1] the body (\"C11B\" ‖ the canonical chainlog JSON of a block that carries only registry, heartbeats and txs: every other field zero, null or empty, see docs/chainlog.md), txs[2…] the raw submissions: devnet job specs (\"C11J\" ‖ 01 ‖ …, adapters/node/chain) and node transactions (\"C11T\" ‖ 02 ‖ …, signed secp256k1). Encoding (vectors with block): header from the block's round, parent_beacon, finalized, presence and consumed_seeds; body from its registry, heartbeats and txs; then specs in order and extra in order, each skipped when it is a byte-for-byte repeat of an earlier one, and extra entries that open with \"C11H\" or \"C11B\" skipped. Decoding (vectors with txs) at height and chain_id, checks in order: txs[0] present and opening with \"C11H\" (else ErrHeaderMissing); the header decodes strictly and passes block_header's check at height (its sentinels); txs[1] present and opening with \"C11B\" (a header there is ErrHeaderMisplaced, anything else ErrBodyMissing); the body is chainlog JSON with no header or output field, in canonical form (ErrBodyMalformed); each txs[i], i ≥ 2, in order: a header is ErrHeaderMisplaced, one opening with \"C11J\" must decode as a job spec, any other as a node transaction of chain_id whose signature recovers its from address (else ErrBadTx); then every submit of the body, in order, must have among them a spec whose job_id (keccak256(\"cip11-devnet-job/v1\" ‖ spec)) is the submit's, with the same submitter, job_kind, committee size (runners) and timeout_blocks (else ErrSpecMissing); then every certificate of the body (§8.3 SubmitPresenceCertificate, SPEC-NOTES C10), in order, must have among them a node transaction of kind 5 (certificate: payload height (8) ‖ 1 to 32 receipts of 188 bytes, validator_pubkey 33 ‖ runner_pubkey 34 ‖ subset_epoch 8 ‖ validator_set_hash 32 ‖ block_height 8 ‖ nonce_echo 8 ‖ accepting_new 1 (0 or 1) ‖ validator_signed 64; job_id zero) signed by the certificate's runner and carrying exactly its height and receipts (else ErrCertificateUnsigned). The order of txs[2…], repeated or unreferenced specs are not checked. Output block: the chainlog JSON of the decoded block (height the input height, round, parent_beacon, finalized, presence and consumed_seeds from the header; out empty). The parent beacon's signature is not verified here (the application verifies it under the group key).",
+		Description: "The CIP-11 block as CometBFT transactions (DECISIONS D32, SPEC-NOTES C1): txs[0] the block header (\"C11H\" ‖ §12.6 CBOR, as block_header), txs[1] the body (\"C11B\" ‖ the canonical chainlog JSON of a block that carries only registry, heartbeats and txs: every other field zero, null or empty, see docs/chainlog.md), txs[2…] the raw submissions: devnet job specs (\"C11J\" ‖ 01 ‖ …, adapters/node/chain) and node transactions (\"C11T\" ‖ 02 ‖ …, signed secp256k1). Encoding (vectors with block): header from the block's round, parent_beacon, finalized, presence and consumed_seeds; body from its registry, heartbeats and txs; then specs in order and extra in order, each skipped when it is a byte-for-byte repeat of an earlier one, and extra entries that open with \"C11H\" or \"C11B\" skipped. Decoding (vectors with txs) at height and chain_id, checks in order: txs[0] present and opening with \"C11H\" (else ErrHeaderMissing); the header decodes strictly and passes block_header's check at height (its sentinels); txs[1] present and opening with \"C11B\" (a header there is ErrHeaderMisplaced, anything else ErrBodyMissing); the body is chainlog JSON with no header or output field, in canonical form (ErrBodyMalformed); each txs[i], i ≥ 2, in order: a header is ErrHeaderMisplaced, one opening with \"C11J\" must decode as a job spec, any other as a node transaction of chain_id (\"C11T\" ‖ 02 ‖ kind ‖ chain_id 8 ‖ from 20 ‖ nonce 8 ‖ job_id 32 ‖ payload_len 2 ‖ payload ‖ signature 65; payload by kind: 1 heartbeat 0 bytes, 2 register 16, 3 commit 32, 4 reveal 64, 5 certificate 8 + 188·(1..32), 6 reconfigure 1..32768 bytes that are exactly the canonical reconfigure_check encoding with nonce = its epoch, any other kind refused; job_id zero for kinds 1, 2, 5 and 6; signature r ‖ s ‖ v with v 0 or 1, 1 ≤ s ≤ (n-1)/2 (low-s), 1 ≤ r < n, recovering the from address over keccak256(\"cip11-devnet-tx/v2\" ‖ every byte before it); see docs/vectors.md) (else ErrBadTx); then every submit of the body, in order, must have among them a spec whose job_id (keccak256(\"cip11-devnet-job/v1\" ‖ spec)) is the submit's, with the same submitter, job_kind, committee size (runners) and timeout_blocks (else ErrSpecMissing); only then every certificate of the body (§8.3 SubmitPresenceCertificate, SPEC-NOTES C10), in order, must have among them a node transaction of kind 5 (certificate: payload height (8) ‖ 1 to 32 receipts of 188 bytes, validator_pubkey 33 ‖ runner_pubkey 34 ‖ subset_epoch 8 ‖ validator_set_hash 32 ‖ block_height 8 ‖ nonce_echo 8 ‖ accepting_new 1 (0 or 1) ‖ validator_signed 64; job_id zero) signed by the certificate's runner and carrying exactly its height and receipts (else ErrCertificateUnsigned). The order of txs[2…], repeated or unreferenced specs are not checked. Output block: the chainlog JSON of the decoded block (height the input height, round, parent_beacon, finalized, presence and consumed_seeds from the header; out empty). The parent beacon's signature is not verified here (the application verifies it under the group key).",
 		Generate:    clGen, Eval: clEval,
 	}, {
 		Name: "cometbft_vote_extension", Spec: "§9.2",
@@ -174,6 +175,29 @@ type clFixture struct {
 	spec, spec2, specBad *nodetx.JobSpec
 	hb, reg, other       *nodetx.Tx // heartbeat and register on chain 7011, heartbeat on 7012
 	cert, cert2          *nodetx.Tx // SubmitPresenceCertificate (§8.3); cert2's receipt has another nonce
+	commit, reveal       *nodetx.Tx // JobResultCommit / JobResultSubmit of spec's job (32- and 64-byte payloads)
+	reconf               *chainlog.Reconfigure
+	reconfTx             *nodetx.Tx // kind 6 carrying reconf, nonce = its epoch
+	key                  *wire.RunnerKey
+}
+
+// clRawTx is a node transaction built byte by byte and signed with k
+// (generator only): nodetx.SignTx refuses what these vectors need to show
+// refused (payload sizes, kinds, non-canonical payloads).
+func clRawTx(k *wire.RunnerKey, kind byte, nonce uint64, jobID cip11.Hash, payload []byte) []byte {
+	b := append([]byte("C11T"), 2, kind)
+	b = binary.BigEndian.AppendUint64(b, clChain)
+	a := k.Address()
+	b = append(b, a[:]...)
+	b = binary.BigEndian.AppendUint64(b, nonce)
+	b = append(b, jobID[:]...)
+	b = binary.BigEndian.AppendUint16(b, uint16(len(payload)))
+	b = append(b, payload...)
+	sig, err := k.Sign(cip11.Keccak256([]byte(nodetx.TxDomain), b))
+	if err != nil {
+		panic(err) // generator only
+	}
+	return append(b, sig[:]...)
 }
 
 const clChain = 7011
@@ -196,6 +220,23 @@ func clMakeFixture() (*clFixture, error) {
 		return nil, err
 	}
 	if f.other, err = nodetx.SignTx(k, clChain+1, nodetx.TxHeartbeat, 4, cip11.Hash{}, nil); err != nil {
+		return nil, err
+	}
+	f.key = k
+	result, salt := cip11.Keccak256([]byte("cip11 conformance result")), cip11.Keccak256([]byte("cip11 conformance salt"))
+	com := nodetx.Commitment(result, salt)
+	if f.commit, err = nodetx.SignTx(k, clChain, nodetx.TxCommit, 5, f.spec.ID(), com[:]); err != nil {
+		return nil, err
+	}
+	if f.reveal, err = nodetx.SignTx(k, clChain, nodetx.TxReveal, 6, f.spec.ID(), nodetx.RevealPayload(result, salt)); err != nil {
+		return nil, err
+	}
+	f.reconf = &chainlog.Reconfigure{Epoch: 1, Activation: 30, GroupKey: reconfKey("group", 1), Set: reconfSet(0, 1, 2, 3, 4)}
+	rp, err := chainlog.EncodeReconfigure(f.reconf)
+	if err != nil {
+		return nil, err
+	}
+	if f.reconfTx, err = nodetx.SignTx(k, clChain, nodetx.TxReconfigure, 1, cip11.Hash{}, rp); err != nil {
 		return nil, err
 	}
 	v := wire.NewValidatorKey(cip11.Keccak256([]byte("cip11 conformance cometbft validator v1")))
@@ -322,6 +363,36 @@ func clGen() ([]any, error) {
 	forged[14] ^= 1
 	badSpec := bytes.Clone(S)
 	badSpec[26], badSpec[27], badSpec[28], badSpec[29] = 0, 0, 0, 0 // runners 0
+	// Node transactions the layout refuses (ErrBadTx), each correctly signed
+	// unless the defect is the signature itself.
+	sigOf := func(tx []byte) wire.RunnerSig { var s wire.RunnerSig; copy(s[:], tx[len(tx)-65:]); return s }
+	withSig := func(tx []byte, sig wire.RunnerSig) []byte { return clCat(tx[:len(tx)-65], sig[:]) }
+	hbHighS := withSig(HB, highS(sigOf(HB)))
+	hbV27 := bytes.Clone(HB)
+	hbV27[len(hbV27)-1] += 27
+	RP, err := chainlog.EncodeReconfigure(f.reconf)
+	if err != nil {
+		return nil, err
+	}
+	REC := f.reconfTx.Bytes()
+	jobID := f.spec.ID()
+	badPoint := *f.reconf
+	badPoint.GroupKey = chainlog.PublicKey{0xc0} // the point at infinity: the layout does not decode points
+	bpPayload, err := chainlog.EncodeReconfigure(&badPoint)
+	if err != nil {
+		return nil, err
+	}
+	// every registry key, in both ops: the canonical key order is pinned
+	paused, del, lastHB := chainlog.Paused, cip11.U128From64(77), chainlog.U64(3)
+	allKeys := *genesis
+	allKeys.Registry = []chainlog.RegistryOp{
+		{Op: chainlog.OpRegister, Address: cip11.Address{7}, Health: &paused, Stake: &stake, DelegatedActive: &del, ReputationX1e9: &rep, LastHeartbeat: &lastHB},
+		{Op: chainlog.OpUpdate, Address: cip11.Address{9}, Health: &paused, Stake: &stake, DelegatedActive: &del, ReputationX1e9: &rep, LastHeartbeat: &lastHB},
+		{Op: chainlog.OpUpdate, Address: cip11.Address{9}, DelegatedActive: &del},
+	}
+	withReconf := *five
+	withReconf.Txs = append(slices.Clone(five.Txs), chainlog.Tx{Reconfigure: f.reconf})
+	rawTxs := func(x ...[]byte) [][]byte { return append([][]byte{H, B, S}, x...) }
 	mk := func(name string, b *chainlog.Block, specs, extra [][]byte) clVector {
 		v, e := clVec(name, b, specs, extra)
 		if e != nil {
@@ -338,6 +409,24 @@ func clGen() ([]any, error) {
 		mk("height_5_certificate_and_its_signed_tx", &withCert, [][]byte{S, CERT}, [][]byte{HB}),
 		clDec("certificate_without_its_signed_tx", 5, clLayout(&withCert, [][]byte{S}, [][]byte{HB}), "ErrCertificateUnsigned"),
 		clDec("certificate_with_another_receipt_signed", 5, clLayout(&withCert, [][]byte{S, CERT2}, nil), "ErrCertificateUnsigned"),
+		clDec("spec_missing_and_certificate_unsigned", 5, clLayout(&withCert, nil, [][]byte{HB}), "ErrSpecMissing"),
+		mk("genesis_registry_ops_with_every_key", &allKeys, nil, nil),
+		mk("height_5_commit_and_reveal_txs", five, [][]byte{S}, [][]byte{f.commit.Bytes(), f.reveal.Bytes()}),
+		mk("height_5_reconfigure_and_its_signed_tx", &withReconf, [][]byte{S, REC}, nil),
+		clDec("decode_reconfigure_tx_group_key_not_decoded", 5, rawTxs(clRawTx(f.key, 6, 1, cip11.Hash{}, bpPayload)), ""),
+		clDec("bad_tx_high_s_signature", 5, rawTxs(hbHighS), "ErrBadTx"),
+		clDec("bad_tx_recovery_id_27", 5, rawTxs(hbV27), "ErrBadTx"),
+		clDec("bad_tx_heartbeat_with_job_id", 5, rawTxs(clRawTx(f.key, 1, 4, jobID, nil)), "ErrBadTx"),
+		clDec("bad_tx_register_with_job_id", 5, rawTxs(clRawTx(f.key, 2, 0, jobID, make([]byte, 16))), "ErrBadTx"),
+		clDec("bad_tx_register_payload_15_bytes", 5, rawTxs(clRawTx(f.key, 2, 0, cip11.Hash{}, make([]byte, 15))), "ErrBadTx"),
+		clDec("bad_tx_commit_payload_31_bytes", 5, rawTxs(clRawTx(f.key, 3, 5, jobID, make([]byte, 31))), "ErrBadTx"),
+		clDec("bad_tx_reveal_payload_65_bytes", 5, rawTxs(clRawTx(f.key, 4, 6, jobID, make([]byte, 65))), "ErrBadTx"),
+		clDec("bad_tx_kind_0", 5, rawTxs(clRawTx(f.key, 0, 4, cip11.Hash{}, nil)), "ErrBadTx"),
+		clDec("bad_tx_kind_7", 5, rawTxs(clRawTx(f.key, 7, 4, cip11.Hash{}, nil)), "ErrBadTx"),
+		clDec("bad_tx_reconfigure_nonce_not_epoch", 5, rawTxs(clRawTx(f.key, 6, 2, cip11.Hash{}, RP)), "ErrBadTx"),
+		clDec("bad_tx_reconfigure_with_job_id", 5, rawTxs(clRawTx(f.key, 6, 1, jobID, RP)), "ErrBadTx"),
+		clDec("bad_tx_reconfigure_payload_not_canonical", 5, rawTxs(clRawTx(f.key, 6, 1, cip11.Hash{}, bytes.Replace(RP, []byte(`,"activation_height"`), []byte(`, "activation_height"`), 1))), "ErrBadTx"),
+		clDec("bad_tx_reconfigure_payload_empty", 5, rawTxs(clRawTx(f.key, 6, 1, cip11.Hash{}, nil)), "ErrBadTx"),
 		clDec("decode_raw_submissions_any_order", 5, [][]byte{H, B, HB, S}, ""),
 		clDec("decode_spec_repeated", 5, [][]byte{H, B, S, S, HB}, ""),
 		clDec("decode_unreferenced_spec", 5, [][]byte{H, B, S, S2}, ""),
@@ -541,6 +630,7 @@ func veGen() ([]any, error) {
 		sign("n4_index_4_height_7", d4, 4, 7, ""),
 		sign("n4_index_2_height_1", d4, 2, 1, ""),
 		sign("n4_index_3_height_u64_max", d4, 3, max, ""),
+		sign("n4_index_1_height_0_no_lower_bound", d4, 1, 0, ""),
 		sign("n7_index_5_height_100", d7, 5, 100, ""),
 		sign("n1_extension_is_group_signature", d1, 1, 7, ""),
 		with(sign("n4_index_1_empty_namespace", d4, 1, 7, ""), func(v *veVector) { v.Namespace = "" }),
@@ -562,6 +652,14 @@ func veGen() ([]any, error) {
 		verify("not_in_subgroup", d4, 2, 7, "80"+zeros, "ErrSignatureNotInSubgroup"),
 		with(verify("public_share_95_bytes", d4, 2, 7, e2, "ErrPublicKeyLength"), func(v *veVector) {
 			v.PublicShares = append([]string{v.PublicShares[0], v.PublicShares[1][:190]}, v.PublicShares[2:]...)
+		}),
+		with(verify("public_share_infinity", d4, 2, 7, e2, "ErrPublicKeyInfinity"), func(v *veVector) {
+			v.PublicShares = slices.Clone(v.PublicShares)
+			v.PublicShares[1] = g2Infinity
+		}),
+		with(verify("public_share_not_in_subgroup", d4, 2, 7, e2, "ErrPublicKeyNotInSubgroup"), func(v *veVector) {
+			v.PublicShares = slices.Clone(v.PublicShares)
+			v.PublicShares[1] = g2NotInSubgroup
 		}),
 		with(sign("sign_index_0", d4, 1, 7, "ErrIndexOutOfRange"), func(v *veVector) { v.Index = 0 }),
 		with(sign("sign_share_key_zero", d4, 1, 7, "ErrSecretKey"), func(v *veVector) { z := strings.Repeat("00", 32); v.ShareKey = &z }),
@@ -694,6 +792,7 @@ func pgGen() ([]any, error) {
 		enc("n1000_sparse_two_present", big, 1000, set(1000, 0, 999), ""),
 		enc("n10_sparse_kind_carried_verbatim", 42, 10, sparse(10, 1, 3, 9), ""),
 		enc("height_u64_max", ^uint64(0), 8, set(8, 7), ""),
+		enc("height_0_decodes", 0, 8, set(8, 7), ""),
 		enc("registry_size_u32_max_empty_sparse", 3, 4294967295, sparse(4294967295), ""),
 		dec("decode_height_42_n10", m10, ""),
 		enc("n_mismatch_bitmap_for_20_sent_as_10", 42, 10, set(20, 1, 3), "ErrBitmapLength"),

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/blockexec"
@@ -19,7 +20,7 @@ import (
 func reconfigureFunctions() []Function {
 	return []Function{{
 		Name: "reconfigure_check", Spec: "§5.3–§5.4",
-		Description: "Whether block `height` may carry an in-band reconfiguration (DEVNET, SPEC-NOTES C11, docs/chainlog.md `reconfigure`), given the chain's schedule so far: activations (each epoch's activation height, ascending, the first \"1\"), known_through, the last epoch's set (last_set_size; last_set_peer_pubkeys when the chain has Mode-A peer keys, otherwise null and only the size is compared), overlap_blocks (OVERLAP_BLOCKS), seed_delay (SELECTION_SEED_DELAY_VIEWS) and namespace (hex, the seed namespace). Checks in order: epoch = len(activations); the last activation ≤ height; activation_height ≥ height + max(8, seed_delay + 1); activation_height ≥ last activation + overlap_blocks; activation_height ≤ known_through; the set non-empty, ≤ 64, strictly ascending by peer_pubkey, every quic 1–255 bytes and http ≤ 255; its size the last set's ± 1 and, with peer keys, every common member kept (exactly one added or removed); every threshold_pubkey and the group_key a BLS12-381 G2 point (96-byte compressed). Any failure is ErrReconfigure. Outputs when valid: encoding (hex of the canonical bytes: the compact JSON of the reconfigure object in field order, as a chain-log block line writes it; the admin transaction's payload) and chain (hex of keccak256(32 zero bytes ‖ encoding): the state digest's reconfiguration term after a first reconfiguration).",
+		Description: "Whether block `height` may carry an in-band reconfiguration (DEVNET, SPEC-NOTES C11, docs/chainlog.md `reconfigure`), given the chain's schedule so far: activations (each epoch's activation height, ascending, the first \"1\"), known_through, the last epoch's set (last_set_size; last_set_peer_pubkeys when the chain has Mode-A peer keys, otherwise null and only the size is compared), overlap_blocks (OVERLAP_BLOCKS), seed_delay (SELECTION_SEED_DELAY_VIEWS) and namespace (hex, the seed namespace). Checks in order: epoch = len(activations); the last activation ≤ height; activation_height ≥ height + max(8, seed_delay + 1); activation_height ≥ last activation + overlap_blocks (every sum exact, never modulo 2^64: seed_delay + 1 does not wrap, and a bound above 2^64 - 1 is met by no activation_height); activation_height ≤ known_through; the set non-empty, ≤ 64, strictly ascending by peer_pubkey, every quic 1–255 bytes and http ≤ 255; its size the last set's ± 1 and, with peer keys, every common member kept (exactly one added or removed); every threshold_pubkey and the group_key a BLS12-381 G2 point (96-byte compressed). Any failure is ErrReconfigure. Outputs when valid: encoding (hex of the canonical bytes: the compact JSON of the reconfigure object in field order, as a chain-log block line writes it; the admin transaction's payload) and chain (hex of keccak256(32 zero bytes ‖ encoding): the state digest's reconfiguration term after a first reconfiguration).",
 		Generate:    reconfGen, Eval: reconfEval,
 	}}
 }
@@ -96,6 +97,26 @@ func reconfGen() ([]any, error) {
 	unsorted.Set[0], unsorted.Set[1] = unsorted.Set[1], unsorted.Set[0]
 	noQUIC := r(1, 30, 0, 1, 2, 3, 4)
 	noQUIC.Set[3].QUIC = ""
+	const maxU64 = ^uint64(0)
+	u64Max := seedU64s(maxU64)
+	g2 := func(h string) chainlog.PublicKey { // a 96-byte compressed G2 encoding (generator only)
+		b, err := Unhex(h)
+		if err != nil || len(b) != 96 {
+			panic(fmt.Sprintf("generator: G2 bytes %s", h))
+		}
+		return chainlog.PublicKey(b)
+	}
+	infinity := g2("c0" + strings.Repeat("00", 95))
+	notInSubgroup := g2("80" + strings.Repeat("00", 94) + "02") // x = 2: on the curve, outside G2 (seed_verify)
+	keyMut := func(f func(*chainlog.Reconfigure)) *chainlog.Reconfigure {
+		rc := r(1, 30, 0, 1, 2, 3, 4)
+		f(rc)
+		return rc
+	}
+	escaped := keyMut(func(rc *chainlog.Reconfigure) {
+		rc.Set[0].QUIC = "q\"\\\b\f\n\r\t\x01\x1f\x7f</>&\u2028\u2029é\U0001F600:1"
+		rc.Set[1].HTTP = ""
+	})
 	second := func(v *reconfVector) {
 		v.Activations, v.LastSetSize, v.LastSetPeerPubKeys, v.Height = []string{"1", "30"}, "5", reconfPeers(0, 1, 2, 3, 4), "40"
 	}
@@ -105,6 +126,9 @@ func reconfGen() ([]any, error) {
 		base("add_without_peer_keys_size_only", r(1, 30, 0, 1, 2, 3, 5), func(v *reconfVector) { v.LastSetPeerPubKeys = nil }),
 		base("remove_after_the_overlap", r(2, 52, 1, 2, 3, 4), second),
 		base("lead_from_a_larger_seed_delay", r(1, 30, 0, 1, 2, 3, 4), func(v *reconfVector) { v.SeedDelay = "11"; v.Height = "18" }),
+		base("activation_u64_max_at_the_least_lead", r(1, maxU64, 0, 1, 2, 3, 4), func(v *reconfVector) { v.Height, v.KnownThrough = seedU64s(maxU64-8), u64Max }),
+		base("addresses_escaped_in_json", escaped, nil),
+		base("quic_255_bytes", keyMut(func(rc *chainlog.Reconfigure) { rc.Set[2].QUIC = strings.Repeat("q", 255) }), nil),
 		base("wrong_epoch", r(2, 30, 0, 1, 2, 3, 4), func(v *reconfVector) { v.Error = "ErrReconfigure" }),
 		base("lead_one_short", r(1, 25, 0, 1, 2, 3, 4), func(v *reconfVector) { v.Error = "ErrReconfigure" }),
 		base("lead_short_of_seed_delay_plus_one", r(1, 30, 0, 1, 2, 3, 4), func(v *reconfVector) { v.SeedDelay = "12"; v.Error = "ErrReconfigure" }),
@@ -119,6 +143,20 @@ func reconfGen() ([]any, error) {
 		base("set_not_ascending", unsorted, func(v *reconfVector) { v.Error = "ErrReconfigure" }),
 		base("member_without_quic", noQUIC, func(v *reconfVector) { v.Error = "ErrReconfigure" }),
 		base("not_a_height_schedule", r(0, 30, 0, 1, 2, 3, 4), func(v *reconfVector) { v.Activations = []string{}; v.Error = "ErrReconfigure" }),
+		base("group_key_infinity", keyMut(func(rc *chainlog.Reconfigure) { rc.GroupKey = infinity }), func(v *reconfVector) { v.Error = "ErrReconfigure" }),
+		base("group_key_not_in_subgroup", keyMut(func(rc *chainlog.Reconfigure) { rc.GroupKey = notInSubgroup }), func(v *reconfVector) { v.Error = "ErrReconfigure" }),
+		base("share_infinity", keyMut(func(rc *chainlog.Reconfigure) { rc.Set[4].ThresholdPubKey = infinity }), func(v *reconfVector) { v.Error = "ErrReconfigure" }),
+		base("share_not_in_subgroup", keyMut(func(rc *chainlog.Reconfigure) { rc.Set[1].ThresholdPubKey = notInSubgroup }), func(v *reconfVector) { v.Error = "ErrReconfigure" }),
+		base("quic_256_bytes_in_128_characters", keyMut(func(rc *chainlog.Reconfigure) { rc.Set[2].QUIC = strings.Repeat("é", 128) }), func(v *reconfVector) { v.Error = "ErrReconfigure" }),
+		// No bound wraps (the sums are exact; one past 2^64−1 meets no activation):
+		base("seed_delay_u64_max_lead_does_not_wrap", r(1, 30, 0, 1, 2, 3, 4), func(v *reconfVector) { v.SeedDelay = u64Max; v.Error = "ErrReconfigure" }),
+		base("seed_delay_u64_max_activation_u64_max", r(1, maxU64, 0, 1, 2, 3, 4), func(v *reconfVector) {
+			v.SeedDelay, v.KnownThrough, v.Error = u64Max, u64Max, "ErrReconfigure"
+		}),
+		base("height_plus_lead_past_u64_max", r(1, maxU64, 0, 1, 2, 3, 4), func(v *reconfVector) {
+			v.Height, v.KnownThrough, v.Error = seedU64s(maxU64-5), u64Max, "ErrReconfigure"
+		}),
+		base("last_activation_plus_overlap_past_u64_max", r(1, 30, 0, 1, 2, 3, 4), func(v *reconfVector) { v.OverlapBlocks = u64Max; v.Error = "ErrReconfigure" }),
 	}
 	return seedFill(in, func(v *reconfVector) error {
 		out, err := reconfEval(seedRawJSON(v))

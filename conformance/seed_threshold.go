@@ -3,7 +3,9 @@ package conformance
 import (
 	"encoding/json"
 	"fmt"
+	"math/big"
 	"math/rand/v2"
+	"slices"
 	"strings"
 
 	"github.com/cip11/cip11"
@@ -22,7 +24,7 @@ const (
 func seedThresholdFunction() Function {
 	return Function{
 		Name: "seed_threshold_recover", Spec: "§9.2",
-		Description: fmt.Sprintf("Threshold seed recovery (DECISIONS D31): each partial is the BLS12-381 MinSig signature of the seed_message (DECISIONS D12) with the share of its index; the group signature is sigma = sum of lambda_i * sigma_i in G1 over the first threshold partials in list order, lambda_i = prod_{j != i} x_j / (x_j - x_i) mod r with x_i the index (Lagrange at 0). Inputs: public_key (96-byte compressed G2 group key), public_shares (list of 96-byte compressed G2 keys; the public share of index i is at position i-1, so n = its length), namespace (hex of NS), epoch, view (u64 decimal strings), threshold (number t, 1 <= t <= n; D31 gives t = n - floor((n-1)/3)), partials (list of {index: number 1..n, signature: 48-byte compressed G1 hex}). Output: signature (48-byte compressed G1 hex), which must verify as a seed_verify signature under public_key. Checks in order: threshold in 1..n; every index in 1..n and no index twice (over all partials); at least threshold partials; the first threshold partials decode strictly and verify under their public shares; the recovered signature verifies under public_key. Partials beyond the first threshold are not verified or used. Dealt from the group secret sk = %s (32-byte big-endian scalar; public_key = sk*g2 and every signature = sk*H(m)) with a random polynomial of degree t-1 (test/devnet dealer; production keys come from consensus DKG).", seedThrSecretHex()),
+		Description: fmt.Sprintf("Threshold seed recovery (DECISIONS D31): each partial is the BLS12-381 MinSig signature of the seed_message (DECISIONS D12) with the share of its index; the group signature is sigma = sum of lambda_i * sigma_i in G1 over the first threshold partials in list order, lambda_i = prod_{j != i} x_j / (x_j - x_i) mod r with x_i the index (Lagrange at 0). Inputs: public_key (96-byte compressed G2 group key), public_shares (list of 96-byte compressed G2 keys; the public share of index i is at position i-1, so n = its length), namespace (hex of NS), epoch, view (u64 decimal strings), threshold (number t, 1 <= t <= n; D31 gives t = n - floor((n-1)/3)), partials (list of {index: number 1..n, signature: 48-byte compressed G1 hex}). Output: signature (48-byte compressed G1 hex), which must verify as a seed_verify signature under public_key. Checks in order: threshold in 1..n; every index in 1..n and no index twice (over all partials); at least threshold partials; the first threshold partials decode strictly and verify under their public shares (decoded strictly: not infinity, in G2; the shares of indices no used partial names are never read); the interpolated point is not infinity (else ErrPartialInvalid); the recovered signature verifies under public_key. Partials beyond the first threshold are not verified or used. Dealt from the group secret sk = %s (32-byte big-endian scalar; public_key = sk*g2 and every signature = sk*H(m)) with a random polynomial of degree t-1 (test/devnet dealer; production keys come from consensus DKG).", seedThrSecretHex()),
 		Generate:    seedGenThreshold, Eval: seedEvalThreshold,
 	}
 }
@@ -87,6 +89,44 @@ func seedThrDeal(n int, ns []byte, r seed.Round) (seedThrDealing, error) {
 	return out, nil
 }
 
+// The G2 encodings the vectors refuse as public shares (seed_verify's
+// public_key_infinity and public_key_not_in_subgroup_x_2).
+var (
+	g2Infinity      = "c0" + strings.Repeat("00", 95)
+	g2NotInSubgroup = "80" + strings.Repeat("00", 94) + "02"
+)
+
+// seedThrZeroDeal is a dealing of the group secret 0 (generator only): the
+// share of index i is a·i mod r, f(x) = a·x, so every partial verifies under
+// its public share and any t of them interpolate to the point at infinity.
+// pk is carried as the vector's group key (never reached).
+func seedThrZeroDeal(n int, ns []byte, r seed.Round, pk string) (seedThrDealing, error) {
+	order, _ := new(big.Int).SetString("73eda753299d7d483339d80809a1d80553bda402fffe5bfeffffffff00000001", 16)
+	h := cip11.Keccak256([]byte("cip11 conformance threshold zero dealing v1"))
+	a := new(big.Int).Mod(new(big.Int).SetBytes(h[:]), order)
+	t, err := seed.Threshold(n)
+	if err != nil {
+		return seedThrDealing{}, err
+	}
+	out := seedThrDealing{t: t, pk: pk}
+	for i := 1; i <= n; i++ {
+		var kb [32]byte
+		new(big.Int).Mod(new(big.Int).Mul(a, big.NewInt(int64(i))), order).FillBytes(kb[:])
+		k, err := seed.SecretKeyFromBytes(kb[:])
+		if err != nil {
+			return seedThrDealing{}, err
+		}
+		pub := k.PublicKey()
+		p, err := seed.SignPartial(seed.Share{Index: uint32(i), Key: k}, ns, r)
+		if err != nil {
+			return seedThrDealing{}, err
+		}
+		out.shares = append(out.shares, Hex(pub[:]))
+		out.partials = append(out.partials, seedPartialJSON{p.Index, Hex(p.Signature[:])})
+	}
+	return out, nil
+}
+
 // pick returns the partials of the given 1-based indices, in that order.
 func (d seedThrDealing) pick(idx ...int) []seedPartialJSON {
 	out := make([]seedPartialJSON, 0, len(idx))
@@ -116,6 +156,10 @@ func seedGenThreshold() ([]any, error) {
 		return nil, err
 	}
 	d10, err := seedThrDeal(10, nil, r15)
+	if err != nil {
+		return nil, err
+	}
+	zero4, err := seedThrZeroDeal(4, ns, r15, d4.pk)
 	if err != nil {
 		return nil, err
 	}
@@ -169,6 +213,19 @@ func seedGenThreshold() ([]any, error) {
 		with(vec("no_public_shares", d4, "1", "5", d4.pick(1), "ErrThresholdParams"), func(v *seedThresholdVector) {
 			v.PublicShares, v.Threshold = []string{}, 1
 		}),
+		with(vec("public_share_infinity", d4, "1", "5", d4.pick(1, 2, 3), "ErrPublicKeyInfinity"), func(v *seedThresholdVector) {
+			v.PublicShares = slices.Clone(v.PublicShares)
+			v.PublicShares[1] = g2Infinity
+		}),
+		with(vec("public_share_not_in_subgroup", d4, "1", "5", d4.pick(1, 2, 3), "ErrPublicKeyNotInSubgroup"), func(v *seedThresholdVector) {
+			v.PublicShares = slices.Clone(v.PublicShares)
+			v.PublicShares[2] = g2NotInSubgroup
+		}),
+		with(vec("unused_public_share_infinity_not_decoded", d4, "1", "5", d4.pick(1, 2, 3), ""), func(v *seedThresholdVector) {
+			v.PublicShares = slices.Clone(v.PublicShares)
+			v.PublicShares[3] = g2Infinity
+		}),
+		vec("recovery_lands_on_infinity", zero4, "1", "5", zero4.pick(1, 2, 3), "ErrPartialInvalid"),
 		with(vec("recovered_wrong_group_key", d4, "1", "5", d4.pick(1, 2, 3), "ErrSeedSignatureInvalid"), func(v *seedThresholdVector) { v.PublicKey = Hex(otherPK[:]) }),
 	}
 	return seedFill(in, func(v *seedThresholdVector) error {

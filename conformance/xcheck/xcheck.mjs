@@ -323,6 +323,55 @@ function voteExtension(v) {
   return out;
 }
 
+// Canonical JSON (docs/vectors.md, reconfigure_check "Strings"; the chainlog writer): compact, keys in the
+// documented order; strings escape " \ \b \f \n \r \t, every other character below U+0020 as \u00xx
+// (lowercase), U+2028 and U+2029 as \u2028 and \u2029; every other character is its UTF-8 bytes.
+const SHORT_ESC = { '"': '\\"', '\\': '\\\\', '\b': '\\b', '\f': '\\f', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+function canonString(str) {
+  let out = '"';
+  for (const ch of str) {
+    const c = ch.codePointAt(0);
+    if (SHORT_ESC[ch]) out += SHORT_ESC[ch];
+    else if (c < 0x20 || c === 0x2028 || c === 0x2029) out += '\\u' + c.toString(16).padStart(4, '0');
+    else if (c >= 0xd800 && c <= 0xdfff) throw new Error('lone surrogate: not UTF-8');
+    else out += ch;
+  }
+  return out + '"';
+}
+function canonJSON(v) {
+  if (v === null || typeof v === 'boolean') return String(v);
+  if (typeof v === 'string') return canonString(v);
+  if (typeof v === 'number') { if (!Number.isSafeInteger(v) || v < 0) throw new Error('number'); return String(v); }
+  if (Array.isArray(v)) return '[' + v.map(canonJSON).join(',') + ']';
+  return '{' + Object.entries(v).map(([k, x]) => canonString(k) + ':' + canonJSON(x)).join(',') + '}';
+}
+// A reconfigure object (reconfigure_check's input; a kind-6 payload; a body's txs.reconfigure): its keys in
+// canonical order, every value of its documented type, and the set rules (1..64 members strictly ascending by
+// peer_pubkey, quic 1..255 and http 0..255 UTF-8 bytes).
+const hexOf = (x, n) => { if (typeof x !== 'string' || x.length !== 2 * n || !/^[0-9a-f]*$/.test(x)) throw new Error(`not hex${n}`); return x; };
+const u64str = (x) => { if (typeof x !== 'string') throw new Error('u64 not a string'); u64(x); return x; };
+function reconfObject(r) {
+  if (typeof r !== 'object' || r === null || Array.isArray(r)) throw new Error('reconfigure not an object');
+  const o = pick(r, ['epoch', 'activation_height', 'group_key', 'validator_set']);
+  u64str(o.epoch); u64str(o.activation_height); hexOf(o.group_key, 96);
+  if (!Array.isArray(o.validator_set)) throw new Error('validator_set not an array');
+  o.validator_set = o.validator_set.map((m) => {
+    if (typeof m !== 'object' || m === null) throw new Error('member not an object');
+    const x = pick(m, ['peer_pubkey', 'threshold_pubkey', 'consensus_pubkey', 'quic', 'http']);
+    hexOf(x.peer_pubkey, 32); hexOf(x.threshold_pubkey, 96); hexOf(x.consensus_pubkey, 32);
+    if (typeof x.quic !== 'string' || typeof x.http !== 'string') throw new Error('address not a string');
+    return x;
+  });
+  const set = o.validator_set;
+  if (set.length === 0 || set.length > 64) throw new Error('set size');
+  set.forEach((m, i) => {
+    if (i > 0 && !(set[i - 1].peer_pubkey < m.peer_pubkey)) throw new Error('not ascending');
+    const q = Buffer.byteLength(m.quic), h = Buffer.byteLength(m.http);
+    if (q < 1 || q > 255 || h > 255) throw new Error('address length');
+  });
+  return o;
+}
+
 // D32 block layout on CometBFT: header, body "C11B" ‖ canonical chainlog JSON, raw specs and node txs.
 const pick = (o, keys, opt = []) => { const r = {}; for (const k of keys) { if (!(k in o) && !opt.includes(k)) throw new Error(`missing ${k}`); if (k in o) r[k] = o[k]; }
   for (const k of Object.keys(o)) if (!keys.includes(k)) throw new Error(`unknown key ${k}`); return r; };
@@ -332,6 +381,7 @@ const canonTx = (t) => { const k = Object.keys(t); if (k.length !== 1) throw new
   if (t.verified) return { verified: pick(t.verified, ['job_id', 'matching', 'runners_to_slash', 'runners_unrewarded']) };
   if (t.certificate) return { certificate: { ...pick(t.certificate, ['runner', 'height', 'receipts']), receipts: t.certificate.receipts.map((r) => pick(r,
     ['validator_pubkey', 'runner_pubkey', 'subset_epoch', 'validator_set_hash', 'block_height', 'nonce_echo', 'accepting_new', 'validator_signed'])) } };
+  if (t.reconfigure) return { reconfigure: reconfObject(t.reconfigure) };
   throw new Error('tx kind'); };
 const REG = ['op', 'address', 'health', 'stake', 'delegated_active', 'reputation_x1e9', 'last_heartbeat'];
 const canonReg = (r) => pick(r, REG, REG.slice(2));
@@ -348,7 +398,7 @@ function layoutEncode(v) {
     beacon: b.parent_beacon && { e: u64(b.parent_beacon.epoch), v: u64(b.parent_beacon.view), sig: unhex(b.parent_beacon.signature) },
     finalized: b.finalized === null ? 0n : u64(b.finalized), presence: b.presence === null ? null : unhex(b.presence), seeds: [] };
   const hdr = headerEncode(h); // ends with the empty array 0x80: the block's ConsumedSeedsV1 bytes go there
-  const txs = [Buffer.concat([hdr.subarray(0, hdr.length - 1), unhex(b.consumed_seeds)]), Buffer.from('C11B' + JSON.stringify(bodyOf(b)))];
+  const txs = [Buffer.concat([hdr.subarray(0, hdr.length - 1), unhex(b.consumed_seeds)]), Buffer.from('C11B' + canonJSON(bodyOf(b)), 'utf8')];
   const seen = new Set();
   for (const s of v.specs) if (!seen.has(s)) { seen.add(s); txs.push(unhex(s)); }
   for (const x of v.extra) if (!seen.has(x) && !x.startsWith('43313148') && !x.startsWith('43313142')) { seen.add(x); txs.push(unhex(x)); }
@@ -364,14 +414,23 @@ function specOf(b) {
     throw new Error('spec rules');
   return s;
 }
+const SECP_N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
 function nodeTx(b, chainID) {
-  if (b.length < 76 + 65 || b.length > 76 + 8 + 32 * 188 + 65 || b.subarray(0, 4).toString('latin1') !== 'C11T' || b[4] !== 2) throw new Error('tx header');
+  if (b.length < 76 + 65 || b.length > 76 + 32768 + 65 || b.subarray(0, 4).toString('latin1') !== 'C11T' || b[4] !== 2) throw new Error('tx header');
   const n = b.readUInt16BE(74), kind = b[5];
-  const payloadOK = kind === 5 ? n > 8 && (n - 8) % 188 === 0 && (n - 8) / 188 <= 32 : [undefined, 0, 16, 32, 64][kind] === n;
+  const payloadOK = kind === 5 ? n > 8 && (n - 8) % 188 === 0 && (n - 8) / 188 <= 32
+    : kind === 6 ? n >= 1 && n <= 32768 : [undefined, 0, 16, 32, 64][kind] === n;
   if (b.length !== 76 + n + 65 || !payloadOK) throw new Error('tx payload');
-  if ((kind === 1 || kind === 2 || kind === 5) && hex(b.subarray(42, 74)) !== '0'.repeat(64)) throw new Error('job_id on heartbeat/register/certificate');
+  if ([1, 2, 5, 6].includes(kind) && hex(b.subarray(42, 74)) !== '0'.repeat(64)) throw new Error('job_id on heartbeat/register/certificate/reconfigure');
+  if (kind === 6) { // the canonical reconfigure object, byte for byte; nonce = epoch
+    const p = b.subarray(76, 76 + n), r = reconfObject(JSON.parse(p.toString('utf8')));
+    if (!Buffer.from(canonJSON(r), 'utf8').equals(p)) throw new Error('reconfigure payload not canonical');
+    if (u64(r.epoch) !== fromBE(b.subarray(34, 42))) throw new Error('reconfigure nonce is not its epoch');
+  }
   const sig = b.subarray(76 + n), rec = sig[64];
   if (rec > 1) throw new Error('recovery id');
+  const rr = fromBE(sig.subarray(0, 32)), ss = fromBE(sig.subarray(32, 64));
+  if (rr === 0n || rr >= SECP_N || ss === 0n || ss > (SECP_N - 1n) / 2n) throw new Error('r or s out of range, or high s');
   const digest = keccak('cip11-devnet-tx/v2', b.subarray(0, 76 + n));
   const pub = secp.Signature.fromCompact(hex(sig.subarray(0, 64))).addRecoveryBit(rec).recoverPublicKey(hex(digest)).toRawBytes(false);
   if (hex(keccak(pub.subarray(1)).subarray(12)) !== hex(b.subarray(14, 34))) throw new Error('signer is not from');
@@ -399,7 +458,7 @@ function layoutDecode(txs, height, chainID) {
   const canon = bodyOf(body);
   for (const k of ['height', 'round', 'parent_beacon', 'finalized', 'presence', 'consumed_seeds', 'out'])
     if (JSON.stringify(body[k]) !== JSON.stringify(canon[k])) throw new Error(`body sets ${k}`);
-  if (JSON.stringify(canon) !== text) throw new Error('body not canonical');
+  if (!Buffer.from(canonJSON(canon), 'utf8').equals(txs[1].subarray(4))) throw new Error('body not canonical');
   const specs = new Map(), certs = [];
   for (const x of txs.slice(2)) {
     const magic = x.subarray(0, 4).toString('latin1');
@@ -438,27 +497,22 @@ function reconfigureCheck(v) {
   if (a.length === 0) throw new Error('no height schedule');
   if (u64(r.epoch) !== BigInt(a.length)) throw new Error('not the next epoch');
   const H = u64(v.height), last = a[a.length - 1], act = u64(r.activation_height), d = u64(v.seed_delay);
+  // BigInt sums are exact: seed_delay + 1 never wraps, and a bound past 2^64 − 1 is met by no u64 activation.
   const lead = d + 1n > 8n ? d + 1n : 8n;
   if (last > H) throw new Error('previous pending');
   if (act < H + lead) throw new Error('lead');
   if (act < last + u64(v.overlap_blocks)) throw new Error('inside the overlap');
   if (act > u64(v.known_through)) throw new Error('after known_through');
-  if (set.length === 0 || set.length > 64) throw new Error('set size');
-  set.forEach((m, i) => {
-    if (i > 0 && !(set[i - 1].peer_pubkey < m.peer_pubkey)) throw new Error('not ascending');
-    const q = Buffer.byteLength(m.quic), h = Buffer.byteLength(m.http);
-    if (q < 1 || q > 255 || h > 255) throw new Error('address');
-  });
+  const canon = reconfObject(r); // set size, order, address byte lengths
   const n = Number(u64(v.last_set_size)), m = set.length;
   if (m !== n + 1 && m !== n - 1) throw new Error('not one added or removed');
   if (v.last_set_peer_pubkeys !== null) {
     const prev = new Set(v.last_set_peer_pubkeys);
     if (set.filter((x) => prev.has(x.peer_pubkey)).length !== Math.min(n, m)) throw new Error('members replaced');
   }
-  for (const x of set) strictPoint(x.threshold_pubkey, 96, bls.G2.Point);
+  for (const x of set) strictPoint(x.threshold_pubkey, 96, bls.G2.Point); // not infinity, in the subgroup
   strictPoint(r.group_key, 96, bls.G2.Point);
-  const enc = Buffer.from(JSON.stringify({ epoch: r.epoch, activation_height: r.activation_height, group_key: r.group_key,
-    validator_set: set.map((x) => ({ peer_pubkey: x.peer_pubkey, threshold_pubkey: x.threshold_pubkey, consensus_pubkey: x.consensus_pubkey, quic: x.quic, http: x.http })) }), 'utf8');
+  const enc = Buffer.from(canonJSON(canon), 'utf8');
   return { encoding: hex(enc), chain: hex(keccak(Buffer.alloc(32), enc)) };
 }
 
