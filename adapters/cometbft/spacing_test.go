@@ -25,8 +25,8 @@ func TestScheduleInsideOverlapRefused(t *testing.T) {
 	}
 	for name, o := range map[string]NetworkOptions{
 		"epoch 2 inside epoch 1's overlap (10, 14; OVERLAP_BLOCKS 6)": plan(10, 14),
-		"epoch 2 one block short (10, 15)":                           plan(10, 15),
-		"epoch 1 inside epoch 0's overlap (1, 6)":                    plan(6, 20),
+		"epoch 2 one block short (10, 15)":                            plan(10, 15),
+		"epoch 1 inside epoch 0's overlap (1, 6)":                     plan(6, 20),
 	} {
 		if _, err := NewNetwork(o); !errors.Is(err, node.ErrActivationSpacing) {
 			t.Errorf("%s: NewNetwork: %v, want node.ErrActivationSpacing", name, err)
