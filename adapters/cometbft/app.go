@@ -703,6 +703,7 @@ func (a *App) FinalizeBlock(_ context.Context, req *abci.FinalizeBlockRequest) (
 	for _, x := range raw {
 		_ = a.admit(x) // duplicates and refusals change nothing; the block's body is what executes
 	}
+	a.v.NoteIncluded(raw) // §10.3: held reveals of the commitments it carries go at its commit
 	fb, err := a.v.FinalizeBlock(b)
 	if err != nil {
 		return nil, fmt.Errorf("cometbft: block %d: %w", h, err)

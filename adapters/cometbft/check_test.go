@@ -41,6 +41,13 @@ type handNet struct {
 
 func newHandNet(tb testing.TB, validators, runners, started int) *handNet {
 	tb.Helper()
+	return newHandNetWith(tb, validators, runners, started, nil)
+}
+
+// newHandNetWith is newHandNet whose validator i submits through
+// engine(i) (nil: nopEngine).
+func newHandNetWith(tb testing.TB, validators, runners, started int, engine func(i int) node.Engine) *handNet {
+	tb.Helper()
 	nw, err := NewNetwork(NetworkOptions{Validators: validators, Runners: runners, Seed: 1, BasePort: freeBase(tb, validators)})
 	if err != nil {
 		tb.Fatal(err)
@@ -59,7 +66,11 @@ func newHandNet(tb testing.TB, validators, runners, started int) *handNet {
 	hn := &handNet{nw: nw, ns: nw.Homes[0].Genesis.Namespace, addrs: addrs, t: thr}
 	for i := range started {
 		h := nw.Homes[i]
-		v, err := node.NewValidator(node.ValidatorConfig{Genesis: h.Genesis, Keys: h.Keys, DataDir: tb.TempDir(), NoSync: true, Engine: nopEngine{}})
+		var eng node.Engine = nopEngine{}
+		if engine != nil {
+			eng = engine(i)
+		}
+		v, err := node.NewValidator(node.ValidatorConfig{Genesis: h.Genesis, Keys: h.Keys, DataDir: tb.TempDir(), NoSync: true, Engine: eng})
 		if err != nil {
 			tb.Fatal(err)
 		}

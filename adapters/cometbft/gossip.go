@@ -7,9 +7,11 @@ import (
 	"sync"
 	"time"
 
+	cmted25519 "github.com/cometbft/cometbft/crypto/ed25519"
 	"github.com/cometbft/cometbft/p2p"
 	gogotypes "github.com/cosmos/gogoproto/types"
 
+	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/blocklayout"
 )
 
@@ -20,6 +22,17 @@ import (
 // peers' views for heights ≥ h+1 − PRESENCE_TIMEOUT_BLOCKS, restricted to
 // registry(h) (§8.1, §8.5). Fail-open (§7.3): a fabricated bit costs one
 // ack timeout, a suppressed one leaves the runner in the fallback pool.
+//
+// Only validators gossip (§8.2 "validator presence gossip"; §15.7 bounds
+// fabrication to a Byzantine proposer's own slots). A view is stored only
+// when its sender's p2p node key is a peer_pubkey of a validator-set
+// snapshot in force at the view's height (D29: a validator's CometBFT node
+// key is its §5.4 peer_pubkey, and CometBFT's secret connection proves the
+// peer holds it: the p2p ID is the key's address) and when that height is
+// at most the receiver's own height + gossipHeightSlack. Anything else is
+// dropped, not stored, and counted by reason (GossipStats); the peer stays
+// connected (a full node, a joining or a removed validator is a legitimate
+// consensus peer).
 
 // PresenceChannel is the gossip's p2p channel (unused by CometBFT v1.0.1).
 const PresenceChannel = byte(0x70)
@@ -33,6 +46,18 @@ const (
 	// gossipRate a second; a peer above it is disconnected.
 	gossipBurst = 20
 	gossipRate  = 10
+	// gossipHeightSlack bounds a view's height by the receiver's own
+	// committed height + 2. A validator publishes h right after committing
+	// h, and the receiver commits h (+2/3 precommitted it, so it is at most
+	// a round behind) moments later: an honest view is at most one ahead of
+	// a receiver in step with consensus, and one more covers a receiver
+	// that is a block behind (a slow validator, or Commit racing the
+	// read). A receiver further behind proposes nothing until it catches
+	// up, and the view it drops is replaced the next block. The bound keeps
+	// a view from outliving PRESENCE_TIMEOUT_BLOCKS + 2 of the receiver's
+	// blocks: before it, a view claiming a huge height never went stale and
+	// shadowed every later one (the h ≥ stored-h rule).
+	gossipHeightSlack = 2
 )
 
 // ErrGossip: a presence message is malformed (blocklayout.ErrGossip).
@@ -53,18 +78,48 @@ type presenceReactor struct {
 	p2p.BaseReactor
 	log *slog.Logger
 	now func() time.Time
+	// validators lists the peer_pubkeys of the validator-set snapshots in
+	// force at a height (App.gossipValidators); height is the receiver's
+	// committed height.
+	validators func(h uint64) []cip11.Hash
+	height     func() uint64
 
 	mu    sync.Mutex
 	views map[p2p.ID]*peerView
+	ids   map[cip11.Hash]p2p.ID // peer_pubkey → p2p ID, computed once
 	// counters (Stats)
 	sent, received, dropped uint64
+	notValidator, future    uint64
 	bytesSent               uint64
 }
 
-func newPresenceReactor(log *slog.Logger) *presenceReactor {
-	r := &presenceReactor{log: log, now: time.Now, views: map[p2p.ID]*peerView{}}
+func newPresenceReactor(log *slog.Logger, validators func(h uint64) []cip11.Hash, height func() uint64) *presenceReactor {
+	r := &presenceReactor{log: log, now: time.Now, validators: validators, height: height,
+		views: map[p2p.ID]*peerView{}, ids: map[cip11.Hash]p2p.ID{}}
 	r.BaseReactor = *p2p.NewBaseReactor("CIP11Presence", r)
 	return r
+}
+
+// Reasons a well-formed view is not stored (GossipStats, the Debug log).
+const (
+	reasonNotValidator = "the sender's node key is no peer_pubkey of a validator set in force at the view's height"
+	reasonFuture       = "the view's height is past the receiver's height + gossipHeightSlack"
+)
+
+// isValidator reports whether id is the p2p ID of a validator in keys.
+// r.mu held.
+func (r *presenceReactor) isValidator(id p2p.ID, keys []cip11.Hash) bool {
+	for _, k := range keys {
+		x, ok := r.ids[k]
+		if !ok {
+			x = p2p.PubKeyToID(cmted25519.PubKey(k[:]))
+			r.ids[k] = x
+		}
+		if x == id {
+			return true
+		}
+	}
+	return false
 }
 
 // GetChannels implements p2p.Reactor.
@@ -103,6 +158,12 @@ func (r *presenceReactor) Receive(e p2p.Envelope) {
 		r.drop(e.Src, err)
 		return
 	}
+	own := r.height()
+	var keys []cip11.Hash
+	future := h > own && h-own > gossipHeightSlack
+	if !future {
+		keys = r.validators(h)
+	}
 	r.mu.Lock()
 	v := r.views[e.Src.ID()]
 	if v == nil {
@@ -114,11 +175,23 @@ func (r *presenceReactor) Receive(e p2p.Envelope) {
 	v.at = now
 	v.tokens--
 	flood := v.tokens < 0
-	if !flood && h >= v.h {
+	var reason string
+	switch {
+	case flood:
+	case future:
+		reason = reasonFuture
+		r.future++
+	case !r.isValidator(e.Src.ID(), keys):
+		reason = reasonNotValidator
+		r.notValidator++
+	case h >= v.h:
 		v.h, v.indices = h, set.Indices()
 	}
 	r.received++
 	r.mu.Unlock()
+	if reason != "" { // at most gossipRate a second per peer: Debug
+		r.log.Debug("presence gossip: view not stored", "peer", e.Src.ID(), "height", h, "own_height", own, "reason", reason)
+	}
 	if flood {
 		r.drop(e.Src, fmt.Errorf("%w: more than %d messages a second", ErrGossip, gossipRate))
 	}
@@ -181,13 +254,53 @@ func (r *presenceReactor) union(own []int, n int, minH uint64) []int {
 	return all
 }
 
-// GossipStats are the reactor's counters.
+// GossipStats are the reactor's counters: Dropped counts peers
+// disconnected (a malformed message, a flood); NotValidator and Future
+// count well-formed views not stored, by reason (the sender is no
+// validator in force at the view's height; the height is past the
+// receiver's + gossipHeightSlack).
 type GossipStats struct {
 	Sent, Received, Dropped, BytesSent uint64
+	NotValidator, Future               uint64
 }
 
 func (r *presenceReactor) stats() GossipStats {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return GossipStats{Sent: r.sent, Received: r.received, Dropped: r.dropped, BytesSent: r.bytesSent}
+	return GossipStats{Sent: r.sent, Received: r.received, Dropped: r.dropped, BytesSent: r.bytesSent,
+		NotValidator: r.notValidator, Future: r.future}
+}
+
+// gossipValidators are the peer_pubkeys of the validator-set snapshots in
+// force at h (§5.3–§5.4), whose views the reactor stores: the epoch
+// active at h and, while h < its activation + OVERLAP_BLOCKS, its
+// predecessor (§5.4 retirement; a schedule never activates inside an
+// overlap, SPEC-NOTES C9, so no earlier epoch is in force).
+func (a *App) gossipValidators(h uint64) []cip11.Hash {
+	a.emu.RLock()
+	defer a.emu.RUnlock()
+	return inForce(a.epochs, h, a.g.P().OverlapBlocks)
+}
+
+// inForce is gossipValidators over epochs (ascending by activation).
+func inForce(epochs []*epochKeys, h, overlap uint64) []cip11.Hash {
+	if len(epochs) == 0 {
+		return nil
+	}
+	i := 0
+	for j := 1; j < len(epochs); j++ {
+		if epochs[j].activation <= h {
+			i = j
+		}
+	}
+	var keys []cip11.Hash
+	for _, v := range epochs[i].set {
+		keys = append(keys, v.PeerPubKey)
+	}
+	if a := epochs[i].activation; i > 0 && (a > ^uint64(0)-overlap || h < a+overlap) {
+		for _, v := range epochs[i-1].set {
+			keys = append(keys, v.PeerPubKey)
+		}
+	}
+	return keys
 }

@@ -7,13 +7,37 @@ import (
 	"testing"
 	"time"
 
+	cmted25519 "github.com/cometbft/cometbft/crypto/ed25519"
 	"github.com/cometbft/cometbft/p2p"
 	"github.com/cometbft/cometbft/p2p/mock"
 	gogotypes "github.com/cosmos/gogoproto/types"
 
+	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/adapters/node"
 	"github.com/cip11/cip11/blocklayout"
 	"github.com/cip11/cip11/presence"
 )
+
+// keyedPeer is a mock peer whose p2p ID is the address of a known Ed25519
+// node key (D29: a validator's node key is its peer_pubkey).
+type keyedPeer struct {
+	*mock.Peer
+	id p2p.ID
+}
+
+func (p keyedPeer) ID() p2p.ID { return p.id }
+
+// newKeyedPeer is a peer with node key i and that key as a peer_pubkey.
+func newKeyedPeer(i byte) (keyedPeer, cip11.Hash) {
+	pub := cmted25519.GenPrivKeyFromSecret([]byte{'p', i}).PubKey()
+	return keyedPeer{mock.NewPeer(nil), p2p.PubKeyToID(pub)}, cip11.Hash(pub.Bytes())
+}
+
+// testReactor is a reactor at height own whose validators at every height
+// are keys.
+func testReactor(own uint64, keys ...cip11.Hash) *presenceReactor {
+	return newPresenceReactor(slog.New(slog.DiscardHandler), func(uint64) []cip11.Hash { return keys }, func() uint64 { return own })
+}
 
 func gossipMsg(t testing.TB, h uint64, n int, idx ...int) []byte {
 	t.Helper()
@@ -32,10 +56,12 @@ func gossipMsg(t testing.TB, h uint64, n int, idx ...int) []byte {
 // view under the timeout and the registry bound (§8.2); a garbage message
 // or a flood drops the peer and leaves its view out.
 func TestGossipReactor(t *testing.T) {
-	r := newPresenceReactor(slog.New(slog.DiscardHandler))
+	p1, k1 := newKeyedPeer(1)
+	p2, k2 := newKeyedPeer(2)
+	p3, k3 := newKeyedPeer(3)
+	r := testReactor(10, k1, k2, k3)
 	now := time.Unix(1000, 0)
 	r.now = func() time.Time { return now }
-	p1, p2, p3 := mock.NewPeer(nil), mock.NewPeer(nil), mock.NewPeer(nil)
 	for _, p := range []p2p.Peer{p1, p2, p3} {
 		r.AddPeer(p)
 	}
@@ -59,6 +85,77 @@ func TestGossipReactor(t *testing.T) {
 	}
 	if s := r.stats(); s.Dropped != 2 {
 		t.Fatalf("dropped %d after a flood, want 2", s.Dropped)
+	}
+}
+
+// TestGossipOnlyFromValidators (§8.2, §15.7; SPEC-NOTES C8): the reactor
+// stores a view only from a peer whose node key is a peer_pubkey of a set
+// in force at the view's height, and only up to its own height +
+// gossipHeightSlack; the rest is not stored, counted by reason, and the
+// peer stays connected.
+func TestGossipOnlyFromValidators(t *testing.T) {
+	val, kv := newKeyedPeer(1)
+	stranger, _ := newKeyedPeer(2)
+	r := testReactor(10, kv)
+	for _, p := range []p2p.Peer{val, stranger} {
+		r.AddPeer(p)
+	}
+	send := func(p p2p.Peer, b []byte) {
+		r.Receive(p2p.Envelope{Src: p, ChannelID: PresenceChannel, Message: &gogotypes.BytesValue{Value: b}})
+	}
+	send(stranger, gossipMsg(t, 10, 8, 2, 3))             // no validator
+	send(val, gossipMsg(t, 10+gossipHeightSlack+1, 8, 0)) // 13 > 10 + 2
+	send(val, gossipMsg(t, 1<<62, 8, 0))                  // the view that never went stale
+	if got := r.union(nil, 8, 1); len(got) != 0 {
+		t.Fatalf("union %v: a view was stored", got)
+	}
+	if s := r.stats(); s.NotValidator != 1 || s.Future != 2 || s.Dropped != 0 || s.Received != 3 {
+		t.Fatalf("stats %+v: want 1 not a validator, 2 future, none dropped, 3 received", s)
+	}
+	send(val, gossipMsg(t, 10+gossipHeightSlack, 8, 1)) // at the bound: stored
+	send(val, gossipMsg(t, 9, 8, 5))                    // older than the stored view: ignored, as before
+	if got, want := r.union(nil, 8, 1), []int{1}; !slices.Equal(got, want) {
+		t.Fatalf("union %v, want %v", got, want)
+	}
+}
+
+// TestGossipValidatorsInForce (§5.3–§5.4): the keys whose views count at
+// h are the set active at h and, until its activation + OVERLAP_BLOCKS,
+// its predecessor's; a member of a later epoch counts only from its
+// activation, a removed one until the overlap ends.
+func TestGossipValidatorsInForce(t *testing.T) {
+	set := func(ks ...byte) []node.GenesisValidator {
+		var out []node.GenesisValidator
+		for _, k := range ks {
+			out = append(out, node.GenesisValidator{PeerPubKey: cip11.Hash{k}})
+		}
+		return out
+	}
+	epochs := []*epochKeys{{epoch: 0, activation: 1, set: set(1, 2, 3, 4)}, {epoch: 1, activation: 20, set: set(1, 2, 3, 4, 5)},
+		{epoch: 2, activation: 30, set: set(2, 3, 4, 5)}}
+	const overlap = 10
+	for _, tc := range []struct {
+		h    uint64
+		want []byte
+	}{
+		{1, []byte{1, 2, 3, 4}}, {19, []byte{1, 2, 3, 4}}, // 5 is epoch 1's: not before 20
+		{20, []byte{1, 2, 3, 4, 5}}, {29, []byte{1, 2, 3, 4, 5}},
+		{30, []byte{1, 2, 3, 4, 5}}, {39, []byte{1, 2, 3, 4, 5}}, // epoch 1 in force until 30 + 10: 1 still counts
+		{40, []byte{2, 3, 4, 5}}, {1 << 40, []byte{2, 3, 4, 5}},
+	} {
+		got := map[byte]bool{}
+		for _, k := range inForce(epochs, tc.h, overlap) {
+			got[k[0]] = true
+		}
+		var keys []byte
+		for k := range byte(8) {
+			if got[k] {
+				keys = append(keys, k)
+			}
+		}
+		if !slices.Equal(keys, tc.want) {
+			t.Errorf("height %d: validators %v, want %v", tc.h, keys, tc.want)
+		}
 	}
 }
 
@@ -113,10 +210,16 @@ func gossipViews(b *testing.B, n int) [][]int {
 func BenchmarkGossipBlock(b *testing.B) {
 	const n = 5000
 	views := gossipViews(b, n)
-	r := newPresenceReactor(slog.New(slog.DiscardHandler))
+	var peers []p2p.Peer
+	var keys []cip11.Hash
+	for i := range 3 {
+		p, k := newKeyedPeer(byte(i))
+		peers, keys = append(peers, p), append(keys, k)
+	}
+	var own uint64
+	r := newPresenceReactor(slog.New(slog.DiscardHandler), func(uint64) []cip11.Hash { return keys }, func() uint64 { return own })
 	base := time.Unix(1_700_000_000, 0)
 	r.now = func() time.Time { return base }
-	peers := []p2p.Peer{mock.NewPeer(nil), mock.NewPeer(nil), mock.NewPeer(nil)}
 	for _, p := range peers {
 		r.AddPeer(p)
 	}
@@ -125,6 +228,7 @@ func BenchmarkGossipBlock(b *testing.B) {
 	for i := 0; b.Loop(); i++ {
 		now := base.Add(time.Duration(i) * time.Second) // one block a second: the rate limit never bites
 		r.now = func() time.Time { return now }
+		own = uint64(i + 1)
 		msgs := make([][]byte, 4)
 		for v := range 4 {
 			s, err := presence.NewSet(n, views[v])

@@ -281,7 +281,7 @@ func NewNetwork(o NetworkOptions) (*Network, error) {
 	epochs := make([]dealt, len(plans))
 	var gsig seed.Signature
 	for e, pl := range plans {
-		if err := checkPlan(pl, e, plans, pool); err != nil {
+		if err := checkPlan(pl, e, plans, pool, base.P().OverlapBlocks); err != nil {
 			return nil, err
 		}
 		t, err := seed.Threshold(len(pl.Members))
@@ -456,9 +456,11 @@ func seqTo(n int) []int {
 
 // checkPlan checks epoch e's plan: members strictly ascending pool
 // positions (so the set is canonically ordered, D29), a changed set (§5.4:
-// an unchanged identity list is no new epoch), and an activation ≥ 3 after
-// the previous one (CometBFT applies updates two heights on).
-func checkPlan(pl EpochPlan, e int, plans []EpochPlan, pool int) error {
+// an unchanged identity list is no new epoch), an activation ≥ 3 after
+// the previous one (CometBFT applies updates two heights on) and at least
+// OVERLAP_BLOCKS after it (node.CheckActivations: §5.4 retires epoch e−2
+// only at activation(e−1) + OVERLAP_BLOCKS; SPEC-NOTES C9).
+func checkPlan(pl EpochPlan, e int, plans []EpochPlan, pool int, overlap uint64) error {
 	if len(pl.Members) == 0 {
 		return fmt.Errorf("%w: epoch %d has no members", node.ErrBadRequest, e)
 	}
@@ -476,6 +478,13 @@ func checkPlan(pl EpochPlan, e int, plans []EpochPlan, pool int) error {
 	}
 	if pl.Activation < 3 || pl.Activation <= prev.Activation+2 {
 		return fmt.Errorf("%w: epoch %d activates at %d (≥ 3 and > the previous activation %d + 2)", node.ErrBadRequest, e, pl.Activation, prev.Activation)
+	}
+	acts := make([]uint64, e+1)
+	for i := range acts {
+		acts[i] = plans[i].Activation
+	}
+	if err := node.CheckActivations(acts, overlap); err != nil {
+		return fmt.Errorf("%w: %w", node.ErrBadRequest, err)
 	}
 	return nil
 }

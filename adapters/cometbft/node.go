@@ -196,7 +196,7 @@ func StartNode(ctx context.Context, cfg NodeConfig) (*Node, error) {
 	}
 	var opts []cmtnode.Option
 	if !cfg.NoGossip {
-		app.gossip = newPresenceReactor(app.log)
+		app.gossip = newPresenceReactor(app.log, app.gossipValidators, v.Height)
 		opts = append(opts, cmtnode.CustomReactors(map[string]p2p.Reactor{"CIP11PRESENCE": app.gossip}))
 	}
 	cn, err := cmtnode.NewNode(ctx, h.Config, pv, h.NodeKey, proxy.NewLocalClientCreator(app),

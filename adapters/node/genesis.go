@@ -39,7 +39,34 @@ var (
 	// ErrRunnerSpec: a genesis runner entry (ParseGenesisRunner,
 	// ReadGenesisRunners) is malformed.
 	ErrRunnerSpec = errors.New("node: invalid genesis runner")
+	// ErrActivationSpacing: a network schedule activates an epoch before
+	// the previous activation + OVERLAP_BLOCKS (CheckActivations, §5.4,
+	// SPEC-NOTES C9).
+	ErrActivationSpacing = errors.New("node: epoch activation inside the previous epoch's overlap")
 )
+
+// CheckActivations checks a network's epoch activation heights (epoch 0's
+// first, 1 on a network): each at least the previous one + OVERLAP_BLOCKS
+// (saturating: a sum past 2^64 − 1 refuses), or ErrActivationSpacing.
+//
+// §5.4 derives snapshot retirement from the successor's
+// ValidatorSetActivated plus OVERLAP_BLOCKS: epoch E−1 stays admissible
+// until activation(E) + OVERLAP_BLOCKS. The transport's §5.3 view (and
+// Mode A's receipt check) hold the active snapshot and its predecessor
+// only, so an E+1 activating sooner would cut E−1 off early. The rule is
+// the in-band one (SPEC-NOTES C11(b), blockexec.CheckScheduleChange), so a
+// genesis schedule and an in-band one accept the same spacing and the view
+// never holds three epochs (SPEC-NOTES C9).
+func CheckActivations(acts []uint64, overlap uint64) error {
+	for i := 1; i < len(acts); i++ {
+		prev := acts[i-1]
+		if prev > ^uint64(0)-overlap || acts[i] < prev+overlap {
+			return fmt.Errorf("%w: epoch %d activates at %d, before epoch %d's activation %d + OVERLAP_BLOCKS %d (§5.4: epoch %d stays admissible until then)",
+				ErrActivationSpacing, i, acts[i], i-1, prev, overlap, i-1)
+		}
+	}
+	return nil
+}
 
 // GenesisFormat and GenesisVersion identify a genesis file (docs/genesis.md).
 const (
@@ -248,7 +275,8 @@ func (g *Genesis) Validate() error {
 
 // validateEpochs checks a network's epochs: each set strictly ascending by
 // peer_pubkey (D29) with valid shares, the validator a member of some
-// epoch, activations ascending and equal to the height schedule's.
+// epoch, activations ascending, equal to the height schedule's and spaced
+// at least OVERLAP_BLOCKS apart (CheckActivations, §5.4).
 func (g *Genesis) validateEpochs() error {
 	if !g.Network() {
 		if len(g.Epochs) > 0 {
@@ -300,6 +328,13 @@ func (g *Genesis) validateEpochs() error {
 		if uint64(g.Schedule.Activations[i]) != e.Activation || (i > 0 && e.Activation <= es[i-1].Activation) {
 			return fmt.Errorf("%w: epoch %d activates at %d, the schedule says %d (ascending, D30)", ErrGenesis, e.Epoch, e.Activation, g.Schedule.Activations[i])
 		}
+	}
+	acts := make([]uint64, len(es))
+	for i, e := range es {
+		acts[i] = e.Activation
+	}
+	if err := CheckActivations(acts, g.P().OverlapBlocks); err != nil {
+		return fmt.Errorf("%w: %w", ErrGenesis, err)
 	}
 	return nil
 }

@@ -178,8 +178,11 @@ type Validator struct {
 	jrnl    *journal
 	archive *jobArchive
 
-	core     *chain.Core // owned by loop
-	finStart time.Time   // when FinalizeBlock began (loop only)
+	core *chain.Core // owned by loop
+	// included are the commitments the block being finalized carries
+	// (NoteIncluded; loop only), handed to the sender at its commit.
+	included []chain.Assignment
+	finStart time.Time // when FinalizeBlock began (loop only)
 	notHeld  atomic.Uint64
 	dupAcks  atomic.Uint64
 	seats    atomic.Uint64
@@ -207,11 +210,12 @@ type sendItem struct {
 	h       uint64
 	pushes  []chain.Assignment
 	cancels []chain.Cancel
-	// release, if set, is instead an admitted commitment whose held reveal
-	// may go (quic.Server.CommitIncluded), deferred to the sender under an
-	// Engine: the admission runs inside the engine's mempool check, which
-	// the released reveal would re-enter.
-	release *chain.Assignment
+	// included are the CIP-2 commitments (job, runner) the block carries
+	// (an Engine's block; NoteIncluded): after the block's pushes, a
+	// reveal the server holds for one may go (§10.3,
+	// quic.Server.CommitIncluded). The sender releases them: a released
+	// reveal is submitted, which runs on the loop.
+	included []chain.Assignment
 }
 
 type eventKind uint8
@@ -376,7 +380,7 @@ func (v *Validator) open() (created []string, err error) {
 		TxDecoder: chain.TxCodec{ChainID: uint64(v.g.ChainID)}, TxValidator: chain.TxCodec{ChainID: uint64(v.g.ChainID)}, Mempool: (*validatorMempool)(v),
 		OnOutcome: v.onOutcome, OnAck: v.onAck, OnRefuse: func(r wire.GoodbyeReason) { v.dash.refuse(r, v.now()) },
 		OnPushError: v.onPushError, OnPushed: v.onPushed, PushWindow: v.cfg.PushWindow, Logger: v.log,
-		Listen: v.cfg.Listen,
+		Listen: v.cfg.Listen, RevealOpen: v.revealOpen(),
 	}, v.core.Height())
 	if err != nil {
 		return created, err
@@ -392,6 +396,19 @@ func (v *Validator) open() (created []string, err error) {
 	}
 	v.cfg.Metrics.SetHeight(v.core.Height())
 	return created, nil
+}
+
+// revealOpen is the server's reveal-window test (§10.3). With an Engine
+// the window of a push opens only when a committed block includes its
+// commitment (CommitIncluded from NoteIncluded): never on its own, and not
+// by the server's default, the block after the commitment was forwarded,
+// which a block without it can be. Without one the default stands (the
+// commitment's admission releases at once, AdmitTx).
+func (v *Validator) revealOpen() func(cip11.Hash, uint64) bool {
+	if v.cfg.Engine == nil {
+		return nil
+	}
+	return func(cip11.Hash, uint64) bool { return false }
 }
 
 // recover builds the core and brings it level with the block log and the
@@ -570,10 +587,11 @@ func (v *Validator) send(it sendItem) {
 	if v.srv == nil { // PhaseOff: assignments are delivered by poll only (§14)
 		return
 	}
-	if it.release != nil {
-		_ = v.srv.CommitIncluded(it.release.JobID, it.release.Runner)
-		return
-	}
+	defer func() { // after Applied has ticked the server to the block
+		for _, c := range it.included {
+			_ = v.srv.CommitIncluded(c.JobID, c.Runner) // ErrNoSuchJob: no push of it here
+		}
+	}()
 	as := make([]cquic.Assignment, len(it.pushes))
 	for i, a := range it.pushes {
 		as[i] = cquic.Assignment{JobID: a.JobID, JobSpec: a.JobSpec, AssignmentHeight: a.AssignmentHeight,
@@ -803,7 +821,8 @@ func (v *Validator) commit(c *chain.Core, start time.Time) error {
 			v.log.Error("the transport cannot take the new epoch's snapshot", "height", h, "err", err)
 		}
 	}
-	v.sendq.post(sendItem{h: h, pushes: res.Pushes, cancels: res.Cancels}) // also ticks the server to h
+	v.sendq.post(sendItem{h: h, pushes: res.Pushes, cancels: res.Cancels, included: v.included}) // also ticks the server to h
+	v.included = nil
 	v.log.Debug("block", "height", h, "txs", len(b.Txs), "assignments", len(b.Out.Assignments), "heartbeats", len(b.Heartbeats),
 		"pushes", len(res.Pushes), "cancels", len(res.Cancels))
 	if m := v.cfg.Metrics; m != nil {
@@ -923,17 +942,43 @@ func (v *Validator) AdmitTx(raw []byte) (*Tx, error) {
 	if err == nil && tx != nil && (tx.Kind == TxCommit || tx.Kind == TxReveal) {
 		v.cfg.Metrics.ResultForwarded()
 	}
-	if err == nil && tx != nil && tx.Kind == TxCommit && v.srv != nil {
-		// §10.3: the commitment is admitted, so a reveal the server holds
-		// for this runner's push may go (issue 18 item 7). Never on the
-		// loop: releasing submits the reveal, which runs on the loop.
-		if v.cfg.Engine != nil {
-			v.sendq.post(sendItem{release: &chain.Assignment{JobID: tx.JobID, Runner: tx.From}})
-		} else {
-			_ = v.srv.CommitIncluded(tx.JobID, tx.From)
-		}
+	if err == nil && tx != nil && tx.Kind == TxCommit && v.srv != nil && v.cfg.Engine == nil {
+		// §10.3: a reveal the server holds for this runner's push may go
+		// once the commitment is included (issue 18 item 7). On one
+		// validator its core is the chain: the admitted commitment is the
+		// state every later block executes against, no block carries it
+		// and no mempool gossips, so admission is its inclusion. With an
+		// Engine admission is only CometBFT's mempool (gossiped at once):
+		// the reveal waits for a committed block that carries the
+		// commitment (NoteIncluded, released at its commit).
+		_ = v.srv.CommitIncluded(tx.JobID, tx.From)
 	}
 	return tx, err
+}
+
+// NoteIncluded is told the raw transactions of the block an Engine is
+// finalizing (before CommitBlock): the CIP-2 commitments among them are
+// included once it commits, and a multi-runner reveal the server holds for
+// one is released then, never on the commitment's mere admission to the
+// engine's mempool (§10.3 "MUST NOT submit an early reveal").
+// Transactions that do not decode, or are signed for another chain, are
+// skipped (the block's execution decides what they mean).
+func (v *Validator) NoteIncluded(raw [][]byte) {
+	var cs []chain.Assignment
+	for _, x := range raw {
+		if len(x) < 6 || string(x[:4]) != "C11T" || TxKind(x[5]) != TxCommit {
+			continue // not a commitment: no signature to check
+		}
+		tx, err := DecodeTx(x)
+		if err != nil || tx.Kind != TxCommit || tx.ChainID != uint64(v.g.ChainID) {
+			continue
+		}
+		cs = append(cs, chain.Assignment{JobID: tx.JobID, Runner: tx.From})
+	}
+	if len(cs) == 0 || v.srv == nil {
+		return
+	}
+	_ = v.do(func(*chain.Core) { v.included = append(v.included, cs...) })
 }
 
 // SubmitJob accepts a job: the spec is checked, written to jobs.jsonl

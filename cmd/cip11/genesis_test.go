@@ -180,3 +180,32 @@ func TestDevnetPhaseReport(t *testing.T) {
 		t.Fatalf("JSON report without the phase: %s", out)
 	}
 }
+
+// TestGenesisScheduleInsideOverlap (§5.4, SPEC-NOTES C9): cip11 genesis
+// -reconfigure refuses activations closer than OVERLAP_BLOCKS (epoch E−1
+// stays admissible until activation(E) + OVERLAP_BLOCKS): exit 2, the reason
+// on stderr, nothing written.
+func TestGenesisScheduleInsideOverlap(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-add-at", "20", "-remove-at", "30"}, "-remove-at 30"}, // OVERLAP_BLOCKS 15 (the default)
+		{[]string{"-add-at", "20", "-remove-at", "30", "-overlap", "11"}, "-remove-at 30"},
+		{[]string{"-add-at", "10", "-remove-at", "40", "-overlap", "10"}, "-add-at 10"}, // epoch 0 activates at 1
+	} {
+		dir := filepath.Join(t.TempDir(), "net")
+		code, out, errOut := cli(append([]string{"genesis", "-validators", "4", "-reconfigure", "-o", dir}, tc.args...)...)
+		if code != 2 || out != "" || !strings.Contains(errOut, tc.want) || !strings.Contains(errOut, "OVERLAP_BLOCKS") {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2 and stderr naming %s and OVERLAP_BLOCKS", tc.args, code, out, errOut, tc.want)
+		}
+		if _, err := os.Stat(dir); err == nil {
+			t.Errorf("%q: %s was written", tc.args, dir)
+		}
+	}
+	// the boundary is a schedule: activation(E+1) = activation(E) + OVERLAP_BLOCKS
+	dir := filepath.Join(t.TempDir(), "net")
+	if code, out, errOut := cli("genesis", "-validators", "4", "-reconfigure", "-add-at", "11", "-remove-at", "21", "-overlap", "10", "-o", dir, "-base-port", "40000"); code != 0 {
+		t.Fatalf("activations 11, 21 with -overlap 10: exit %d: %s%s", code, out, errOut)
+	}
+}

@@ -425,3 +425,22 @@ func (r reconfigFlags) check(c *command, stderr io.Writer) (int, bool) {
 	}
 	return 0, true
 }
+
+// spacing refuses, with -reconfigure, activations closer than -overlap
+// (node.CheckActivations over 1, -add-at, -remove-at: §5.4 keeps epoch E−1
+// admissible until activation(E) + OVERLAP_BLOCKS; the in-band rule is the
+// same, SPEC-NOTES C9, C11(b)).
+func (r reconfigFlags) spacing(c *command, stderr io.Writer) (int, bool) {
+	if !*r.on {
+		return 0, true
+	}
+	add, remove, ov := uint64(*r.addAt), uint64(*r.removeAt), uint64(*r.overlap)
+	if err := node.CheckActivations([]uint64{1, add, remove}, ov); err != nil {
+		flag, v, least := "-remove-at", remove, add+ov
+		if add < 1+ov {
+			flag, v, least = "-add-at", add, 1+ov
+		}
+		return c.usageError(stderr, "%s %d must be at least %d with -overlap %d (%v)", flag, v, least, ov, err), false
+	}
+	return 0, true
+}

@@ -147,6 +147,9 @@ genesis orphans the chain the old one started. No positional arguments.`)
 			}
 			o.InBand = true
 		}
+		if code, ok := rc.spacing(c, stderr); !ok {
+			return code
+		}
 		if *basePort+10*max(o.Members, *validators) > 65535 {
 			return c.usageError(stderr, "-base-port %d leaves no room for %d validators (ports up to -base-port + 10·N must be at most 65535)", *basePort, max(o.Members, *validators))
 		}
@@ -514,6 +517,9 @@ accepted or, effective, a seat went to an unproven runner. -block-time,
 		if lead := cometbft.ReconfigureSubmitLead; *rc.on && (*rc.addAt < lead+3 || *rc.removeAt < *rc.addAt+max(*rc.overlap, lead)) {
 			return c.usageError(stderr, "-reconfigure in band: -add-at %d must be at least %d and -remove-at %d at least -add-at + max(-overlap %d, %d) (the admin's transaction goes in %d blocks ahead, SPEC-NOTES C11)",
 				*rc.addAt, lead+3, *rc.removeAt, *rc.overlap, lead, lead)
+		}
+		if code, ok := rc.spacing(c, stderr); !ok {
+			return code
 		}
 		if *chaos && *validators < 4 {
 			return c.usageError(stderr, "-chaos kills one validator and needs -validators 4 or more (f = 1), not %d", *validators)
