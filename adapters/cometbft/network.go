@@ -7,9 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -37,11 +39,21 @@ type NetworkOptions struct {
 	Runners    int    // genesis runners
 	Seed       uint64 // the devnet seed
 	ChainID    uint64 // default 7011
-	// BasePort: validator i listens on BasePort+10·i (CometBFT p2p),
-	// +1 (QUIC, UDP) and +2 (HTTP API); default 26600.
+	// BasePort: a validator listens on BasePort+10·k (CometBFT p2p, TCP),
+	// +1 (QUIC, UDP) and +2 (HTTP API, TCP), where k is the number of
+	// homes before it on the same host; default 26600. On one host (the
+	// default) validator i is at BasePort+10·i; on distinct hosts every
+	// validator uses BasePort … BasePort+2.
 	BasePort int
-	// Host of every address (default 127.0.0.1).
+	// Host of every address when Hosts is nil (default 127.0.0.1).
 	Host string
+	// Hosts, if not nil, names each pool member's host, home v<i> on
+	// Hosts[i]: an IP address or a DNS name (CheckHost), one per member
+	// (len = max(Members, Validators)). Home v<i> listens on Hosts[i] (its
+	// CometBFT p2p listen address, QUIC and HTTP addresses) and every
+	// other home and runner dials it there: the genesis validator_set and
+	// the persistent peers name it.
+	Hosts []string
 	// Params override the devnet parameters (node.DevnetParams).
 	Params *cip11.Params
 	// Timeouts of CometBFT's consensus (defaults: propose 400 ms, prevote
@@ -222,11 +234,27 @@ func NewNetwork(o NetworkOptions) (*Network, error) {
 	if o.BasePort == 0 {
 		o.BasePort = 26600
 	}
-	if o.BasePort < 1024 || o.BasePort+10*o.Validators > 65535 {
-		return nil, fmt.Errorf("%w: base port %d for %d validators", node.ErrBadRequest, o.BasePort, o.Validators)
-	}
 	if o.Host == "" {
 		o.Host = "127.0.0.1"
+	}
+	n, pool := o.Validators, max(o.Members, o.Validators)
+	if pool > 64 {
+		return nil, fmt.Errorf("%w: %d members (≤ 64)", node.ErrBadRequest, pool)
+	}
+	hosts := o.Hosts
+	if hosts == nil {
+		hosts = slices.Repeat([]string{o.Host}, pool)
+	}
+	if len(hosts) != pool {
+		return nil, fmt.Errorf("%w: %d hosts for %d homes (one each)", node.ErrBadRequest, len(hosts), pool)
+	}
+	for i, h := range hosts {
+		if err := CheckHost(h); err != nil {
+			return nil, fmt.Errorf("host of home v%d: %w", i, err)
+		}
+	}
+	if m := MaxPerHost(hosts); o.BasePort < 1024 || o.BasePort+10*m > 65535 {
+		return nil, fmt.Errorf("%w: base port %d for %d validators on one host", node.ErrBadRequest, o.BasePort, m)
 	}
 	if o.TimeoutPropose == 0 {
 		o.TimeoutPropose = 400 * time.Millisecond
@@ -236,24 +264,18 @@ func NewNetwork(o NetworkOptions) (*Network, error) {
 	}
 	// The CIP-11 genesis of a one-validator devnet, then the network's set.
 	d, err := node.NewDevnet(node.GenesisOptions{Runners: o.Runners, Seed: o.Seed, ChainID: o.ChainID, Params: o.Params,
-		QUIC: fmt.Sprintf("%s:%d", o.Host, o.BasePort+1), HTTP: fmt.Sprintf("%s:%d", o.Host, o.BasePort+2)})
+		QUIC: hostPort(hosts[0], o.BasePort+1), HTTP: hostPort(hosts[0], o.BasePort+2)})
 	if err != nil {
 		return nil, err
 	}
 	base := d.Genesis
-	n, pool := o.Validators, max(o.Members, o.Validators)
-	if pool > 64 {
-		return nil, fmt.Errorf("%w: %d members (≤ 64)", node.ErrBadRequest, pool)
-	}
-	if o.BasePort+10*pool > 65535 {
-		return nil, fmt.Errorf("%w: base port %d for %d members", node.ErrBadRequest, o.BasePort, pool)
-	}
 	// The pool's keys, ordered by peer_pubkey (D29): a set of pool
 	// positions in ascending order is canonically ordered, and the home of
 	// position i is v<i>.
 	type member struct {
 		edSeed [32]byte
 		pub    ed25519.PublicKey
+		host   string
 		port   int
 		vote   cmted25519.PrivKey
 	}
@@ -263,8 +285,11 @@ func NewNetwork(o NetworkOptions) (*Network, error) {
 		ms[i].pub = ed25519.NewKeyFromSeed(ms[i].edSeed[:]).Public().(ed25519.PublicKey)
 	}
 	slices.SortFunc(ms, func(a, b member) int { return bytes.Compare(a.pub, b.pub) })
+	onHost := map[string]int{} // homes so far on each host (hostKey)
 	for i := range ms {
-		ms[i].port = o.BasePort + 10*i
+		k := hostKey(hosts[i])
+		ms[i].host, ms[i].port = hosts[i], o.BasePort+10*onHost[k]
+		onHost[k]++
 		vs := derive("vote", o.Seed, uint64(i))
 		ms[i].vote = cmted25519.GenPrivKeyFromSecret(vs[:])
 	}
@@ -314,7 +339,7 @@ func NewNetwork(o NetworkOptions) (*Network, error) {
 		m := ms[epochs[e].members[i]]
 		cpk := cip11.Hash(m.vote.PubKey().Bytes())
 		return node.GenesisValidator{PeerPubKey: cip11.Hash(m.pub), ThresholdPubKey: chainlog.PublicKey(epochs[e].pubs[i]),
-			QUIC: fmt.Sprintf("%s:%d", o.Host, m.port+1), HTTP: fmt.Sprintf("%s:%d", o.Host, m.port+2), ConsensusPubKey: &cpk}
+			QUIC: hostPort(m.host, m.port+1), HTTP: hostPort(m.host, m.port+2), ConsensusPubKey: &cpk}
 	}
 	base.Namespace = ns
 	base.GenesisBeacon = chainlog.Beacon{Signature: chainlog.Signature(gsig)}
@@ -372,7 +397,7 @@ func NewNetwork(o NetworkOptions) (*Network, error) {
 				Power: genesisPower, Name: fmt.Sprintf("cip11-v%d", i)})
 		}
 		nk := &p2p.NodeKey{PrivKey: cmted25519.PrivKey(ed25519.NewKeyFromSeed(ms[i].edSeed[:]))}
-		peers = append(peers, fmt.Sprintf("%s@%s:%d", nk.ID(), o.Host, ms[i].port))
+		peers = append(peers, string(nk.ID())+"@"+hostPort(ms[i].host, ms[i].port))
 	}
 	if err := gd.ValidateAndComplete(); err != nil {
 		return nil, err
@@ -416,7 +441,9 @@ func NewNetwork(o NetworkOptions) (*Network, error) {
 		}
 		c := cmtcfg.DefaultConfig()
 		c.Moniker = fmt.Sprintf("cip11-v%d", i)
-		c.P2P.ListenAddress = fmt.Sprintf("tcp://%s:%d", o.Host, ms[i].port)
+		// Listen on the named host itself, which is also what the peers
+		// dial and the node advertises (docs/network.md, "Hosts").
+		c.P2P.ListenAddress = "tcp://" + hostPort(ms[i].host, ms[i].port)
 		c.P2P.PersistentPeers = strings.Join(slices.Delete(slices.Clone(peers), i, i+1), ",")
 		c.P2P.PexReactor = false
 		c.P2P.AllowDuplicateIP = true
@@ -434,6 +461,90 @@ func NewNetwork(o NetworkOptions) (*Network, error) {
 	}
 	return net, nil
 }
+
+// ErrBadHost is a host that is neither an IP address to dial nor a DNS
+// name (CheckHost's errors are it and node.ErrBadRequest).
+var ErrBadHost = errors.New("not a host")
+
+// hostError is CheckHost's complaint: the host and why.
+type hostError struct{ host, why string }
+
+func (e *hostError) Error() string { return fmt.Sprintf("%q: %s", e.host, e.why) }
+
+func (e *hostError) Is(target error) bool {
+	return target == ErrBadHost || target == node.ErrBadRequest
+}
+
+// CheckHost accepts what NetworkOptions.Hosts may name: an IPv4 or IPv6
+// address that can be dialled (not the unspecified 0.0.0.0 or ::, not
+// multicast; IPv6 without brackets or a zone), or a DNS name of letters,
+// digits and hyphens (RFC 1123: dot-separated labels of 1 to 63
+// characters, none starting or ending with a hyphen, at most 253 in all,
+// the last label not all digits, so that a mistyped IPv4 address is not
+// taken for a name). A host carries no port: the ports follow BasePort.
+func CheckHost(h string) error {
+	bad := func(why string) error { return &hostError{host: h, why: why} }
+	if h == "" {
+		return bad("empty")
+	}
+	if ip := net.ParseIP(h); ip != nil {
+		switch {
+		case ip.IsUnspecified():
+			return bad("the unspecified address cannot be dialled; name each validator's own address")
+		case ip.IsMulticast():
+			return bad("a multicast address")
+		}
+		return nil
+	}
+	if _, _, err := net.SplitHostPort(h); err == nil || strings.ContainsAny(h, "[]") {
+		return bad("a host has no port (and an IPv6 address no brackets): the ports follow the base port")
+	}
+	if len(h) > 253 {
+		return bad("longer than 253 characters")
+	}
+	labels := strings.Split(h, ".")
+	for _, l := range labels {
+		if l == "" || len(l) > 63 {
+			return bad("each dot-separated label must be 1 to 63 characters")
+		}
+		if l[0] == '-' || l[len(l)-1] == '-' {
+			return bad("a label starts or ends with a hyphen")
+		}
+		for _, c := range l {
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
+				return bad("neither an IP address nor a host name (letters, digits, hyphens and dots)")
+			}
+		}
+	}
+	if strings.Trim(labels[len(labels)-1], "0123456789") == "" {
+		return bad("neither an IP address nor a host name (a name's last label is not all digits)")
+	}
+	return nil
+}
+
+// hostKey is h as hosts are compared: an IP address in canonical form, a
+// name in lower case.
+func hostKey(h string) string {
+	if ip := net.ParseIP(h); ip != nil {
+		return ip.String()
+	}
+	return strings.ToLower(h)
+}
+
+// MaxPerHost is the largest number of hosts that name the same machine
+// (hostKey): the port blocks NewNetwork needs above BasePort.
+func MaxPerHost(hosts []string) int {
+	n, m := map[string]int{}, 0
+	for _, h := range hosts {
+		k := hostKey(h)
+		n[k]++
+		m = max(m, n[k])
+	}
+	return m
+}
+
+// hostPort is host:port, an IPv6 host in brackets.
+func hostPort(host string, port int) string { return net.JoinHostPort(host, strconv.Itoa(port)) }
 
 // AddThenRemove is the devnet's two-step reconfiguration of an
 // n-validator network (cip11 genesis / devnet -reconfigure): a pool of n+1,

@@ -209,7 +209,7 @@ func TestHelpEveryCommand(t *testing.T) {
 		says  string
 	}{
 		{[]string{"devnet"}, []string{"add-at", "block-time", "chaos", "comet-log", "data", "duration", "fail-per-mille", "gossip", "http", "jobs-per-block", "json", "kills", "log", "mode-a", "multi-per-mille", "overlap", "phase", "proof-ttl", "quiet", "reconfigure", "remove-at", "runners", "seed", "subset", "timeout-commit", "uncertified", "validators"}, "one process"},
-		{[]string{"genesis"}, []string{"add-at", "base-port", "chain-id", "force", "http", "in-band", "o", "overlap", "phase", "poll-disabled", "quic", "reconfigure", "remove-at", "runner", "runners", "runners-file", "seed", "validators"}, "genesis"},
+		{[]string{"genesis"}, []string{"add-at", "base-port", "chain-id", "force", "hosts", "hosts-file", "http", "in-band", "o", "overlap", "phase", "poll-disabled", "quic", "reconfigure", "remove-at", "runner", "runners", "runners-file", "seed", "validators"}, "genesis"},
 		{[]string{"validator"}, []string{"block-time", "comet-log", "data", "genesis", "home", "http", "key", "listen", "log", "no-fsync", "push-window", "skip-per-mille"}, "chain node"},
 		{[]string{"runner"}, []string{"api", "fail-per-mille", "genesis", "key", "listen", "log", "validator", "work"}, "runner process"},
 		{[]string{"replay"}, []string{"blocks", "fsync", "json", "no-cache", "quiet", "store"}, "FILE"},

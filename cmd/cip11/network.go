@@ -57,6 +57,9 @@ func writeNetwork(stdout, stderr io.Writer, dir string, o cometbft.NetworkOption
 		fmt.Fprintf(stdout, "  v%-3d p2p %s  quic %s  http %s\n", i, strings.TrimPrefix(h.Config.P2P.ListenAddress, "tcp://"),
 			h.Genesis.Validator.QUIC, h.Genesis.Validator.HTTP)
 	}
+	if o.Hosts != nil {
+		fmt.Fprintf(stdout, "  each home listens on its host's address: copy %s to that machine and run cip11 validator -home there (docs/network.md)\n", filepath.Join(dir, "v<i>"))
+	}
 	for _, e := range nw.Homes[0].Genesis.EpochSets()[1:] {
 		fmt.Fprintf(stdout, "  epoch %d activates at height %d with %d validators (OVERLAP_BLOCKS %d)\n", e.Epoch, e.Activation, len(e.Set), p.OverlapBlocks)
 	}

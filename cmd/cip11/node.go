@@ -62,14 +62,20 @@ func (l *runnerList) Set(s string) error {
 
 // cip11 genesis: write a devnet genesis and its key files.
 func runGenesis(args []string, stdout, stderr io.Writer) int {
-	c := newCommand("genesis", "[-o DIR] [-runners N] [-seed N] [-phase N] [-runner ADDRESS[:STAKE]]... [-runners-file FILE] [-force] [flags]\n       cip11 genesis -validators N [-o DIR] [-runners N] [-seed N] [-phase N] [-base-port P] [-chain-id N] [-reconfigure [-in-band] [-add-at H] [-remove-at H] [-overlap N]]", `
+	c := newCommand("genesis", "[-o DIR] [-runners N] [-seed N] [-phase N] [-runner ADDRESS[:STAKE]]... [-runners-file FILE] [-force] [flags]\n       cip11 genesis -validators N [-o DIR] [-runners N] [-seed N] [-phase N] [-hosts H0,H1,… | -hosts-file FILE] [-base-port P] [-chain-id N] [-reconfigure [-in-band] [-add-at H] [-remove-at H] [-overlap N]]", `
 With -validators N: write a network of N validators run by CometBFT
 (D29–D33), one home per validator in DIR/v0 … DIR/v<N-1> (cip11.json,
 validator.key, config/config.toml with every other validator as a
 persistent peer, config/genesis.json, config/node_key.json,
 config/priv_validator_key.json) and the runner key files in DIR. Validator
 i listens on -base-port + 10·i (CometBFT p2p, TCP), + 1 (QUIC, UDP) and + 2
-(HTTP API); cip11 validator -home DIR/v<i> runs it. Every key, the
+(HTTP API) on 127.0.0.1; cip11 validator -home DIR/v<i> runs it. For a
+network across machines, -hosts (or -hosts-file, one host a line, #
+comments) names each home's host, an IP address or a DNS name, one per
+home in order (v0, v1, …; the -reconfigure joiner last): home v<i> listens
+on its host and every peer and runner dials it there (copy DIR/v<i> to
+that machine). Validators on distinct hosts all use -base-port, + 1 and + 2;
+a host named k times before gets -base-port + 10·k (docs/network.md). Every key, the
 threshold shares included, is derived from -seed: DEVNET ONLY. A network is
 never overwritten (remove DIR to start over); -quic, -http, -runner,
 -runners-file and -force do not apply. -reconfigure (DEVNET ONLY) writes one
@@ -106,7 +112,9 @@ genesis orphans the chain the old one started. No positional arguments.`)
 		"write a network of `N` validators run by CometBFT, one home each in DIR/v<i> (1 to 64; 0: a single-validator genesis)")
 	rc := addReconfigFlags(c, "one more home, joining at -add-at; v0 leaves at -remove-at")
 	inBand := c.fs.Bool("in-band", false, "with -reconfigure: the genesis names a devnet admin and schedules nothing; submit each epoch with cip11 reconfigure (DEVNET, SPEC-NOTES C11)")
-	basePort := c.intVar("base-port", 26600, 1024, 65535, "with -validators: validator i listens on `P` + 10·i (p2p), + 1 (QUIC) and + 2 (HTTP) (1024 to 65535)")
+	basePort := c.intVar("base-port", 26600, 1024, 65535, "with -validators: a validator listens on `P` + 10·k (p2p), + 1 (QUIC) and + 2 (HTTP), k the homes before it on its host (1024 to 65535)")
+	hostsFlag := c.strVar("hosts", "", hostList, "with -validators: each home's host `H0,H1,…` (an IP address or a DNS name, one per home, in order; default 127.0.0.1 for all)")
+	hostsFile := c.strVar("hosts-file", "", nonEmpty, "with -validators: read the homes' hosts from `FILE`, one a line (# comments), after any -hosts")
 	var extra runnerList
 	c.fs.Var(&extra, "runner", "register a runner whose key this genesis does not hold: `ADDRESS[:STAKE]` is 40 hex digits and a stake in wei (default 10^15, not 0); repeatable")
 	runnersFile := c.strVar("runners-file", "", func(string) error { return nil }, "register the runners listed in `FILE`: one \"ADDRESS [STAKE]\" per line, # comments")
@@ -150,8 +158,17 @@ genesis orphans the chain the old one started. No positional arguments.`)
 		if code, ok := rc.spacing(c, stderr); !ok {
 			return code
 		}
-		if *basePort+10*max(o.Members, *validators) > 65535 {
-			return c.usageError(stderr, "-base-port %d leaves no room for %d validators (ports up to -base-port + 10·N must be at most 65535)", *basePort, max(o.Members, *validators))
+		hosts, err := genesisHosts(c, *hostsFlag, *hostsFile, max(o.Members, *validators), *rc.on)
+		if err != nil {
+			return c.usageError(stderr, "%v", err)
+		}
+		o.Hosts = hosts
+		perHost := max(o.Members, *validators) // every home on 127.0.0.1
+		if hosts != nil {
+			perHost = cometbft.MaxPerHost(hosts)
+		}
+		if *basePort+10*perHost > 65535 {
+			return c.usageError(stderr, "-base-port %d leaves no room for %d validators on one host (ports up to -base-port + 10·N must be at most 65535)", *basePort, perHost)
 		}
 		var ov uint64
 		if *rc.on {
@@ -159,7 +176,7 @@ genesis orphans the chain the old one started. No positional arguments.`)
 		}
 		return writeNetwork(stdout, stderr, *dir, o, node.Phase(*phase), ov)
 	}
-	if code, ok := c.notWith(stderr, "without -validators (a single-validator genesis listens on -quic and -http, and has no set to reconfigure)", "base-port", "reconfigure", "in-band", "add-at", "remove-at", "overlap"); !ok {
+	if code, ok := c.notWith(stderr, "without -validators (a single-validator genesis listens on -quic and -http, and has no set to reconfigure)", "base-port", "hosts", "hosts-file", "reconfigure", "in-band", "add-at", "remove-at", "overlap"); !ok {
 		return code
 	}
 	if *runnersFile != "" {
