@@ -68,7 +68,12 @@ func NewHeartbeatSchedule(chainID uint64, runner cip11.Address, cadence, safetyM
 // heartbeat is included, recomputes with the new last_heartbeat.
 func (s HeartbeatSchedule) NextDue(h, lastHeartbeat uint64) uint64 {
 	from := max(h, addSat(lastHeartbeat, 1))
-	bucket := from + (s.Phase+s.Cadence-from%s.Cadence)%s.Cadence
+	r := from % s.Cadence
+	ahead := s.Phase - r // blocks to the next bucket, without wrapping for a cadence above 2^63
+	if s.Phase < r {
+		ahead = s.Phase + (s.Cadence - r)
+	}
+	bucket := from + ahead
 	if bucket < from { // wrapped past 2^64−1
 		bucket = ^uint64(0)
 	}

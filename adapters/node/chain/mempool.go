@@ -162,7 +162,7 @@ func (c *Core) SubmitTx(raw []byte, now time.Time) (*Tx, error) {
 	if c.mem.known[hash] || c.mem.old[hash] {
 		return tx, fmt.Errorf("%w: transaction %s was already admitted", ErrDuplicate, hash)
 	}
-	if h := c.Height(); tx.Kind == TxHeartbeat && (tx.Nonce+HeartbeatWindow < h || tx.Nonce > h+HeartbeatWindow) {
+	if h := c.Height(); tx.Kind == TxHeartbeat && max(tx.Nonce, h)-min(tx.Nonce, h) > HeartbeatWindow {
 		return tx, fmt.Errorf("%w: %w: heartbeat signed at height %d, the chain is at %d (window %d)", ErrBadRequest, ErrStaleTx,
 			tx.Nonce, h, HeartbeatWindow)
 	}
