@@ -480,7 +480,9 @@ func (bn *byzNet) checkPhase(t *testing.T, r phaseResult, honest phaseResult, e 
 	for _, v := range r.probe.violations {
 		t.Errorf("§15.9 bound: %s", v)
 	}
-	check := func(kind string, got []map[string]uint64, want, tolerated []string) {
+	// need: how many honest validators must have refused something.
+	check := func(kind string, got []map[string]uint64, want, tolerated []string, need int) {
+		saw := 0
 		for i, m := range got {
 			some := uint64(0)
 			for reason, n := range m {
@@ -492,13 +494,22 @@ func (bn *byzNet) checkPhase(t *testing.T, r phaseResult, honest phaseResult, e 
 				}
 				some += n
 			}
-			if len(want) > 0 && some == 0 {
-				t.Errorf("honest validator %d rejected no %s (want %v): the misbehaviour went unseen", bn.honest[i], kind, want)
+			if some > 0 {
+				saw++
+			} else if len(want) > 0 {
+				t.Logf("honest validator %d rejected no %s", bn.honest[i], kind)
 			}
 		}
+		if len(want) > 0 && saw < need {
+			t.Errorf("%d honest validators rejected a %s (want %v at ≥ %d of them): the misbehaviour went unseen", saw, kind, want, need)
+		}
 	}
-	check("proposal", r.proposals, e.proposals, e.tolerated)
-	check("vote extension", r.extensions, e.extensions, nil)
+	// Every honest validator checks every proposal (ProcessProposal comes
+	// before its prevote); a precommit arriving after a validator
+	// committed the height (the three honest ones are a quorum) is not
+	// verified by it, so one honest validator may see no extension.
+	check("proposal", r.proposals, e.proposals, e.tolerated, len(bn.honest))
+	check("vote extension", r.extensions, e.extensions, nil, len(bn.honest)-1)
 }
 
 // waitReady waits until the chain is at least at height min, every
