@@ -8,6 +8,7 @@ import (
 	"github.com/cip11/cip11/blocklayout"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	abci "github.com/cometbft/cometbft/abci/types"
 	cmttypes "github.com/cometbft/cometbft/api/cometbft/types/v1"
@@ -89,6 +90,9 @@ type App struct {
 	keyFile   string
 	onFin     func(uint64, cip11.Hash)
 	gossip    *presenceReactor // nil: each proposer's own view only
+	rej       rejectCounters   // Rejections
+	// byz is a test-only misbehaviour (byzantine.go); nil in production.
+	byz atomic.Pointer[misbehavior]
 
 	mu       sync.Mutex // the fields below: ABCI connections run concurrently
 	seeds    map[uint64]seed.Signature
@@ -530,6 +534,7 @@ func (a *App) prepare(h uint64, req *abci.PrepareProposalRequest) ([][]byte, err
 			pres = agg
 		}
 	}
+	pres = a.byzPresence(h, pres)
 	b, specs, err := a.v.ProposeBlock(cs, pres)
 	if err != nil {
 		return nil, err
@@ -537,6 +542,9 @@ func (a *App) prepare(h uint64, req *abci.PrepareProposalRequest) ([][]byte, err
 	txs, err := blocklayout.EncodeProposal(b, specs, req.Txs, req.MaxTxBytes)
 	if err != nil {
 		return nil, err
+	}
+	if txs, changed := a.byzProposal(h, txs); changed {
+		return a.proposeAltered(h, txs), nil
 	}
 	a.mu.Lock()
 	a.proposed = &proposal{height: h, hdr: txs[0], body: txs[1], b: b}
@@ -579,7 +587,8 @@ func (a *App) ProcessProposal(_ context.Context, req *abci.ProcessProposalReques
 	}
 	p, err := a.Verify(h, req.Txs)
 	if err != nil {
-		a.log.Warn("proposal rejected", "height", h, "proposer", fmt.Sprintf("%X", req.ProposerAddress), "err", err)
+		reason := a.rej.proposal(err)
+		a.log.Warn("proposal rejected", "height", h, "proposer", fmt.Sprintf("%X", req.ProposerAddress), "reason", reason, "err", err)
 		return &abci.ProcessProposalResponse{Status: abci.PROCESS_PROPOSAL_STATUS_REJECT}, nil
 	}
 	a.mu.Lock()
@@ -636,14 +645,15 @@ func (a *App) ExtendVote(_ context.Context, req *abci.ExtendVoteRequest) (*abci.
 	if err != nil {
 		return nil, err
 	}
-	return &abci.ExtendVoteResponse{VoteExtension: ext}, nil
+	return &abci.ExtendVoteResponse{VoteExtension: a.byzExtension(h, ext)}, nil
 }
 
 // VerifyVoteExtension accepts exactly a partial of Round(E, h), E the epoch active at h, that
 // verifies under the sender's public share.
 func (a *App) VerifyVoteExtension(_ context.Context, req *abci.VerifyVoteExtensionRequest) (*abci.VerifyVoteExtensionResponse, error) {
 	if err := a.VerifyExtension(uint64(req.Height), req.ValidatorAddress, req.VoteExtension); err != nil {
-		a.log.Warn("vote extension rejected", "height", req.Height, "validator", fmt.Sprintf("%X", req.ValidatorAddress), "err", err)
+		reason := a.rej.extension(err)
+		a.log.Warn("vote extension rejected", "height", req.Height, "validator", fmt.Sprintf("%X", req.ValidatorAddress), "reason", reason, "err", err)
 		return &abci.VerifyVoteExtensionResponse{Status: abci.VERIFY_VOTE_EXTENSION_STATUS_REJECT}, nil
 	}
 	return &abci.VerifyVoteExtensionResponse{Status: abci.VERIFY_VOTE_EXTENSION_STATUS_ACCEPT}, nil
