@@ -373,9 +373,11 @@ func (r phaseResult) String() string {
 	for _, x := range r.gossip {
 		g.Received += x.Received
 		g.Dropped += x.Dropped
+		g.Future += x.Future
+		g.NotValidator += x.NotValidator
 	}
-	return fmt.Sprintf("%-32s %4d heights in %5.1f s = %5.2f heights/s; misbehaved %3d; honest rejected proposals %v, extensions %v; gossip received %d, dropped %d; probe %d blocks, %d M>1 committees, %d M=1 draws",
-		r.name, r.heights, r.secs, r.rate, r.misbehaved, rej, ext, g.Received, g.Dropped, r.probe.blocks, r.probe.multi, r.probe.single)
+	return fmt.Sprintf("%-32s %4d heights in %5.1f s = %5.2f heights/s; misbehaved %3d; honest rejected proposals %v, extensions %v; gossip received %d, dropped %d (rate), %d (future), %d (not a validator); probe %d blocks, %d M>1 committees, %d M=1 draws",
+		r.name, r.heights, r.secs, r.rate, r.misbehaved, rej, ext, g.Received, g.Dropped, g.Future, g.NotValidator, r.probe.blocks, r.probe.multi, r.probe.single)
 }
 
 // settleHeights are the heights after a phase whose rejections still
@@ -447,7 +449,8 @@ func (bn *byzNet) run(name string, m *misbehavior, misbehaved *atomic.Int64, min
 		}
 		res.proposals, res.extensions = append(res.proposals, pd), append(res.extensions, ed)
 		res.gossip = append(res.gossip, GossipStats{Sent: g1[i].Sent - g0[i].Sent, Received: g1[i].Received - g0[i].Received,
-			Dropped: g1[i].Dropped - g0[i].Dropped, BytesSent: g1[i].BytesSent - g0[i].BytesSent})
+			Dropped: g1[i].Dropped - g0[i].Dropped, BytesSent: g1[i].BytesSent - g0[i].BytesSent,
+			NotValidator: g1[i].NotValidator - g0[i].NotValidator, Future: g1[i].Future - g0[i].Future})
 	}
 	bn.mu.Lock()
 	res.probe = bn.probe.minus(p0)
@@ -726,8 +729,8 @@ func byzTestOpts(t *testing.T, validators, members int) NetworkOptions {
 //     earlier block, re-included with its heartbeat index; a heartbeat
 //     index needs a TxHeartbeat signed after the runner's on-chain
 //     last_heartbeat and at most at h, so it is chain.ErrUnsigned
-//     ("unsigned"). FAILS until that rule is merged: today a heartbeat
-//     signed within nodetx.HeartbeatWindow blocks is accepted.
+//     ("unsigned", SPEC-NOTES C7; before that rule any heartbeat signed
+//     within nodetx.HeartbeatWindow blocks was accepted again).
 //   - fabricated_presence: a PresenceInput with every registered runner
 //     present, the two ghosts (no process, below the floor) included. A
 //     Mode-B proposer controls its own block's presence (§8.2, §15.7,
@@ -747,11 +750,11 @@ func byzTestOpts(t *testing.T, validators, members int) NetworkOptions {
 //   - far_future: views for heights a million and more ahead, every
 //     runner (the ghosts included) present. Presence gossip is accepted
 //     only from validators of a held snapshot at heights ≤ own height + a
-//     small slack, otherwise dropped (GossipStats.Dropped), not stored and
-//     without disconnecting: no committed block carries a ghost, and the
-//     Byzantine validator stays a peer. FAILS until that rule is merged:
-//     today the view is stored, every later proposal unites it, and the
-//     ghosts appear present.
+//     small slack (SPEC-NOTES C8), otherwise not stored, counted
+//     (GossipStats.Future) and the peer kept: no committed block carries a
+//     ghost, and the Byzantine validator stays a peer (before that rule the
+//     view was stored, every later proposal united it, and the ghosts
+//     appeared present).
 //   - flood: 60 views per peer at once, past the reactor's rate limit:
 //     each honest validator drops the flood (GossipStats.Dropped) and the
 //     chain goes on.
@@ -996,8 +999,8 @@ func TestByzantineValidator(t *testing.T) {
 			}
 			id := p2p.ID(bn.nodes[byz].ID())
 			for k, i := range bn.honest {
-				if r.gossip[k].Dropped == 0 {
-					t.Errorf("honest validator %d dropped no presence message (far-future views are dropped, GossipStats.Dropped)", i)
+				if r.gossip[k].Future == 0 {
+					t.Errorf("honest validator %d dropped no far-future presence view (GossipStats.Future)", i)
 				}
 				if !bn.nodes[i].cmt.Switch().Peers().Has(id) {
 					t.Errorf("honest validator %d disconnected the Byzantine validator for a far-future view (dropped without disconnecting)", i)
@@ -1122,10 +1125,10 @@ func stakePayload(s cip11.U128) []byte {
 // epoch 0 members 0–3, epoch 1 (activation 8, OVERLAP_BLOCKS 6) members
 // 1–4, runners over QUIC re-homing through the change, jobs flowing.
 //
-// FAILS until the exact parent-round rule is merged (blockheader sentinels
-// enforced in App.Verify): today blockheader.Check only refuses a beacon of
-// a later epoch, the stale beacon verifies under its own epoch's key, and
-// the honest validators accept the block.
+// Before the exact parent-round rule (blockheader.CheckSchedule in
+// App.Verify, SPEC-NOTES H4) blockheader.Check only refused a beacon of a
+// later epoch, the stale beacon verified under its own epoch's key, and the
+// honest validators accepted the block.
 func TestByzantineStaleEpochBeacon(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a reconfiguring network with runners and a Byzantine validator")

@@ -17,7 +17,7 @@ import (
 // list below whose sentinel the error wraps.
 const (
 	// Proposals.
-	RejectBeacon      = "beacon"      // blocklayout.ErrBeaconInvalid; blockheader's parent-beacon placement (ErrBeaconMissing, ErrBeaconUnexpected, ErrBeaconRound)
+	RejectBeacon      = "beacon"      // blocklayout.ErrBeaconInvalid; blockheader's parent-beacon placement (ErrBeaconMissing, ErrBeaconUnexpected, ErrBeaconRound, ErrBeaconEpoch)
 	RejectUnsigned    = "unsigned"    // chain.ErrUnsigned: content without its signed transaction (SPEC-NOTES C7)
 	RejectCertificate = "certificate" // blocklayout.ErrCertificateUnsigned (§8.3 runner_signed)
 	RejectSpec        = "spec"        // blocklayout.ErrSpecMissing
@@ -39,13 +39,14 @@ var proposalReasons = []struct {
 	reason string
 	errs   []error
 }{
-	{RejectBeacon, []error{blocklayout.ErrBeaconInvalid, blockheader.ErrBeaconMissing, blockheader.ErrBeaconUnexpected, blockheader.ErrBeaconRound}},
+	{RejectBeacon, []error{blocklayout.ErrBeaconInvalid, blockheader.ErrBeaconMissing, blockheader.ErrBeaconUnexpected, blockheader.ErrBeaconRound, blockheader.ErrBeaconEpoch}},
 	{RejectUnsigned, []error{chain.ErrUnsigned}},
 	{RejectCertificate, []error{blocklayout.ErrCertificateUnsigned}},
 	{RejectSpec, []error{blocklayout.ErrSpecMissing}},
 	{RejectTx, []error{blocklayout.ErrBadTx}},
 	{RejectHeader, []error{blockheader.ErrNotHeader, blockheader.ErrHeaderTooLarge, blockheader.ErrHeaderVersion, blockheader.ErrPresenceTooLong,
-		blockheader.ErrZeroHeight, blockheader.ErrRoundView, blockheader.ErrFinalized, blockheader.ErrSeedRound}},
+		blockheader.ErrZeroHeight, blockheader.ErrRoundView, blockheader.ErrFinalized, blockheader.ErrSeedRound,
+		blockheader.ErrRoundEpoch, blockheader.ErrHeightUnscheduled}},
 	{RejectLayout, []error{blocklayout.ErrHeaderMissing, blocklayout.ErrHeaderMisplaced, blocklayout.ErrBodyMissing, blocklayout.ErrBodyMalformed}},
 	{RejectExecution, []error{chain.ErrInvalidBlock}},
 }
