@@ -27,7 +27,12 @@ type epochNet struct {
 
 func newEpochNet(t *testing.T, act uint64, started int) *epochNet {
 	t.Helper()
-	o := NetworkOptions{Validators: 4, Members: 5, Seed: 4, BasePort: freeBase(t, 5),
+	// OVERLAP_BLOCKS 4 lets epoch 1 activate at a small height: the
+	// schedule must keep activations OVERLAP_BLOCKS apart (§5.4,
+	// node.CheckActivations).
+	p := node.DevnetParams()
+	p.OverlapBlocks = 4
+	o := NetworkOptions{Validators: 4, Members: 5, Seed: 4, BasePort: freeBase(t, 5), Params: &p,
 		Epochs: []EpochPlan{{Activation: act, Members: []int{0, 1, 2, 3, 4}}}}
 	nw, err := NewNetwork(o)
 	if err != nil {
