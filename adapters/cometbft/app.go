@@ -8,11 +8,13 @@ import (
 	"github.com/cip11/cip11/blocklayout"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	abci "github.com/cometbft/cometbft/abci/types"
 	cmttypes "github.com/cometbft/cometbft/api/cometbft/types/v1"
 	cmted25519 "github.com/cometbft/cometbft/crypto/ed25519"
 	cryptoenc "github.com/cometbft/cometbft/crypto/encoding"
+	cmtnode "github.com/cometbft/cometbft/node"
 
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/adapters/node"
@@ -89,6 +91,11 @@ type App struct {
 	keyFile   string
 	onFin     func(uint64, cip11.Hash)
 	gossip    *presenceReactor // nil: each proposer's own view only
+	// cmt is the CometBFT node once built (catchUp: nil while its
+	// handshake replays); pause is the devnet's paused-validator fault.
+	cmt        atomic.Pointer[cmtnode.Node]
+	pause      pause
+	lastCommit atomic.Int64 // unix ns of the last catchUp (catchUpGap)
 
 	mu       sync.Mutex // the fields below: ABCI connections run concurrently
 	seeds    map[uint64]seed.Signature
@@ -760,6 +767,7 @@ func (a *App) updatesAt(h uint64) []abci.ValidatorUpdate {
 
 // Commit commits the state; pushes go out after (§10.1).
 func (a *App) Commit(context.Context, *abci.CommitRequest) (*abci.CommitResponse, error) {
+	a.pause.wait()
 	if err := a.v.CommitBlock(); err != nil {
 		return nil, err
 	}
