@@ -14,6 +14,7 @@ import (
 	cmttypes "github.com/cometbft/cometbft/api/cometbft/types/v1"
 	cmted25519 "github.com/cometbft/cometbft/crypto/ed25519"
 	cryptoenc "github.com/cometbft/cometbft/crypto/encoding"
+	cmtnode "github.com/cometbft/cometbft/node"
 
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/adapters/node"
@@ -93,6 +94,11 @@ type App struct {
 	rej       rejectCounters   // Rejections
 	// byz is a test-only misbehaviour (byzantine.go); nil in production.
 	byz atomic.Pointer[misbehavior]
+	// cmt is the CometBFT node once built (catchUp: nil while its
+	// handshake replays); pause is the devnet's paused-validator fault.
+	cmt        atomic.Pointer[cmtnode.Node]
+	pause      pause
+	lastCommit atomic.Int64 // unix ns of the last catchUp (catchUpGap)
 
 	mu       sync.Mutex // the fields below: ABCI connections run concurrently
 	seeds    map[uint64]seed.Signature
@@ -770,6 +776,7 @@ func (a *App) updatesAt(h uint64) []abci.ValidatorUpdate {
 
 // Commit commits the state; pushes go out after (§10.1).
 func (a *App) Commit(context.Context, *abci.CommitRequest) (*abci.CommitResponse, error) {
+	a.pause.wait()
 	if err := a.v.CommitBlock(); err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	cmtlog "github.com/cometbft/cometbft/libs/log"
@@ -42,6 +44,10 @@ type DevnetConfig struct {
 	// at least Kills times (default 3), checking that it catches up.
 	Chaos bool
 	Kills int
+	// Pause holds the last validator's consensus that long once, 3 s in
+	// (Node.Pause: its runners stay connected), and reports its catch-up
+	// pushes (issue 28). Not with Chaos.
+	Pause time.Duration
 	// NoGossip turns presence gossip off: each proposer proposes its own
 	// local presence only (the baseline of presence_coverage, §8.2).
 	NoGossip bool
@@ -165,6 +171,17 @@ type DevnetReport struct {
 	CaughtUp          bool              `json:"restarted_caught_up"`
 	CatchUpMaxSeconds float64           `json:"catch_up_max_s"`
 	ReplayAgrees      bool              `json:"replay_agrees"`
+	// StalePushes are the pushes any validator handed to its transport
+	// whose deadline_block was at or below the network's greatest
+	// finalized height then (issue 28: a catching-up validator pushes
+	// nothing for the past). PushesSkipped are the pushes the validators
+	// skipped while catching up, by reason (node.SkipReasons).
+	StalePushes   int64             `json:"stale_pushes"`
+	PushesSkipped map[string]uint64 `json:"pushes_skipped,omitempty"`
+	// -pause: the paused validator's pushes handed over after the pause
+	// (at the head), and the heights it was behind when it resumed.
+	PausedPushesAfter int64  `json:"paused_pushes_after"`
+	PausedBehind      uint64 `json:"paused_behind_blocks"`
 	// ModeA is the §8.3 report (-mode-a).
 	ModeA *ModeAReport `json:"mode_a,omitempty"`
 	// GoMaxProcs is the Go runtime's GOMAXPROCS during the run (every
@@ -188,6 +205,8 @@ func (c *DevnetConfig) defaults() error {
 		return fmt.Errorf("%w: devnet: a negative duration, jobs per block, work time or kills, or multi per mille > 1000", node.ErrBadRequest)
 	case c.Chaos && c.Reconfigure:
 		return fmt.Errorf("%w: devnet: -chaos and -reconfigure do not combine", node.ErrBadRequest)
+	case c.Pause < 0 || c.Pause > 0 && (c.Chaos || c.Reconfigure):
+		return fmt.Errorf("%w: devnet: -pause %v (positive; not with -chaos or -reconfigure)", node.ErrBadRequest, c.Pause)
 	case c.Chaos && c.Validators != 0 && c.Validators < 4:
 		return fmt.Errorf("%w: devnet: -chaos kills one validator and needs 4 or more (f = 1)", node.ErrBadRequest)
 	}
@@ -262,7 +281,12 @@ type netDevnet struct {
 	ackLat               chain.Histogram
 	sentLat              chain.Histogram
 	gossipBytes          uint64
-	coverage             []float64 // per block with a connected runner
+	skipped              map[string]uint64
+	// finalized is the greatest height any validator finalized; stale and
+	// pausedAfter count pushes (notePushes)
+	finalized, stale, pausedAfter atomic.Int64
+	pausedUntil                   atomic.Int64 // unix ns: the victim's pause end
+	coverage                      []float64    // per block with a connected runner
 	// connAt is the number of runners connected to any validator when
 	// validator 0 committed each height sampleCoverage saw: the denominator
 	// of the next block's coverage.
@@ -280,6 +304,8 @@ type netDevnet struct {
 
 func (n *netDevnet) hook(i int) func(uint64, cip11.Hash) {
 	return func(h uint64, d cip11.Hash) {
+		for x := n.finalized.Load(); int64(h) > x && !n.finalized.CompareAndSwap(x, int64(h)); x = n.finalized.Load() {
+		}
 		n.mu.Lock()
 		defer n.mu.Unlock()
 		if _, ok := n.first[h]; !ok {
@@ -297,7 +323,7 @@ func (n *netDevnet) start(ctx context.Context, i int) error {
 	var err error
 	for range 50 { // a restarted validator's ports may take a moment to free
 		if nd, err = StartNode(ctx, NodeConfig{Home: n.homes[i], NoSync: n.cfg.NoSync, Logger: n.cfg.Logger, OnFinalized: n.hook(i),
-			NoGossip: n.cfg.NoGossip, CometLogger: n.cfg.CometLogger}); err == nil {
+			NoGossip: n.cfg.NoGossip, CometLogger: n.cfg.CometLogger, OnPushes: n.notePushes(i)}); err == nil {
 			break
 		}
 		time.Sleep(100 * time.Millisecond)
@@ -309,6 +335,24 @@ func (n *netDevnet) start(ctx context.Context, i int) error {
 	n.nodes[i] = nd
 	n.mu.Unlock()
 	return nil
+}
+
+// notePushes counts validator i's pushes handed to its transport whose
+// deadline had passed at the network's head, and the paused validator's
+// after its pause (on i's loop: atomics only).
+func (n *netDevnet) notePushes(i int) func(uint64, []chain.Assignment) {
+	return func(h uint64, ps []chain.Assignment) {
+		head := uint64(max(n.finalized.Load(), 0))
+		for _, a := range ps {
+			if a.DeadlineBlock <= head {
+				n.stale.Add(1)
+				n.cfg.Logger.Warn("devnet: a push for the past", "validator", i, "height", h, "head", head, "job", a.JobID, "deadline", a.DeadlineBlock)
+			}
+		}
+		if u := n.pausedUntil.Load(); u != 0 && i == len(n.nodes)-1 && time.Now().UnixNano() > u {
+			n.pausedAfter.Add(int64(len(ps)))
+		}
+	}
 }
 
 // stopAll stops every running validator, in parallel (each Close waits for
@@ -339,8 +383,19 @@ func (n *netDevnet) stop(i int) error {
 	n.ackLat.Merge(&s.AckMicros)
 	n.sentLat.Merge(&s.SentMicros)
 	n.gossipBytes += nd.Gossip().BytesSent
+	n.addSkipped(nd)
 	n.mu.Unlock()
 	return nd.Close()
+}
+
+// addSkipped adds nd's skipped pushes (n.mu held).
+func (n *netDevnet) addSkipped(nd *Node) {
+	if n.skipped == nil {
+		n.skipped = map[string]uint64{}
+	}
+	for r, c := range nd.V.PushesSkipped() {
+		n.skipped[r] += c
+	}
 }
 
 // evict has every running validator drop its connection under id, after
@@ -576,6 +631,8 @@ func (n *netDevnet) run(ctx context.Context, runners []*node.Runner) (*DevnetRep
 	var catchUp []uint64 // heights the restarted validator had to reach
 	var catchFrom []int  // and its restart count index
 	catching, restartedAt := false, time.Time{}
+	var pauseEnd time.Time // -pause: when the victim's pause ends
+	resumed := false
 	lastProgress, lastAdvance := start, start
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
@@ -644,6 +701,23 @@ func (n *netDevnet) run(ctx context.Context, runners []*node.Runner) (*DevnetRep
 			downAt, downUntil = h, time.Now().Add(time.Duration(1500+rng.IntN(1000))*time.Millisecond)
 			cfg.Logger.Info("devnet: validator stopped", "validator", victim, "height", h)
 		}
+		if cfg.Pause > 0 && pauseEnd.IsZero() && now.Sub(start) >= 3*time.Second {
+			n.mu.Lock()
+			nd := n.nodes[victim]
+			n.mu.Unlock()
+			nd.Pause(cfg.Pause)
+			pauseEnd = now.Add(cfg.Pause)
+			n.pausedUntil.Store(pauseEnd.UnixNano())
+			cfg.Logger.Info("devnet: validator paused", "validator", victim, "height", h, "for", cfg.Pause)
+		}
+		if !pauseEnd.IsZero() && !resumed && now.After(pauseEnd) {
+			resumed = true
+			n.mu.Lock()
+			vh := n.nodes[victim].V.Height()
+			n.mu.Unlock()
+			rep.PausedBehind = h - min(h, vh)
+			cfg.Logger.Info("devnet: validator resumed", "validator", victim, "height", vh, "head", h)
+		}
 		if !downUntil.IsZero() && now.After(downUntil) {
 			if err := n.start(ctx, victim); err != nil {
 				return nil, err
@@ -660,7 +734,7 @@ func (n *netDevnet) run(ctx context.Context, runners []*node.Runner) (*DevnetRep
 				cfg.Progress(DevnetProgress{Elapsed: now.Sub(start), Height: h, Submitted: s.Submitted, Completed: s.Completed, Draining: draining})
 			}
 		}
-		if draining && downUntil.IsZero() && !catching && (!cfg.Chaos || rep.ValidatorKills >= cfg.Kills) && h >= reconfigDone {
+		if draining && downUntil.IsZero() && !catching && (cfg.Pause == 0 || resumed) && (!cfg.Chaos || rep.ValidatorKills >= cfg.Kills) && h >= reconfigDone {
 			if drainUntil == 0 {
 				drainUntil = h + 4*(cfg.TimeoutBlocks+1) + 20
 			}
@@ -670,7 +744,7 @@ func (n *netDevnet) run(ctx context.Context, runners []*node.Runner) (*DevnetRep
 			}
 			_, open := v.JobStates()
 			if len(open) == 0 || h >= drainUntil {
-				if cfg.Chaos { // the last restart catches up before the report
+				if cfg.Chaos || cfg.Pause > 0 { // the last restart (the pause) catches up before the report
 					n.waitLevel(cfg.Validators-1, 30*time.Second)
 				}
 				var total int64
@@ -1020,6 +1094,15 @@ func (n *netDevnet) report(rep *DevnetReport, v *node.Validator, open int, catch
 		}
 	}
 	rep.Pushes, rep.DuplicateAcks, rep.NotHeld = pushed, dup, notHeld
+	stopped := n.skipped
+	n.skipped = maps.Clone(stopped)
+	for _, nd := range n.nodes {
+		if nd != nil {
+			n.addSkipped(nd)
+		}
+	}
+	rep.PushesSkipped, n.skipped = n.skipped, stopped
+	rep.StalePushes, rep.PausedPushesAfter = n.stale.Load(), n.pausedAfter.Load()
 	rep.Gossip = !n.cfg.NoGossip
 	gb := n.gossipBytes
 	for _, nd := range n.nodes {

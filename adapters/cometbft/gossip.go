@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"math/bits"
 	"sync"
-	"time"
 
 	cmted25519 "github.com/cometbft/cometbft/crypto/ed25519"
 	"github.com/cometbft/cometbft/p2p"
@@ -42,10 +41,14 @@ const PresenceChannel = byte(0x70)
 const (
 	// MaxGossipBytes bounds one message.
 	MaxGossipBytes = blocklayout.MaxGossipBytes
-	// gossipBurst messages per peer are allowed at once, refilled at
-	// gossipRate a second; a peer above it is disconnected.
-	gossipBurst = 20
-	gossipRate  = 10
+	// gossipPerHeight views per sender and height are stored (the
+	// newest replaces the one before); more at that height are excess,
+	// dropped and counted, the peer kept (issue 28: limits per height, not
+	// per second: a validator catching up publishes a view for every
+	// height it commits, dozens a second, and a stalled one a burst when
+	// it resumes; a per-second bucket cut both). An honest validator
+	// publishes one view per height; two leaves room for a republish.
+	gossipPerHeight = 2
 	// gossipHeightSlack bounds a view's height by the receiver's own
 	// committed height + 2. A validator publishes h right after committing
 	// h, and the receiver commits h (+2/3 precommitted it, so it is at most
@@ -63,13 +66,14 @@ const (
 // ErrGossip: a presence message is malformed (blocklayout.ErrGossip).
 var ErrGossip = blocklayout.ErrGossip
 
-// peerView is one peer's last published view.
+// peerView is one peer's last stored view, the views stored at its
+// height, and the greatest height the peer claimed as a validator in
+// force at the receiver's height (claimed; App.peerHead).
 type peerView struct {
 	h       uint64
 	indices []int
-	// token bucket
-	tokens float64
-	at     time.Time
+	atH     int
+	claim   uint64
 }
 
 // presenceReactor is the gossip's CometBFT reactor. Views are kept per
@@ -77,7 +81,6 @@ type peerView struct {
 type presenceReactor struct {
 	p2p.BaseReactor
 	log *slog.Logger
-	now func() time.Time
 	// validators lists the peer_pubkeys of the validator-set snapshots in
 	// force at a height (App.gossipValidators); height is the receiver's
 	// committed height.
@@ -90,11 +93,12 @@ type presenceReactor struct {
 	// counters (Stats)
 	sent, received, dropped uint64
 	notValidator, future    uint64
+	stale, excess           uint64
 	bytesSent               uint64
 }
 
 func newPresenceReactor(log *slog.Logger, validators func(h uint64) []cip11.Hash, height func() uint64) *presenceReactor {
-	r := &presenceReactor{log: log, now: time.Now, validators: validators, height: height,
+	r := &presenceReactor{log: log, validators: validators, height: height,
 		views: map[p2p.ID]*peerView{}, ids: map[cip11.Hash]p2p.ID{}}
 	r.BaseReactor = *p2p.NewBaseReactor("CIP11Presence", r)
 	return r
@@ -104,6 +108,8 @@ func newPresenceReactor(log *slog.Logger, validators func(h uint64) []cip11.Hash
 const (
 	reasonNotValidator = "the sender's node key is no peer_pubkey of a validator set in force at the view's height"
 	reasonFuture       = "the view's height is past the receiver's height + gossipHeightSlack"
+	reasonStale        = "the view is older than the sender's stored view"
+	reasonExcess       = "the sender already had gossipPerHeight views stored at this height"
 )
 
 // isValidator reports whether id is the p2p ID of a validator in keys.
@@ -132,7 +138,7 @@ func (r *presenceReactor) GetChannels() []*p2p.ChannelDescriptor {
 func (r *presenceReactor) AddPeer(p p2p.Peer) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.views[p.ID()] = &peerView{tokens: gossipBurst, at: r.now()}
+	r.views[p.ID()] = &peerView{}
 }
 
 // RemovePeer implements p2p.Reactor.
@@ -142,8 +148,13 @@ func (r *presenceReactor) RemovePeer(p p2p.Peer, _ any) {
 	delete(r.views, p.ID())
 }
 
-// Receive implements p2p.Reactor: a malformed message or a flood
-// disconnects the peer; its view is never trusted beyond fail-open.
+// Receive implements p2p.Reactor: only a malformed message disconnects
+// the peer. A well-formed view is stored when its sender is a validator in
+// force at its height, its height is at most the receiver's +
+// gossipHeightSlack, at least the sender's stored view's, and fewer than
+// gossipPerHeight views of the sender are stored at it; otherwise it is
+// dropped, counted by reason, the peer kept. Its view is never trusted
+// beyond fail-open.
 func (r *presenceReactor) Receive(e p2p.Envelope) {
 	if e.Src == nil {
 		return
@@ -159,42 +170,58 @@ func (r *presenceReactor) Receive(e p2p.Envelope) {
 		return
 	}
 	own := r.height()
-	var keys []cip11.Hash
+	ownKeys := r.validators(own)
+	keys := ownKeys
 	future := h > own && h-own > gossipHeightSlack
-	if !future {
+	if !future && h != own {
 		keys = r.validators(h)
 	}
 	r.mu.Lock()
-	v := r.views[e.Src.ID()]
+	id := e.Src.ID()
+	v := r.views[id]
 	if v == nil {
-		v = &peerView{tokens: gossipBurst, at: r.now()}
-		r.views[e.Src.ID()] = v
+		v = &peerView{}
+		r.views[id] = v
 	}
-	now := r.now()
-	v.tokens = min(gossipBurst, v.tokens+now.Sub(v.at).Seconds()*gossipRate)
-	v.at = now
-	v.tokens--
-	flood := v.tokens < 0
+	if h > v.claim && r.isValidator(id, ownKeys) {
+		v.claim = h // a height claim for the head (App.peerHead), stored or not
+	}
 	var reason string
 	switch {
-	case flood:
 	case future:
 		reason = reasonFuture
 		r.future++
-	case !r.isValidator(e.Src.ID(), keys):
+	case !r.isValidator(id, keys):
 		reason = reasonNotValidator
 		r.notValidator++
-	case h >= v.h:
-		v.h, v.indices = h, set.Indices()
+	case h < v.h:
+		reason = reasonStale
+		r.stale++
+	case h == v.h && v.atH >= gossipPerHeight:
+		reason = reasonExcess
+		r.excess++
+	case h == v.h:
+		v.indices = set.Indices()
+		v.atH++
+	default:
+		v.h, v.indices, v.atH = h, set.Indices(), 1
 	}
 	r.received++
 	r.mu.Unlock()
-	if reason != "" { // at most gossipRate a second per peer: Debug
-		r.log.Debug("presence gossip: view not stored", "peer", e.Src.ID(), "height", h, "own_height", own, "reason", reason)
+	if reason != "" { // Debug: a flood must not flood the log
+		r.log.Debug("presence gossip: view not stored", "peer", id, "height", h, "own_height", own, "reason", reason)
 	}
-	if flood {
-		r.drop(e.Src, fmt.Errorf("%w: more than %d messages a second", ErrGossip, gossipRate))
+}
+
+// claimed is the greatest height peer id claimed while a validator in
+// force at the receiver's height (0: none, or not connected).
+func (r *presenceReactor) claimed(id p2p.ID) uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if v := r.views[id]; v != nil {
+		return v.claim
 	}
+	return 0
 }
 
 func (r *presenceReactor) drop(p p2p.Peer, err error) {
@@ -255,20 +282,21 @@ func (r *presenceReactor) union(own []int, n int, minH uint64) []int {
 }
 
 // GossipStats are the reactor's counters: Dropped counts peers
-// disconnected (a malformed message, a flood); NotValidator and Future
-// count well-formed views not stored, by reason (the sender is no
-// validator in force at the view's height; the height is past the
-// receiver's + gossipHeightSlack).
+// disconnected (a malformed message only); NotValidator, Future, Stale
+// and Excess count well-formed views not stored, by reason (the sender is
+// no validator in force at the view's height; the height is past the
+// receiver's + gossipHeightSlack; it is below the sender's stored view's;
+// the sender already has gossipPerHeight views stored at it).
 type GossipStats struct {
-	Sent, Received, Dropped, BytesSent uint64
-	NotValidator, Future               uint64
+	Sent, Received, Dropped, BytesSent  uint64
+	NotValidator, Future, Stale, Excess uint64
 }
 
 func (r *presenceReactor) stats() GossipStats {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return GossipStats{Sent: r.sent, Received: r.received, Dropped: r.dropped, BytesSent: r.bytesSent,
-		NotValidator: r.notValidator, Future: r.future}
+		NotValidator: r.notValidator, Future: r.future, Stale: r.stale, Excess: r.excess}
 }
 
 // gossipValidators are the peer_pubkeys of the validator-set snapshots in

@@ -54,14 +54,13 @@ func gossipMsg(t testing.TB, h uint64, n int, idx ...int) []byte {
 
 // TestGossipReactor: views are kept per peer and united with the local
 // view under the timeout and the registry bound (§8.2); a garbage message
-// or a flood drops the peer and leaves its view out.
+// drops the peer and leaves its view out (a flood does not:
+// TestGossipPerHeightLimits).
 func TestGossipReactor(t *testing.T) {
 	p1, k1 := newKeyedPeer(1)
 	p2, k2 := newKeyedPeer(2)
 	p3, k3 := newKeyedPeer(3)
 	r := testReactor(10, k1, k2, k3)
-	now := time.Unix(1000, 0)
-	r.now = func() time.Time { return now }
 	for _, p := range []p2p.Peer{p1, p2, p3} {
 		r.AddPeer(p)
 	}
@@ -80,11 +79,8 @@ func TestGossipReactor(t *testing.T) {
 		t.Fatalf("dropped %d after garbage, want 1", s.Dropped)
 	}
 	r.RemovePeer(p2, nil)
-	for range gossipBurst { // one message already spent: the last of these floods the bucket, no time passing
-		send(p1, gossipMsg(t, 11, 8, 3))
-	}
-	if s := r.stats(); s.Dropped != 2 {
-		t.Fatalf("dropped %d after a flood, want 2", s.Dropped)
+	if got, want := r.union(nil, 8, 5), []int{1, 2, 4}; !slices.Equal(got, want) {
+		t.Fatalf("union %v after the peer went, want %v", got, want)
 	}
 }
 
@@ -218,17 +214,13 @@ func BenchmarkGossipBlock(b *testing.B) {
 	}
 	var own uint64
 	r := newPresenceReactor(slog.New(slog.DiscardHandler), func(uint64) []cip11.Hash { return keys }, func() uint64 { return own })
-	base := time.Unix(1_700_000_000, 0)
-	r.now = func() time.Time { return base }
 	for _, p := range peers {
 		r.AddPeer(p)
 	}
 	var msgBytes int
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
-		now := base.Add(time.Duration(i) * time.Second) // one block a second: the rate limit never bites
-		r.now = func() time.Time { return now }
-		own = uint64(i + 1)
+		own = uint64(i + 1) // one view per peer and height
 		msgs := make([][]byte, 4)
 		for v := range 4 {
 			s, err := presence.NewSet(n, views[v])
@@ -278,10 +270,11 @@ func BenchmarkPresenceBlock(b *testing.B) {
 }
 
 // TestGossipFloodOverP2P: over real CometBFT p2p on loopback, a validator
-// whose peer sends it garbage on the presence channel, or floods it with
-// well-formed messages past the per-peer rate (§8.2, D33), disconnects that
-// peer (counted as dropped) and the chain goes on making blocks whose
-// AppHashes agree.
+// whose peer sends it garbage on the presence channel disconnects that
+// peer (counted as dropped); one that floods it with well-formed views at
+// one height (§8.2, D33) is not disconnected: the excess is dropped and
+// counted (issue 28). The chain goes on making blocks whose AppHashes
+// agree.
 func TestGossipFloodOverP2P(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a 4-validator network")
@@ -323,10 +316,18 @@ func TestGossipFloodOverP2P(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := peerOf(3, 1)
-	for range 3 * gossipBurst {
+	before := nodes[1].Gossip()
+	for range 60 {
 		p.Send(p2p.Envelope{ChannelID: PresenceChannel, Message: &gogotypes.BytesValue{Value: msg}})
 	}
-	waitDropped(1, 1)
+	for end := time.Now().Add(10 * time.Second); nodes[1].Gossip().Excess+nodes[1].Gossip().Stale < before.Excess+before.Stale+40; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("validator 1: gossip %+v (before the flood %+v): the flood's excess not counted", nodes[1].Gossip(), before)
+		}
+	}
+	if s := nodes[1].Gossip(); s.Dropped != before.Dropped || nodes[1].cmt.Switch().Peers().Get(p2p.ID(nodes[3].ID())) == nil {
+		t.Fatalf("validator 1 dropped its flooding peer (gossip %+v): honest peers must not be cut for volume", s)
+	}
 	h := nodes[0].V.Height()
 	waitHeight(t, nodes[:3], h+5, 60*time.Second)
 	d.mu.Lock()
@@ -337,5 +338,51 @@ func TestGossipFloodOverP2P(t *testing.T) {
 				t.Fatalf("height %d: validator %d's AppHash differs from validator 0's", hh, i)
 			}
 		}
+	}
+}
+
+// TestGossipPerHeightLimits (issue 28): limits are per height, not per
+// second. A validator catching up publishes a view for every height it
+// commits, dozens a second: each newer view is stored, none disconnects
+// it. A flood at one height is dropped past gossipPerHeight views, counted
+// as excess, not stored and not a disconnect; an older view than the
+// stored one is dropped as stale. Only a malformed message disconnects.
+// Before, the token bucket (burst 20, 10 a second) cut the peer at its
+// 21st message.
+func TestGossipPerHeightLimits(t *testing.T) {
+	p1, k1 := newKeyedPeer(1)
+	r := testReactor(100, k1)
+	r.AddPeer(p1) // no time passes: the old bucket would not refill
+	send := func(b []byte) {
+		r.Receive(p2p.Envelope{Src: p1, ChannelID: PresenceChannel, Message: &gogotypes.BytesValue{Value: b}})
+	}
+	for h := uint64(41); h <= 100; h++ { // a catch-up: 60 views at once
+		send(gossipMsg(t, h, 8, int(h%8)))
+	}
+	if s := r.stats(); s.Dropped != 0 || s.Received != 60 || s.Excess != 0 || s.Stale != 0 {
+		t.Fatalf("stats %+v after a catch-up's 60 views: want 60 received, none dropped, excess or stale", s)
+	}
+	if got, want := r.union(nil, 8, 100), []int{100 % 8}; !slices.Equal(got, want) {
+		t.Fatalf("union %v, want the newest view %v", got, want)
+	}
+	for range 500 { // a flood at height 100
+		send(gossipMsg(t, 100, 8, 7))
+	}
+	if s := r.stats(); s.Dropped != 0 || s.Excess != 500-(gossipPerHeight-1) {
+		t.Fatalf("stats %+v after 500 views at one height: want %d excess, none dropped", s, 500-(gossipPerHeight-1))
+	}
+	send(gossipMsg(t, 99, 8, 3)) // older than the stored view
+	if s := r.stats(); s.Stale != 1 || s.Dropped != 0 {
+		t.Fatalf("stats %+v: want 1 stale, none dropped", s)
+	}
+	if got, want := r.union(nil, 8, 100), []int{7}; !slices.Equal(got, want) {
+		t.Fatalf("union %v, want %v (the newest accepted view at 100)", got, want)
+	}
+	if head := r.claimed(p1.ID()); head != 100 {
+		t.Fatalf("claimed height %d, want 100", head)
+	}
+	send([]byte("garbage"))
+	if s := r.stats(); s.Dropped != 1 {
+		t.Fatalf("dropped %d after garbage, want 1", s.Dropped)
 	}
 }

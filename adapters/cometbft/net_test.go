@@ -3,12 +3,15 @@ package cometbft
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/adapters/node"
 )
 
 // freeBase finds a base port whose n validators' TCP and UDP ports are free.
@@ -187,4 +190,38 @@ func closeAll(nodes []*Node) {
 		}
 	}
 	wg.Wait()
+}
+
+// TestDevnetPauseCatchUp pauses the fourth validator's consensus for 6 s
+// while jobs flow (its runners stay connected, as through a SIGSTOP):
+// when it resumes far behind the head, it pushes no assignment whose
+// deadline had passed at the head (issue 28: before, a paused or wiped
+// validator pushed 110–130 for old heights), counts what it skipped by
+// reason, and pushes again once at the head; no job is lost.
+func TestDevnetPauseCatchUp(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 4-validator network with a paused validator")
+	}
+	rep, err := RunDevnet(context.Background(), DevnetConfig{Validators: 4, Runners: 12, Duration: 12 * time.Second, Pause: 6 * time.Second,
+		TimeoutBlocks: 8, NoSync: true, Seed: 5, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("behind %d blocks at resume; stale pushes %d; skipped %v; pushes after the pause %d; completed %d expired %d lost %d",
+		rep.PausedBehind, rep.StalePushes, rep.PushesSkipped, rep.PausedPushesAfter, rep.Completed, rep.Expired, rep.Lost)
+	if rep.PausedBehind <= 8 {
+		t.Fatalf("the paused validator was %d blocks behind at resume: not past the deadlines (8 blocks), the test proves nothing", rep.PausedBehind)
+	}
+	if rep.StalePushes != 0 {
+		t.Fatalf("%d pushes for assignments whose deadline had passed at the head", rep.StalePushes)
+	}
+	if rep.PushesSkipped[node.SkipDeadline] == 0 {
+		t.Fatalf("skipped %v: the catching-up validator skipped nothing for a passed deadline", rep.PushesSkipped)
+	}
+	if rep.PausedPushesAfter == 0 {
+		t.Fatal("the paused validator pushed nothing after catching up")
+	}
+	if rep.Lost != 0 || !rep.AppHashesAgree {
+		t.Fatalf("lost %d, AppHashes agree %v", rep.Lost, rep.AppHashesAgree)
+	}
 }

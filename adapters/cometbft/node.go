@@ -50,6 +50,8 @@ type NodeConfig struct {
 	Registerer   prometheus.Registerer
 	// OnFinalized: as AppConfig's.
 	OnFinalized func(h uint64, digest cip11.Hash)
+	// OnPushes: as node.ValidatorConfig's (after the catch-up gate).
+	OnPushes func(h uint64, pushes []chain.Assignment)
 	// NoGossip turns presence gossip off (§8.2): each proposer proposes
 	// its own local presence only (the devnet's -gossip=false baseline).
 	NoGossip bool
@@ -179,7 +181,7 @@ func StartNode(ctx context.Context, cfg NodeConfig) (*Node, error) {
 	eng := &mempoolEngine{}
 	v, err := node.NewValidator(node.ValidatorConfig{Genesis: h.Genesis, Keys: h.Keys, DataDir: filepath.Join(cfg.Home, "node"),
 		NoSync: cfg.NoSync, RetainBlocks: cfg.RetainBlocks, Logger: cfg.Logger, Metrics: cfg.Metrics, Registerer: cfg.Registerer,
-		Engine: eng})
+		Engine: eng, OnPushes: cfg.OnPushes})
 	if err != nil {
 		return nil, err
 	}
@@ -189,6 +191,7 @@ func StartNode(ctx context.Context, cfg NodeConfig) (*Node, error) {
 		v.Close()
 		return nil, err
 	}
+	v.SetCatchUp(app.catchUp) // catching up from here: CometBFT's handshake replays first
 	dbs := &lateDBs{}
 	logger := cfg.CometLogger
 	if logger == nil {
@@ -207,6 +210,7 @@ func StartNode(ctx context.Context, cfg NodeConfig) (*Node, error) {
 		return nil, errors.Join(fmt.Errorf("cometbft: %w", err), dbs.closeAll())
 	}
 	eng.n.Store(cn)
+	app.cmt.Store(cn)
 	if err := cn.Start(); err != nil {
 		eng.n.Store(nil)
 		v.Close()

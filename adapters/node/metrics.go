@@ -24,6 +24,7 @@ const (
 	MetricResultsForwarded = "cip11_results_forwarded_total"
 	MetricProvenRunners    = "cip11_presence_proven_runners"
 	MetricCertificates     = "cip11_presence_certificates_total"
+	MetricPushesSkipped    = "cip11_pushes_skipped_total"
 )
 
 // AckLatencyBuckets are the cip11_ack_latency_seconds buckets: 1 ms to 10 s.
@@ -51,6 +52,7 @@ type Metrics struct {
 	resultsForwarded prometheus.Counter
 	provenRunners    prometheus.Gauge
 	certificates     *prometheus.CounterVec
+	pushesSkipped    *prometheus.CounterVec
 
 	mu        sync.Mutex
 	jobStates map[httpapi.JobState]bool
@@ -82,9 +84,11 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Help: "Registered runners whose presence_proven_until covers the next block (§8.3 Mode-A proven-until coverage)."}),
 		certificates: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricCertificates,
 			Help: "SubmitPresenceCertificate transactions executed in applied blocks (§8.3), by result."}, []string{"result"}),
+		pushesSkipped: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricPushesSkipped,
+			Help: "Pushes (§10.1) not sent because the validator was catching up (replaying, block-syncing or behind the head), by reason."}, []string{"reason"}),
 		jobStates: map[httpapi.JobState]bool{},
 	}
-	cs := []prometheus.Collector{m.ackLatency, m.jobs, m.blockExec, m.blocks, m.height, m.mempool, m.resultsForwarded, m.provenRunners, m.certificates}
+	cs := []prometheus.Collector{m.ackLatency, m.jobs, m.blockExec, m.blocks, m.height, m.mempool, m.resultsForwarded, m.provenRunners, m.certificates, m.pushesSkipped}
 	for i, c := range cs {
 		if err := reg.Register(c); err != nil {
 			for _, done := range cs[:i] {
@@ -99,6 +103,9 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	}
 	m.certificates.WithLabelValues("accepted")
 	m.certificates.WithLabelValues("rejected")
+	for _, r := range SkipReasons() {
+		m.pushesSkipped.WithLabelValues(r)
+	}
 	return m, nil
 }
 
@@ -178,5 +185,13 @@ func (m *Metrics) CertificatesExecuted(accepted, rejected int) {
 	if m != nil {
 		m.certificates.WithLabelValues("accepted").Add(float64(accepted))
 		m.certificates.WithLabelValues("rejected").Add(float64(rejected))
+	}
+}
+
+// PushesSkipped counts n pushes skipped while catching up in
+// cip11_pushes_skipped_total{reason} (SkipReasons).
+func (m *Metrics) PushesSkipped(reason string, n int) {
+	if m != nil && n > 0 {
+		m.pushesSkipped.WithLabelValues(reason).Add(float64(n))
 	}
 }

@@ -73,6 +73,10 @@ type ValidatorConfig struct {
 	Engine Engine
 	// Now is the wall clock for latencies and event times (time.Now).
 	Now func() time.Time
+	// OnPushes, if set, is told each committed block's pushes as they are
+	// handed to the transport, after the catch-up gate (SetCatchUp), on
+	// the loop: it must not call the validator.
+	OnPushes func(h uint64, pushes []chain.Assignment)
 }
 
 // Validate reports the first invalid field, wrapping ErrNilConfig or
@@ -188,7 +192,13 @@ type Validator struct {
 	seats    atomic.Uint64
 	// fresh are the seats the last committed block created (§10.1 still
 	// assigned, answered without the loop: Assigned)
-	fresh   atomic.Pointer[map[cip11.Hash]freshSeats]
+	fresh atomic.Pointer[map[cip11.Hash]freshSeats]
+	// catchUp is the engine's catch-up report; held the pushes held while
+	// catching up (loop only); skipped the pushes skipped, by reason
+	// (catchup.go).
+	catchUp atomic.Pointer[CatchUp]
+	held    []chain.Assignment
+	skipped [3]atomic.Uint64
 	beacons []chainlog.Beacon // the block log's last parent beacons (recover; read-only after)
 	height  atomic.Uint64
 	failed  atomic.Pointer[error] // the core's sticky failure, for callers outside loop
@@ -816,15 +826,19 @@ func (v *Validator) commit(c *chain.Core, start time.Time) error {
 		fresh[a.JobID] = f
 	}
 	v.fresh.Store(&fresh)
+	pushes := v.gatePushes(c, h, res.Pushes) // catching up: none for the past
+	if f := v.cfg.OnPushes; f != nil {
+		f(h, pushes)
+	}
 	if v.noteEpochs(b) && v.sets != nil {
 		if _, err := v.sets.extend(v.Epochs()); err != nil { // the executor checked the set: not expected
 			v.log.Error("the transport cannot take the new epoch's snapshot", "height", h, "err", err)
 		}
 	}
-	v.sendq.post(sendItem{h: h, pushes: res.Pushes, cancels: res.Cancels, included: v.included}) // also ticks the server to h
+	v.sendq.post(sendItem{h: h, pushes: pushes, cancels: res.Cancels, included: v.included}) // also ticks the server to h
 	v.included = nil
 	v.log.Debug("block", "height", h, "txs", len(b.Txs), "assignments", len(b.Out.Assignments), "heartbeats", len(b.Heartbeats),
-		"pushes", len(res.Pushes), "cancels", len(res.Cancels))
+		"pushes", len(pushes), "cancels", len(res.Cancels))
 	if m := v.cfg.Metrics; m != nil {
 		m.ObserveBlock(exec)
 		m.SetJobs(c.Counts())
