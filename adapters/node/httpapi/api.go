@@ -327,7 +327,8 @@ const (
 )
 
 // HealthOf is the health a status reports: failed, then stalled, then
-// catching up, else ok.
+// catching up, else ok. A network validator's stall reason counts its
+// consensus peers.
 func HealthOf(s Status) Health {
 	h := Health{Status: HealthOK, Height: s.Height, LatestBlockTime: s.LatestBlockTime, LastBlockAgeMillis: s.LastBlockAgeMillis,
 		StallAfterMillis: s.StallAfterMillis, CatchingUp: s.CatchingUp, Peers: s.Peers}
@@ -336,7 +337,10 @@ func HealthOf(s Status) Health {
 		h.Status, h.Reason = HealthFailed, "the validator failed: "+s.Failed
 	case s.Stalled:
 		h.Status = HealthStalled
-		h.Reason = fmt.Sprintf("no block for %d ms (height %d; stalled after %d ms); %d consensus peers", s.LastBlockAgeMillis, s.Height, s.StallAfterMillis, s.Peers)
+		h.Reason = fmt.Sprintf("no block for %d ms (height %d; stalled after %d ms)", s.LastBlockAgeMillis, s.Height, s.StallAfterMillis)
+		if len(s.Validators) > 0 {
+			h.Reason += fmt.Sprintf("; %d consensus peers", s.Peers)
+		}
 	case s.CatchingUp:
 		h.Status = HealthCatchingUp
 		h.Reason = fmt.Sprintf("block-syncing from %d peers (height %d)", s.Peers, s.Height)

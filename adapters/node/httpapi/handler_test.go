@@ -395,9 +395,10 @@ func TestHealthz(t *testing.T) {
 	}{
 		{"healthy", Status{Height: 9, LastBlockAgeMillis: 300, StallAfterMillis: 4800, Peers: 3}, http.StatusOK, "ok", ""},
 		{"stalled", Status{Height: 9, LastBlockAgeMillis: 5000, StallAfterMillis: 4800, Stalled: true}, http.StatusServiceUnavailable,
-			"stalled", "no block for 5000 ms (height 9; stalled after 4800 ms); 0 consensus peers"},
+			"stalled", "no block for 5000 ms (height 9; stalled after 4800 ms)"},
 		{"catching up", Status{Height: 9, CatchingUp: true, Peers: 2}, http.StatusServiceUnavailable, "catching_up", "block-syncing from 2 peers (height 9)"},
-		{"stalled and catching up", Status{Height: 9, CatchingUp: true, Stalled: true, LastBlockAgeMillis: 6000, StallAfterMillis: 4800, Peers: 1},
+		{"stalled and catching up", Status{Height: 9, CatchingUp: true, Stalled: true, LastBlockAgeMillis: 6000, StallAfterMillis: 4800, Peers: 1,
+			Validators: []ValidatorHealth{{Self: true, Connected: true}, {}}},
 			http.StatusServiceUnavailable, "stalled", "no block for 6000 ms (height 9; stalled after 4800 ms); 1 consensus peers"},
 		{"failed", Status{Height: 9, Stalled: true, Failed: "validator failed: state store: no space left on device"}, http.StatusServiceUnavailable,
 			"failed", "the validator failed: validator failed: state store: no space left on device"},
