@@ -240,8 +240,8 @@ func (n *Node) fail(err error) {
 
 // Err is the node's fatal failure: CometBFT's consensus failure
 // (ErrConsensusFailure) or the validator's own (node.Validator.Err, a
-// failed block-log append, state commit or journal write); nil while it
-// runs. Both wrap node.ErrFailed.
+// failed block-log append, state commit or journal write, wrapping
+// node.ErrFailed); nil while it runs.
 func (n *Node) Err() error {
 	if p := n.fatalErr.Load(); p != nil {
 		return *p
