@@ -69,13 +69,7 @@ func TestConsensusFailureStopsRun(t *testing.T) {
 		t.Fatalf("Run returned before any failure: %v", err)
 	case <-time.After(300 * time.Millisecond):
 	}
-	state := filepath.Join(nd.home, "data", "priv_validator_state.json")
-	if err := os.Remove(state); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Join(state, "blocker"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	blockSignState(t, filepath.Join(nd.home, "data", "priv_validator_state.json"))
 	t0 := time.Now()
 	select {
 	case err := <-run:
@@ -181,4 +175,24 @@ func TestDevnetReportsFailure(t *testing.T) {
 	if !errors.Is(err, ErrConsensusFailure) || err.Error() != "validator 1: cometbft: consensus failure: rename priv_validator_state.json: no space left on device" {
 		t.Fatalf("failure: %v", err)
 	}
+}
+
+// blockSignState makes a last-sign state file's path a non-empty
+// directory, so that the next write of the state (a temporary file
+// renamed over it) fails. The running validator rewrites the file at
+// every vote, so the removal is retried until the directory wins.
+func blockSignState(t *testing.T, path string) {
+	t.Helper()
+	for range 100 {
+		if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		if err := os.Mkdir(path, 0o755); err == nil {
+			if err := os.Mkdir(filepath.Join(path, "blocker"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+	}
+	t.Fatalf("could not replace %s by a directory", path)
 }

@@ -168,13 +168,7 @@ func TestNetworkConsensusFailureExits(t *testing.T) {
 	p := newProcNet(t, 1, 0)
 	v := p.start(0)
 	p.waitAll([]int{0}, 2, 60*time.Second)
-	state := filepath.Join(p.home(0), "data", "priv_validator_state.json")
-	if err := os.Remove(state); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Join(state, "blocker"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	blockSignState(t, filepath.Join(p.home(0), "data", "priv_validator_state.json"))
 	t0 := time.Now()
 	code, err := waitExit(v, 10*time.Second)
 	if err != nil {
@@ -377,4 +371,24 @@ func TestNetworkDiskFull(t *testing.T) {
 	sigtermAll(t, p.procs)
 	_, common := agreeingLogs(t, []string{p.home(0), p.home(1), p.home(2), p.home(3)})
 	t.Logf("%d heights agree across the four block logs", common)
+}
+
+// blockSignState makes a last-sign state file's path a non-empty
+// directory, so that the next write of the state (a temporary file
+// renamed over it) fails. The running validator rewrites the file at
+// every vote, so the removal is retried until the directory wins.
+func blockSignState(t *testing.T, path string) {
+	t.Helper()
+	for range 100 {
+		if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		if err := os.Mkdir(path, 0o755); err == nil {
+			if err := os.Mkdir(filepath.Join(path, "blocker"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+	}
+	t.Fatalf("could not replace %s by a directory", path)
 }
