@@ -666,6 +666,9 @@ func (n *netDevnet) run(ctx context.Context, runners []*node.Runner) (*DevnetRep
 		if h > last {
 			lastAdvance = now
 		}
+		if err := n.failure(); err != nil { // health.go
+			return nil, err
+		}
 		if now.Sub(lastAdvance) > stallAfter {
 			return nil, fmt.Errorf("%w: the chain made no block for %v (height %d)", ErrStalled, stallAfter, h)
 		}

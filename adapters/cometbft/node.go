@@ -18,6 +18,7 @@ import (
 	cmtcfg "github.com/cometbft/cometbft/config"
 	cmtcrypto "github.com/cometbft/cometbft/crypto"
 	cmted25519 "github.com/cometbft/cometbft/crypto/ed25519"
+	cmtjson "github.com/cometbft/cometbft/libs/json"
 	cmtlog "github.com/cometbft/cometbft/libs/log"
 	"github.com/cometbft/cometbft/mempool"
 	cmtnode "github.com/cometbft/cometbft/node"
@@ -55,6 +56,9 @@ type NodeConfig struct {
 	// NoGossip turns presence gossip off (§8.2): each proposer proposes
 	// its own local presence only (the devnet's -gossip=false baseline).
 	NoGossip bool
+	// StallBlocks: as node.ValidatorConfig's (the unit is one CometBFT
+	// round, roundInterval).
+	StallBlocks int
 }
 
 // Node is one validator of a network: the CIP-11 validator (QUIC server,
@@ -69,12 +73,18 @@ type Node struct {
 	// (AddEpochShare).
 	home string
 	keys *node.ValidatorKeys
+	// fatal is closed on CometBFT's first fatal error (fatalLogger),
+	// whose error fatalErr then holds.
+	fatal     chan struct{}
+	fatalErr  atomic.Pointer[error]
+	fatalOnce sync.Once
 }
 
 // mempoolEngine is the validator's Engine: CometBFT's mempool, whose
 // CheckTx is App.CheckTx on every validator (D33).
 type mempoolEngine struct {
-	n atomic.Pointer[cmtnode.Node]
+	n     atomic.Pointer[cmtnode.Node]
+	facts *consensusFacts // set before n (health.go)
 }
 
 func (e *mempoolEngine) BroadcastTx(raw []byte) error   { return e.broadcast(raw) }
@@ -181,7 +191,7 @@ func StartNode(ctx context.Context, cfg NodeConfig) (*Node, error) {
 	eng := &mempoolEngine{}
 	v, err := node.NewValidator(node.ValidatorConfig{Genesis: h.Genesis, Keys: h.Keys, DataDir: filepath.Join(cfg.Home, "node"),
 		NoSync: cfg.NoSync, RetainBlocks: cfg.RetainBlocks, Logger: cfg.Logger, Metrics: cfg.Metrics, Registerer: cfg.Registerer,
-		Engine: eng, OnPushes: cfg.OnPushes})
+		Engine: eng, OnPushes: cfg.OnPushes, StallBlocks: cfg.StallBlocks})
 	if err != nil {
 		return nil, err
 	}
@@ -192,11 +202,13 @@ func StartNode(ctx context.Context, cfg NodeConfig) (*Node, error) {
 		return nil, err
 	}
 	v.SetCatchUp(app.catchUp) // catching up from here: CometBFT's handshake replays first
+	eng.facts = &consensusFacts{app: app}
 	dbs := &lateDBs{}
-	logger := cfg.CometLogger
-	if logger == nil {
-		logger = cmtlog.NewNopLogger()
+	if cfg.CometLogger == nil {
+		cfg.CometLogger = cmtlog.NewNopLogger()
 	}
+	nd := &Node{V: v, App: app, eng: eng, dbs: dbs, home: cfg.Home, keys: h.Keys, fatal: make(chan struct{})}
+	logger := fatalLogger{next: cfg.CometLogger, onFatal: nd.fail}
 	var opts []cmtnode.Option
 	if !cfg.NoGossip {
 		app.gossip = newPresenceReactor(app.log, app.gossipValidators, v.Height)
@@ -217,7 +229,48 @@ func StartNode(ctx context.Context, cfg NodeConfig) (*Node, error) {
 		time.Sleep(storeCloseDelay)
 		return nil, errors.Join(fmt.Errorf("cometbft: start: %w", err), dbs.closeAll())
 	}
-	return &Node{V: v, App: app, cmt: cn, eng: eng, dbs: dbs, home: cfg.Home, keys: h.Keys}, nil
+	nd.cmt = cn
+	return nd, nil
+}
+
+// fail records CometBFT's first fatal error (fatalLogger's onFatal).
+func (n *Node) fail(err error) {
+	n.fatalOnce.Do(func() {
+		n.fatalErr.Store(&err)
+		n.App.log.Error("CometBFT consensus failed; the validator stops", "err", err)
+		close(n.fatal)
+	})
+}
+
+// Err is the node's fatal failure: CometBFT's consensus failure
+// (ErrConsensusFailure) or the validator's own (node.Validator.Err, a
+// failed block-log append, state commit or journal write, wrapping
+// node.ErrFailed); nil while it runs.
+func (n *Node) Err() error {
+	if p := n.fatalErr.Load(); p != nil {
+		return *p
+	}
+	return n.V.Err()
+}
+
+// Run watches the node until ctx ends (nil) or it fails: CometBFT's
+// consensus failure, the validator's core failure or its store's
+// background failure (node.Validator.Run). The error names the cause; a
+// process should exit non-zero on it, since a validator whose consensus
+// halted decides nothing more while it looks alive.
+func (n *Node) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- n.V.Run(ctx) }()
+	select {
+	case err := <-done:
+		return err
+	case <-n.fatal:
+		cancel()
+		<-done
+		return n.Err()
+	}
 }
 
 // AddEpochShare hands the node its threshold share of epoch e (DEVNET:
@@ -230,9 +283,45 @@ func (n *Node) AddEpochShare(e uint64, secret [32]byte) error {
 	return n.keys.Write(filepath.Join(n.home, "validator.key"))
 }
 
+// ErrSignStateMissing: the home has a vote key but no last-sign state
+// (data/priv_validator_state.json), the file that keeps the validator
+// from signing twice at a height it already voted on. StartNode refuses
+// to start rather than begin again from an empty one.
+var ErrSignStateMissing = fmt.Errorf("%w: the vote key's last-sign state is missing", node.ErrKeyFile)
+
+// SignStateRemedy is what a refused start (ErrSignStateMissing) tells the
+// operator to do (docs/network.md, "Wiped homes").
+const SignStateRemedy = "restore the file from a backup of this home; if it is lost, run `cip11 reset -home HOME -signed-height H` " +
+	"with H at least the network's current height (GET /status of a live validator), so that it never signs at or below H " +
+	"(docs/network.md, \"Wiped homes\")"
+
+// checkSignState refuses a home whose vote key has no last-sign state, or
+// a last-sign state that does not decode (CometBFT would exit the process
+// on either).
+func checkSignState(c *cmtcfg.Config) error {
+	path := c.PrivValidatorStateFile()
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("%w: %s does not exist. It records the last height, round and step this validator signed; "+
+			"starting without it could sign a second, conflicting vote at a height it already voted on (double signing, "+
+			"equivocation evidence against this validator). To continue: %s", ErrSignStateMissing, path, SignStateRemedy)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %w", node.ErrKeyFile, err)
+	}
+	var st privval.FilePVLastSignState
+	if err := cmtjson.Unmarshal(b, &st); err != nil {
+		return fmt.Errorf("%w: %s does not decode (%v); %s", node.ErrKeyFile, path, err, SignStateRemedy)
+	}
+	return nil
+}
+
 // loadFilePV loads the vote key and its last-sign state, turning the
 // library's exit on a bad file into an error.
 func loadFilePV(c *cmtcfg.Config) (pv *privval.FilePV, err error) {
+	if err := checkSignState(c); err != nil {
+		return nil, err
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%w: vote key: %v", node.ErrKeyFile, r)

@@ -130,16 +130,18 @@ func TestBrowserDashboard(t *testing.T) {
 		t.Cleanup(func() { r.Close() })
 	}
 
-	// the block producer, stopped before the validator closes
-	pctx, stopProducer := context.WithCancel(context.Background())
+	// the block producer, stopped before the validator closes (or by
+	// the stall phase)
+	pctx, cancelProducer := context.WithCancel(context.Background())
 	produced := make(chan error, 1)
 	go func() { produced <- v.Run(pctx) }()
-	t.Cleanup(func() {
-		stopProducer()
+	stopProducer := sync.OnceFunc(func() {
+		cancelProducer()
 		if err := <-produced; err != nil {
 			t.Errorf("validator Run: %v", err)
 		}
 	})
+	t.Cleanup(stopProducer)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -203,8 +205,15 @@ func TestBrowserDashboard(t *testing.T) {
 		t.Fatalf("navigate %s: %v", base, err)
 	}
 
-	// 1. The runner count: every runner connected and registered.
+	// 1. The runner count: every runner connected and registered; the
+	// validator healthy (green), its last block under a second old, no
+	// health banner, no consensus panel (a single validator).
 	wait("runner count", fmt.Sprintf(`document.body.dataset.state === 'live' && document.getElementById('connected').textContent === '%d' && document.getElementById('registered').textContent === '%d'`, runners, runners), 20*time.Second)
+	wait("healthy", `document.body.dataset.health === 'ok' && document.getElementById('health').textContent === 'healthy' &&
+		getComputedStyle(document.getElementById('health')).color === 'rgb(76, 208, 125)' &&
+		/ms ago$/.test(document.getElementById('blockAge').textContent) &&
+		getComputedStyle(document.getElementById('healthBanner')).display === 'none' &&
+		document.getElementById('consensusPanel').hidden`, 10*time.Second)
 	wait("runner table", fmt.Sprintf(`document.querySelectorAll('#runnerRows tr').length === %d`, runners), 5*time.Second)
 	// The Mode-A card: every runner's certificate accepted, proven-until
 	// coverage runners of runners, labelled shadow.
@@ -301,7 +310,21 @@ func TestBrowserDashboard(t *testing.T) {
 		t.Fatalf("console errors while live:\n%s", strings.Join(errs, "\n"))
 	}
 
-	// 4. The validator's HTTP server stops: the page greys out and says how
+	// 4. Block production stops: past 8 block times (1.6 s) the
+	// validator says stalled, and the page turns its health red with the
+	// age of the last block, in the badge and in a banner.
+	stopProducer()
+	wait("stalled state", `document.body.dataset.health === 'stalled' &&
+		/^stalled · last block \d+(\.\d)? s ago$/.test(document.getElementById('health').textContent) &&
+		getComputedStyle(document.getElementById('health')).color === 'rgb(255, 107, 107)' &&
+		getComputedStyle(document.getElementById('healthBanner')).display !== 'none' &&
+		/^Stalled: no new block for \d+(\.\d)? s \(height \d+; stalled after 1\.6 s\)/.test(document.getElementById('healthBanner').textContent)`, 15*time.Second)
+	shot("3-stalled")
+	if errs := logs.errorsIn("live"); len(errs) > 0 {
+		t.Fatalf("console errors while stalled:\n%s", strings.Join(errs, "\n"))
+	}
+
+	// 5. The validator's HTTP server stops: the page greys out and says how
 	// old its data is. (The browser logs the refused fetches; that phase's
 	// log is not checked.)
 	logs.setPhase("stopped")
@@ -311,7 +334,7 @@ func TestBrowserDashboard(t *testing.T) {
 		/unreachable/.test(document.getElementById('banner').textContent) &&
 		/\d+ s old/.test(document.getElementById('banner').textContent) &&
 		/grayscale/.test(getComputedStyle(document.querySelector('main')).filter)`, 10*time.Second)
-	shot("3-unreachable")
+	shot("4-unreachable")
 	for _, e := range logs.errorsIn("stopped") {
 		if strings.Contains(e, "exception") || !strings.Contains(e, "ERR_CONNECTION_REFUSED") {
 			t.Errorf("unexpected console entry after the stop: %s", e)

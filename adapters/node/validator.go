@@ -77,6 +77,10 @@ type ValidatorConfig struct {
 	// handed to the transport, after the catch-up gate (SetCatchUp), on
 	// the loop: it must not call the validator.
 	OnPushes func(h uint64, pushes []chain.Assignment)
+	// StallBlocks is the health rule's threshold (health.go): the
+	// validator reports itself stalled when its height has not moved for
+	// that many nominal block intervals (0: DefaultStallBlocks).
+	StallBlocks int
 }
 
 // Validate reports the first invalid field, wrapping ErrNilConfig or
@@ -91,6 +95,8 @@ func (c *ValidatorConfig) Validate() error {
 		return fmt.Errorf("%w: BlockTime %v is negative", ErrBadRequest, c.BlockTime)
 	case c.SkipPerMille > 1000:
 		return fmt.Errorf("%w: SkipPerMille %d (0 … 1000)", ErrBadRequest, c.SkipPerMille)
+	case c.StallBlocks < 0:
+		return fmt.Errorf("%w: StallBlocks %d is negative", ErrBadRequest, c.StallBlocks)
 	}
 	if err := c.Genesis.Validate(); err != nil {
 		return err
@@ -130,6 +136,9 @@ func (c *ValidatorConfig) defaults() {
 	}
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	if c.StallBlocks == 0 {
+		c.StallBlocks = DefaultStallBlocks
 	}
 	if c.Listen == "" {
 		c.Listen = c.Genesis.Validator.QUIC
@@ -1096,19 +1105,25 @@ func (v *Validator) Status() httpapi.Status {
 	if v.srv != nil {
 		quicAddr, connected, present = v.srv.Addr().String(), len(v.srv.ConnectedRunners()), len(v.srv.Present())
 	}
+	facts, engine := v.consensusFacts()
+	var last httpapi.BlockSummary
+	var applied bool
 	_ = v.do(func(c *chain.Core) {
 		h, mp = c.Height(), c.MempoolLen()
 		if view, err := v.x.Store().Registry().At(h); err == nil {
 			n = len(view.ActiveRunners())
 		}
+		last, applied = lastApplied(c)
 	})
 	snap := v.activeSnapshot(h)
-	return httpapi.Status{
+	st := httpapi.Status{
 		ChainID: uint64(v.g.ChainID), Height: h, BlockTimeMillis: v.blockTimeMillis(),
 		QUICAddr: quicAddr, PeerKey: fmt.Sprintf("%x", v.PeerKey()), ValidatorSetHash: snap.Hash(),
 		SubsetEpoch: snap.Epoch(), Runners: n, Connected: connected, Present: present,
 		Mempool: mp, PollDisabled: v.p.PollDisabled, Version: "cip11 r1.3.1",
 	}
+	v.addHealth(&st, v.now(), last, applied, facts, engine) // health.go
+	return st
 }
 
 // committedRegistry is the QUIC server's view of the registry: views at

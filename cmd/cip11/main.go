@@ -11,6 +11,8 @@
 //	cip11 validator [-genesis F] [-key F] [-data DIR]
 //	                                    a single-validator chain node
 //	cip11 validator -home DIR           one validator of a network (CometBFT in-process)
+//	cip11 reset -home DIR [-signed-height H]
+//	                                    clear a network validator's chain state, keeping its last-sign state
 //	cip11 runner [-genesis F] [-key F] [-api URL]
 //	                                    a runner process
 //	cip11 replay [-blocks N] [-json] [-no-cache] [-quiet] [FILE]
@@ -58,6 +60,9 @@ const usage = `usage:
                                         run a single-validator chain node (QUIC, HTTP API, metrics)
   cip11 validator -home DIR [-http ADDR] [-log LEVEL] [-comet-log LEVEL]
                                         run one validator of a network from its home (e.g. net/v0)
+  cip11 reset -home DIR [-signed-height H]
+                                        clear a network validator's chain state (it rebuilds from its
+                                        peers), keeping priv_validator_state.json (docs/network.md)
   cip11 runner [-genesis FILE] [-key FILE] [-api URL]
                                         run a runner process (QUIC push, on-chain heartbeats, poll fallback)
   cip11 replay [-blocks N] [-json] [-no-cache] [-quiet] [FILE]
@@ -96,6 +101,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runRunner(args[1:], stdout, stderr)
 	case "reconfigure":
 		return runReconfigure(args[1:], stdout, stderr)
+	case "reset":
+		return runReset(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -193,6 +193,7 @@ type netValidator struct {
 	noSync         bool
 	log            *slog.Logger
 	cometLevel     string
+	stallBlocks    int
 }
 
 // runNetworkValidator is cip11 validator -home: one validator of a network
@@ -215,12 +216,13 @@ func runNetworkValidator(stdout, stderr io.Writer, cfg netValidator) int {
 	ctx, cancel := signalContext()
 	defer cancel()
 	nd, err := cometbft.StartNode(ctx, cometbft.NodeConfig{Home: cfg.home, Logger: cfg.log, CometLogger: comet, NoSync: cfg.noSync,
-		Metrics: vm, Registerer: reg})
+		Metrics: vm, Registerer: reg, StallBlocks: cfg.stallBlocks})
 	if err != nil {
 		return fail(err)
 	}
+	var failed bool // a fatal failure: the close is bounded, the exit must come
 	defer func() {
-		if err := nd.Close(); err != nil {
+		if err := closeWithin(nd.Close, failed, failedCloseLimit); err != nil {
 			cfg.log.Warn("closing the node", "err", err)
 		}
 	}()
@@ -234,10 +236,34 @@ func runNetworkValidator(stdout, stderr io.Writer, cfg netValidator) int {
 		{"validator", fmt.Sprintf("%d of %d (share index %d)", h.Index, len(h.Genesis.Set), h.Index+1)},
 		{"p2p", strings.TrimPrefix(h.Config.P2P.ListenAddress, "tcp://")},
 	})
-	if err := nd.V.Run(ctx); err != nil {
+	// Run returns on SIGINT or SIGTERM (nil), or on a fatal failure:
+	// CometBFT's consensus failure, the core's sticky failure or its
+	// store's, whose cause goes to stderr before the exit (1).
+	if err := nd.Run(ctx); err != nil {
+		failed = true
 		return fail(err)
 	}
 	return 0
+}
+
+// failedCloseLimit bounds the close of a failed node: its stores may be
+// on a full disk, and the process must exit within seconds of the failure.
+const failedCloseLimit = 5 * time.Second
+
+// closeWithin runs close and, when bounded, gives up waiting after d (the
+// process exits and the kernel releases what close did not).
+func closeWithin(close func() error, bounded bool, d time.Duration) error {
+	if !bounded {
+		return close()
+	}
+	done := make(chan error, 1)
+	go func() { done <- close() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(d):
+		return fmt.Errorf("close did not finish within %v; exiting", d)
+	}
 }
 
 // netDevnet runs the network devnet; tests replace it to check the flags'

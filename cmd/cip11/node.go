@@ -255,6 +255,8 @@ DIR/data; restarted on the same home it catches up from its peers.
 	level := c.strVar("log", "info", logLevel, "log `LEVEL` (debug, info, warn, error)")
 	home := c.strVar("home", "", nil, "run one validator of a network from its home `DIR` (cip11 genesis -validators writes DIR/v<i>)")
 	cometLevelFlag := c.strVar("comet-log", "none", cometLevel, "with -home: CometBFT's own log `LEVEL` on stderr (none, error, info, debug)")
+	stallBlocks := c.intVar("stall-blocks", node.DefaultStallBlocks, 1, 1_000_000,
+		"`N` nominal block intervals (-block-time, or with -home one CometBFT round: timeout_propose + timeout_prevote + timeout_precommit + timeout_commit) without a new block after which /status and /healthz say stalled (1 to 1000000)")
 	if code, ok := c.parse(args, stdout, stderr); !ok {
 		return code
 	}
@@ -275,7 +277,8 @@ DIR/data; restarted on the same home it catches up from its peers.
 		return 2
 	}
 	if *home != "" {
-		return runNetworkValidator(stdout, stderr, netValidator{home: *home, httpAddr: *httpAddr, noSync: *noSync, log: log, cometLevel: *cometLevelFlag})
+		return runNetworkValidator(stdout, stderr, netValidator{home: *home, httpAddr: *httpAddr, noSync: *noSync, log: log, cometLevel: *cometLevelFlag,
+			stallBlocks: *stallBlocks})
 	}
 	fail := func(err error) int { fmt.Fprintf(stderr, "cip11 validator: %v\n", err); return 1 }
 	g, err := node.LoadGenesis(*gpath)
@@ -291,7 +294,7 @@ DIR/data; restarted on the same home it catches up from its peers.
 		return fail(err)
 	}
 	v, err := node.NewValidator(node.ValidatorConfig{Genesis: g, Keys: keys, DataDir: *data, Listen: *listen, BlockTime: *blockTime,
-		SkipPerMille: uint32(*skip), PushWindow: *pushWindow, NoSync: *noSync, Logger: log, Metrics: vm, Registerer: reg})
+		SkipPerMille: uint32(*skip), PushWindow: *pushWindow, NoSync: *noSync, Logger: log, Metrics: vm, Registerer: reg, StallBlocks: *stallBlocks})
 	if err != nil {
 		return fail(err)
 	}

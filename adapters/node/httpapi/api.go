@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -248,6 +249,103 @@ type Status struct {
 	PollDisabled bool `json:"poll_disabled"`
 	// Version is the node software version.
 	Version string `json:"version"`
+
+	// Health (docs/http-api.md, GET /status and GET /healthz).
+
+	// LatestBlockHeight is the consensus engine's latest block (CometBFT's
+	// block store on a network validator; Height on a single validator).
+	LatestBlockHeight uint64 `json:"latest_block_height,string"`
+	// LatestBlockTime is that block's time: its CometBFT header time on a
+	// network validator, when it was applied on a single validator;
+	// omitted before the first block this process knows a time for.
+	LatestBlockTime time.Time `json:"latest_block_time,omitzero"`
+	// LastBlockAgeMillis is how long ago, by this validator's clock, its
+	// height last moved (since it started, when it has not moved since).
+	LastBlockAgeMillis int64 `json:"last_block_age_ms"`
+	// StallAfterMillis is the stall threshold: the stall block count
+	// (cip11 validator -stall-blocks) times the nominal block interval.
+	StallAfterMillis int64 `json:"stall_after_ms"`
+	// Stalled: the height has not moved for StallAfterMillis.
+	Stalled bool `json:"stalled"`
+	// CatchingUp: the consensus engine is block-syncing from its peers
+	// (CometBFT's catching_up); false on a single validator.
+	CatchingUp bool `json:"catching_up"`
+	// Peers is the number of connected consensus peers (0 on a single
+	// validator).
+	Peers int `json:"peers"`
+	// Validators is the active validator set with each member's last
+	// signed height (network validators only).
+	Validators []ValidatorHealth `json:"validators,omitempty"`
+	// Failed is the validator's fatal failure, if any (a failed validator
+	// accepts nothing more and its process exits).
+	Failed string `json:"failed,omitempty"`
+}
+
+// ValidatorHealth is one member of the active validator set, as a network
+// validator sees it.
+type ValidatorHealth struct {
+	// Index is the member's position in the active set (share index − 1).
+	Index int `json:"index"`
+	// PeerKey is its Ed25519 peer_pubkey, lowercase hex.
+	PeerKey string `json:"peer_key"`
+	// Address is its CometBFT vote-key address, uppercase hex (as in
+	// CometBFT's commits).
+	Address string `json:"address"`
+	// Self: this validator.
+	Self bool `json:"self"`
+	// Connected: a connected consensus peer (true for Self).
+	Connected bool `json:"connected"`
+	// LastSignedHeight is the greatest height whose commit, among the
+	// recent ones this validator read, carries the member's signature
+	// (decimal string; "0": none seen).
+	LastSignedHeight uint64 `json:"last_signed_height,string"`
+}
+
+// Health is GET /healthz's body.
+type Health struct {
+	// Status is "ok" (answered 200) or why not (503): "failed",
+	// "stalled" or "catching_up", in that order of precedence.
+	Status string `json:"status"`
+	// Reason says it in words ("" when ok).
+	Reason string `json:"reason,omitempty"`
+	// Height, LatestBlockTime, LastBlockAgeMillis, StallAfterMillis,
+	// CatchingUp and Peers are GET /status's.
+	Height             uint64    `json:"height,string"`
+	LatestBlockTime    time.Time `json:"latest_block_time,omitzero"`
+	LastBlockAgeMillis int64     `json:"last_block_age_ms"`
+	StallAfterMillis   int64     `json:"stall_after_ms"`
+	CatchingUp         bool      `json:"catching_up"`
+	Peers              int       `json:"peers"`
+}
+
+// Health statuses.
+const (
+	HealthOK         = "ok"
+	HealthFailed     = "failed"
+	HealthStalled    = "stalled"
+	HealthCatchingUp = "catching_up"
+)
+
+// HealthOf is the health a status reports: failed, then stalled, then
+// catching up, else ok. A network validator's stall reason counts its
+// consensus peers.
+func HealthOf(s Status) Health {
+	h := Health{Status: HealthOK, Height: s.Height, LatestBlockTime: s.LatestBlockTime, LastBlockAgeMillis: s.LastBlockAgeMillis,
+		StallAfterMillis: s.StallAfterMillis, CatchingUp: s.CatchingUp, Peers: s.Peers}
+	switch {
+	case s.Failed != "":
+		h.Status, h.Reason = HealthFailed, "the validator failed: "+s.Failed
+	case s.Stalled:
+		h.Status = HealthStalled
+		h.Reason = fmt.Sprintf("no block for %d ms (height %d; stalled after %d ms)", s.LastBlockAgeMillis, s.Height, s.StallAfterMillis)
+		if len(s.Validators) > 0 {
+			h.Reason += fmt.Sprintf("; %d consensus peers", s.Peers)
+		}
+	case s.CatchingUp:
+		h.Status = HealthCatchingUp
+		h.Reason = fmt.Sprintf("block-syncing from %d peers (height %d)", s.Peers, s.Height)
+	}
+	return h
 }
 
 // BlockSummary is one row of the dashboard's recent-blocks table.
@@ -437,6 +535,10 @@ type RunnerRow struct {
 	LastOutcome EventKind `json:"last_outcome,omitempty"`
 	// LastOutcomeHeight is the height of LastOutcome.
 	LastOutcomeHeight uint64 `json:"last_outcome_height,string"`
+	// Elsewhere: a peer validator reports the runner present (presence
+	// gossip, §8.2): it holds a link to another member of its Sub(R).
+	// Network validators only; omitted when false.
+	Elsewhere bool `json:"elsewhere,omitempty"`
 }
 
 // DefaultMaxBodyBytes is the request body limit when Options.MaxBodyBytes is

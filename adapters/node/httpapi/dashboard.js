@@ -271,19 +271,24 @@
     const frag = document.createDocumentFragment();
     const blockTime = new Map((d.recent_blocks || []).map((b) => [Number(b.height), timeOf(b.time)]));
     for (const r of d.runners || []) {
-      const tr = el('tr', null, !r.connected ? 'bad' : !r.present ? 'warn' : '');
+      // elsewhere: not connected here, but a peer validator reports it
+      // present (it holds links to other members of its Sub(R))
+      const tr = el('tr', null, r.elsewhere ? '' : !r.connected ? 'bad' : !r.present ? 'warn' : '');
+      tr.dataset.health = r.connected || r.elsewhere ? 'ok' : 'bad';
       const ping = Number(r.last_ping_height) || 0;
+      const pingText = ping ? `${ping} (${Math.max(0, height - ping)} blocks ago${blockTime.has(ping) && blockTime.get(ping) !== '–' ? ', ' + blockTime.get(ping) : ''})`
+        : r.elsewhere ? '– (linked to other validators)' : 'never';
       tr.append(el('td', r.address, 'l mono'),
-        el('td', r.connected ? 'yes' : 'no', r.connected ? 'yes' : 'no'),
-        el('td', r.present ? 'yes' : 'no', r.present ? 'yes' : 'no'),
-        el('td', ping ? `${ping} (${Math.max(0, height - ping)} blocks ago${blockTime.has(ping) && blockTime.get(ping) !== '–' ? ', ' + blockTime.get(ping) : ''})` : 'never'),
+        el('td', r.connected ? 'yes' : r.elsewhere ? 'elsewhere' : 'no', r.connected || r.elsewhere ? 'yes' : 'no'),
+        el('td', r.present ? 'yes' : r.elsewhere ? 'at a peer' : 'no', r.present || r.elsewhere ? 'yes' : 'no'),
+        el('td', pingText),
         el('td', num(r.in_flight)),
         el('td', r.last_outcome ? `${r.last_outcome} @ ${r.last_outcome_height}` : '–', 'l'));
       frag.appendChild(tr);
     }
     $('runnerRows').replaceChildren(frag);
     const n = (d.runners || []).length;
-    set('runnersNote', `${n} runners shown (${num((d.status || {}).runners)} registered); red: not connected, amber: connected but not present`);
+    set('runnersNote', `${n} runners shown (${num((d.status || {}).runners)} registered); red: not connected here and not reported present by a peer validator, amber: connected but not present; "elsewhere": linked to other validators of its Sub(R) (presence gossip)`);
   }
 
   function blocks(rows) {
@@ -330,9 +335,59 @@
       (rebuilt ? `; ${rebuilt} rebuilt from the block log at the validator's start (their time and pushes are unknown)` : ''));
   }
 
+  function fmtAge(ms) { return ms >= 10000 ? Math.round(ms / 1000) + ' s' : fmtMs(ms); }
+
+  // Health: the header's badge and, when not ok, a banner: red when the
+  // validator is stalled (with the age of its last block) or failed,
+  // amber while it catches up.
+  function health(s) {
+    const age = num(s.last_block_age_ms);
+    let state = 'ok', badge = 'healthy', cls = 'ok', banner = '';
+    if (s.failed) {
+      state = 'failed'; badge = 'failed'; cls = 'bad'; banner = 'Validator failed: ' + s.failed;
+    } else if (s.stalled) {
+      state = 'stalled'; badge = `stalled · last block ${fmtAge(age)} ago`; cls = 'bad';
+      banner = `Stalled: no new block for ${fmtAge(age)} (height ${s.height}; stalled after ${fmtAge(num(s.stall_after_ms))})` +
+        ((s.validators || []).length ? ` — ${num(s.peers)} consensus peers` : '');
+    } else if (s.catching_up) {
+      state = 'catching_up'; badge = 'catching up'; cls = 'warn'; banner = `Catching up: block-syncing from ${num(s.peers)} peers (height ${s.height})`;
+    }
+    document.body.dataset.health = state;
+    const b = $('health');
+    b.className = cls;
+    b.textContent = badge;
+    set('healthBanner', banner);
+    set('blockAge', fmtAge(age) + ' ago');
+  }
+
+  // Consensus facts of a network validator (absent on a single one).
+  function consensus(s) {
+    const vs = s.validators || [];
+    $('consensusPanel').hidden = vs.length === 0;
+    if (!vs.length) return;
+    const latest = Number(s.latest_block_height) || 0;
+    set('latestHeight', s.latest_block_height ?? '–');
+    set('latestTime', timeOf(s.latest_block_time));
+    set('peers', num(s.peers));
+    set('catchingUp', s.catching_up ? 'yes' : 'no');
+    const frag = document.createDocumentFragment();
+    for (const v of vs) {
+      const signed = Number(v.last_signed_height) || 0;
+      const behind = signed ? Math.max(0, latest - signed) : null;
+      const tr = el('tr', null, !v.connected || behind === null || behind > 3 ? 'bad' : '');
+      tr.dataset.index = String(v.index);
+      tr.append(el('td', v.index + (v.self ? ' (this)' : '')), el('td', short(v.peer_key), 'l mono'), el('td', short(v.address), 'l mono'),
+        el('td', v.connected ? 'yes' : 'no', v.connected ? 'yes' : 'no'), el('td', signed || 'none seen'), el('td', behind === null ? '–' : behind));
+      frag.appendChild(tr);
+    }
+    $('validatorRows').replaceChildren(frag);
+  }
+
   function render(d) {
     const s = d.status || {};
     const height = Number(s.height) || 0;
+    health(s);
+    consensus(s);
     set('chain', s.chain_id ?? '–');
     set('height', s.height ?? '–');
     set('epoch', s.subset_epoch ?? '–');

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -89,6 +90,29 @@ func TestDocsStateTheLimits(t *testing.T) {
 		"last_ping_height", "in_flight", "last_outcome", "last_outcome_height"} {
 		if !strings.Contains(doc, "`"+key+"`") {
 			t.Errorf("docs/http-api.md does not document `%s`", key)
+		}
+	}
+}
+
+// docs/http-api.md documents every JSON key of GET /status, GET /healthz
+// and the dashboard's runner rows (each as `key`), so that a new health
+// field cannot ship undocumented; and the /healthz section names every
+// health status.
+func TestDocsEveryStatusAndHealthKey(t *testing.T) {
+	doc := readDoc(t, "")
+	for _, v := range []any{Status{}, ValidatorHealth{}, Health{}, RunnerRow{}} {
+		rt := reflect.TypeOf(v)
+		for i := range rt.NumField() {
+			key, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ",")
+			if key != "" && key != "-" && !strings.Contains(doc, "`"+key+"`") {
+				t.Errorf("docs/http-api.md does not document %s's `%s`", rt.Name(), key)
+			}
+		}
+	}
+	hz := readDoc(t, "### GET /healthz")
+	for _, s := range []string{HealthOK, HealthFailed, HealthStalled, HealthCatchingUp} {
+		if !strings.Contains(hz, "`"+s+"`") {
+			t.Errorf("the GET /healthz section does not name status `%s`", s)
 		}
 	}
 }

@@ -67,6 +67,7 @@ func NewHandler(b Backend, o Options) (http.Handler, error) {
 	h.mux.HandleFunc("GET /runner/{addr}", h.runner)
 	h.mux.HandleFunc("POST /submit", h.submitTx)
 	h.mux.HandleFunc("GET /status", h.status)
+	h.mux.HandleFunc("GET /healthz", h.healthz)
 	h.mux.HandleFunc("GET /epochs", h.epochs)
 	h.mux.HandleFunc("GET /metrics", h.serveMetrics)
 	h.mux.HandleFunc("GET /{$}", h.dashboardPage)
@@ -678,6 +679,17 @@ func (h *handler) status(w http.ResponseWriter, r *http.Request) {
 	s := h.b.Status()
 	s.PollDisabled = h.poll
 	h.reply(w, r, http.StatusOK, s)
+}
+
+// GET /healthz: 200 with {"status":"ok",…} when healthy, else 503 with
+// the status and the reason (HealthOf).
+func (h *handler) healthz(w http.ResponseWriter, r *http.Request) {
+	hl := HealthOf(h.b.Status())
+	code := http.StatusOK
+	if hl.Status != HealthOK {
+		code = http.StatusServiceUnavailable
+	}
+	h.reply(w, r, code, hl)
 }
 
 // GET /metrics

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/wire"
@@ -344,7 +346,11 @@ func TestSubmitTxMalformed(t *testing.T) {
 func TestStatus(t *testing.T) {
 	st := Status{ChainID: 1337, Height: 18446744073709551615, BlockTimeMillis: 1000, QUICAddr: "127.0.0.1:7443",
 		PeerKey: strings.Repeat("ab", 32), ValidatorSetHash: cip11.Hash{0x11}, SubsetEpoch: 2, Runners: 50,
-		Connected: 40, Present: 38, Mempool: 3, PollDisabled: true, Version: "v0.1.0"}
+		Connected: 40, Present: 38, Mempool: 3, PollDisabled: true, Version: "v0.1.0",
+		LatestBlockHeight: 18446744073709551615, LatestBlockTime: time.Date(2026, 12, 4, 16, 0, 0, 123e6, time.UTC),
+		LastBlockAgeMillis: 250, StallAfterMillis: 4800, CatchingUp: true, Peers: 3,
+		Validators: []ValidatorHealth{{Index: 0, PeerKey: strings.Repeat("cd", 32), Address: "0A0B", Self: true, Connected: true, LastSignedHeight: 41},
+			{Index: 1, PeerKey: strings.Repeat("ef", 32), Address: "0C0D", LastSignedHeight: 18446744073709551615}}}
 	h, _ := newTestHandler(t, &fakeBackend{status: st}, Options{})
 	rec := do(h, http.MethodGet, "/status", "", nil)
 	wantStatus(t, rec, http.StatusOK)
@@ -352,14 +358,64 @@ func TestStatus(t *testing.T) {
 	got := decode[Status](t, rec)
 	want := st
 	want.PollDisabled = false // Options decide
-	if got != want {
+	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("status %+v, want %+v", got, want)
 	}
 	for _, frag := range []string{`"chain_id":"1337"`, `"height":"18446744073709551615"`, `"subset_epoch":"2"`,
-		`"block_time_ms":1000`, `"quic_addr":"127.0.0.1:7443"`, `"validator_set_hash":"11000000`, `"poll_disabled":false`} {
+		`"block_time_ms":1000`, `"quic_addr":"127.0.0.1:7443"`, `"validator_set_hash":"11000000`, `"poll_disabled":false`,
+		`"latest_block_height":"18446744073709551615"`, `"latest_block_time":"2026-12-04T16:00:00.123Z"`, `"last_block_age_ms":250`,
+		`"stall_after_ms":4800`, `"stalled":false`, `"catching_up":true`, `"peers":3`,
+		`"validators":[{"index":0,"peer_key":"cdcd`, `"address":"0A0B","self":true,"connected":true,"last_signed_height":"41"}`,
+		`"last_signed_height":"18446744073709551615"}]`} {
 		if !strings.Contains(body, frag) {
 			t.Fatalf("status body lacks %s: %s", frag, body)
 		}
+	}
+	// A single validator's status (no validator set, no time yet, not
+	// failed) omits validators, latest_block_time and failed.
+	h, _ = newTestHandler(t, &fakeBackend{status: Status{Height: 3}}, Options{})
+	body = do(h, http.MethodGet, "/status", "", nil).Body.String()
+	for _, key := range []string{`"validators"`, `"latest_block_time"`, `"failed"`} {
+		if strings.Contains(body, key) {
+			t.Errorf("a single validator's status has %s: %s", key, body)
+		}
+	}
+}
+
+// TestHealthz: GET /healthz answers 200 {"status":"ok"} for a healthy
+// status and 503 with the status and a reason otherwise; a failure wins
+// over a stall, a stall over catching up.
+func TestHealthz(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		st     Status
+		code   int
+		status string
+		reason string
+	}{
+		{"healthy", Status{Height: 9, LastBlockAgeMillis: 300, StallAfterMillis: 4800, Peers: 3}, http.StatusOK, "ok", ""},
+		{"stalled", Status{Height: 9, LastBlockAgeMillis: 5000, StallAfterMillis: 4800, Stalled: true}, http.StatusServiceUnavailable,
+			"stalled", "no block for 5000 ms (height 9; stalled after 4800 ms)"},
+		{"catching up", Status{Height: 9, CatchingUp: true, Peers: 2}, http.StatusServiceUnavailable, "catching_up", "block-syncing from 2 peers (height 9)"},
+		{"stalled and catching up", Status{Height: 9, CatchingUp: true, Stalled: true, LastBlockAgeMillis: 6000, StallAfterMillis: 4800, Peers: 1,
+			Validators: []ValidatorHealth{{Self: true, Connected: true}, {}}},
+			http.StatusServiceUnavailable, "stalled", "no block for 6000 ms (height 9; stalled after 4800 ms); 1 consensus peers"},
+		{"failed", Status{Height: 9, Stalled: true, Failed: "validator failed: state store: no space left on device"}, http.StatusServiceUnavailable,
+			"failed", "the validator failed: validator failed: state store: no space left on device"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, _ := newTestHandler(t, &fakeBackend{status: tc.st}, Options{})
+			rec := do(h, http.MethodGet, "/healthz", "", nil)
+			wantStatus(t, rec, tc.code)
+			got := decode[Health](t, rec)
+			if got.Status != tc.status || got.Reason != tc.reason || got.Height != 9 || got.LastBlockAgeMillis != tc.st.LastBlockAgeMillis ||
+				got.StallAfterMillis != tc.st.StallAfterMillis || got.CatchingUp != tc.st.CatchingUp || got.Peers != tc.st.Peers {
+				t.Fatalf("healthz %+v", got)
+			}
+			if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
+				t.Fatalf("Content-Type %q", ct)
+			}
+		})
 	}
 }
 
