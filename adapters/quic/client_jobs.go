@@ -493,6 +493,9 @@ const assignmentWait = 2 * time.Second
 func (c *Client) awaitHeight(h uint64, deadline time.Time) {
 	t := time.NewTimer(time.Until(deadline))
 	defer t.Stop()
+	if f := c.cfg.Behind; f != nil && c.Height() < h {
+		f(h)
+	}
 	for {
 		c.mu.Lock()
 		cur, tick := c.height, c.tick
