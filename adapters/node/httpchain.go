@@ -328,3 +328,16 @@ func (p *apiPool) assigned(ctx context.Context, c HTTPChain, job cip11.Hash, run
 		}
 	}
 }
+
+// HeightAt reads the height of the validator whose API is base (GET
+// /status) and records it like Height does; base need not be one of c's.
+func (c HTTPChain) HeightAt(ctx context.Context, base string) (uint64, error) {
+	base = strings.TrimSuffix(base, "/")
+	rctx, cancel := context.WithTimeout(ctx, apiRequestTimeout)
+	defer cancel()
+	h, err := HTTPChain{Base: base, Client: c.Client}.Height(rctx)
+	if err == nil && c.pool != nil {
+		c.pool.observe(base, h, time.Now())
+	}
+	return h, err
+}

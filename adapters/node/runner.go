@@ -156,6 +156,18 @@ type Runner struct {
 	// validators; nil otherwise).
 	apiOf map[validators.PeerKey]string
 	hints interface{ Hint(base string, h uint64) }
+	// heightAt reads one validator's height (HTTPChain.HeightAt), for a
+	// push ahead of the runner's view: behindq names the validators whose
+	// API the behind worker reads.
+	heightAt interface {
+		HeightAt(ctx context.Context, base string) (uint64, error)
+	}
+	behindq chan behindReq
+}
+
+type behindReq struct {
+	base string
+	h    uint64
 }
 
 // HeartbeatMargin is the runner's §6.6 safety_margin_blocks for
@@ -195,6 +207,41 @@ func (r *Runner) onPongHeight(v validators.PeerKey, h uint64) {
 	}
 	if base, ok := r.apiOf[v]; ok {
 		r.hints.Hint(base, h)
+	}
+}
+
+// behind is the client's hook for a push from v ahead of the runner's
+// view (§10.1, SPEC-NOTES N1): the loop reads the chain height now, and
+// the behind worker reads v's own API, which has applied the height v
+// pushed at, so the push waits one request, not a poll interval, and not
+// for the runner's preferred validator to apply that height too.
+func (r *Runner) behind(v validators.PeerKey, h uint64) {
+	r.nudge()
+	if base, ok := r.apiOf[v]; ok && r.heightAt != nil {
+		select {
+		case r.behindq <- behindReq{base, h}:
+		default:
+		}
+	}
+}
+
+// behindWorker serves behindq: it Ticks the client with the height the
+// named validator reports.
+func (r *Runner) behindWorker(ctx context.Context) {
+	defer r.wg.Done()
+	for {
+		var q behindReq
+		select {
+		case <-ctx.Done():
+			return
+		case q = <-r.behindq:
+		}
+		if r.cl.Height() >= q.h {
+			continue // the view got there meanwhile
+		}
+		if h, err := r.heightAt.HeightAt(ctx, q.base); err == nil {
+			r.cl.Tick(h)
+		}
 	}
 }
 
@@ -285,15 +332,21 @@ func NewRunner(ctx context.Context, cfg RunnerConfig) (*Runner, error) {
 	}
 	r := &Runner{cfg: cfg, phase: phase, hb: hb, log: cfg.Logger, rng: mrand.New(mrand.NewPCG(cfg.Seed, 0xfa11)), sets: sets,
 		settled: map[cip11.Hash]bool{}, subq: newMailbox[[]byte](maxSubmitQueue), dir: dir, wake: make(chan struct{}, 1)}
-	if hc, ok := cfg.Chain.(HTTPChain); ok && hc.pool != nil && g.Network() {
+	if g.Network() {
 		r.apiOf = map[validators.PeerKey]string{}
 		for _, e := range g.EpochSets() {
 			for _, v := range e.Set {
 				r.apiOf[validators.PeerKey(v.PeerPubKey)] = "http://" + v.HTTP
 			}
 		}
+	}
+	if hc, ok := cfg.Chain.(HTTPChain); ok && hc.pool != nil {
 		r.hints = hc
 	}
+	r.heightAt, _ = cfg.Chain.(interface {
+		HeightAt(ctx context.Context, base string) (uint64, error)
+	})
+	r.behindq = make(chan behindReq, 16)
 	var seedNonce [8]byte
 	_, _ = rand.Read(seedNonce[:])
 	r.nonce.Store(binary.BigEndian.Uint64(seedNonce[:]) >> 16) // a fresh nonce space per process
@@ -306,7 +359,7 @@ func NewRunner(ctx context.Context, cfg RunnerConfig) (*Runner, error) {
 		MaxConcurrent: cfg.MaxConcurrent, Listen: cfg.Listen, Offline: !phase.Transport(), PingSpread: pingSpread(cfg.PingSpread),
 		Assigned:      r.assigned, // §10.1 still assigned
 		OnPongHeight:  r.onPongHeight,
-		Behind:        func(uint64) { r.nudge() },
+		Behind:        r.behind,
 		ModeAReceipts: p.PresenceHardExcludeEnabled, // §8.3 receipts on 0x0101 links (SPEC-NOTES N18)
 	}, h)
 	if err != nil {
@@ -315,9 +368,10 @@ func NewRunner(ctx context.Context, cfg RunnerConfig) (*Runner, error) {
 	}
 	r.cl = cl
 	r.clp.Store(cl)
-	r.wg.Add(2)
+	r.wg.Add(3)
 	go r.loop(ctx, h)
 	go r.submitWorker(ctx)
+	go r.behindWorker(ctx)
 	return r, nil
 }
 

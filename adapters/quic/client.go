@@ -91,10 +91,12 @@ type ClientConfig struct {
 	// link's read loop: it must not block.
 	OnPongHeight func(v validators.PeerKey, h uint64)
 	// Behind, if set, is told the assignment_height of a push that arrived
-	// ahead of the runner's finalized height, once per such push, before
-	// the push waits for it (§10.1, SPEC-NOTES N1): a runner reads its
-	// chain view at once instead of at its next poll. It must not block.
-	Behind func(h uint64)
+	// ahead of the runner's finalized height, and the validator that
+	// pushed it, once per such push, before the push waits for it (§10.1,
+	// SPEC-NOTES N1): a runner reads its chain view at once — that
+	// validator's, which has applied the height — instead of at its next
+	// poll, and Ticks the client. It must not block.
+	Behind func(v validators.PeerKey, h uint64)
 	// ModeAReceipts makes the runner seek §8.3 Mode-A PresenceReceipts
 	// (SPEC-NOTES N18): its Hello offers version 0x0101
 	// ([wire.VersionReceipts]) instead of 0x0100, and on every admitted
