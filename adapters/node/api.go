@@ -108,19 +108,24 @@ func settled(state httpapi.JobState, events []httpapi.Event, runner cip11.Addres
 	return false
 }
 
-// HTTPChain is a Chain over a validator's HTTP API (a runner in its own
-// process).
+// HTTPChain is a Chain over validators' HTTP APIs (a runner in its own
+// process): Base alone, or — built by NewHTTPChain — several validators
+// (the runner's Sub(R), httpchain.go), with failover on error or stall and
+// the highest height preferred.
 type HTTPChain struct {
 	Base   string // http://host:port
 	Client *http.Client
+	pool   *apiPool // NewHTTPChain's endpoints; nil: Base alone
 }
 
 func (c HTTPChain) client() *http.Client {
 	if c.Client != nil {
 		return c.Client
 	}
-	return &http.Client{Timeout: 5 * time.Second}
+	return defaultAPIClient
 }
+
+var defaultAPIClient = &http.Client{Timeout: 5 * time.Second}
 
 func (c HTTPChain) get(ctx context.Context, path string, dst any) (int, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(c.Base, "/")+path, nil)
@@ -144,7 +149,16 @@ func (c HTTPChain) get(ctx context.Context, path string, dst any) (int, error) {
 
 // Epochs implements EpochSource (GET /epochs): a runner process follows
 // the network's in-band reconfigurations (SPEC-NOTES C11).
-func (c HTTPChain) Epochs(ctx context.Context) ([]EpochSet, error) {
+func (c HTTPChain) Epochs(ctx context.Context) (out []EpochSet, err error) {
+	err = c.each(ctx, func(ctx context.Context, one HTTPChain) (int, error) {
+		var e error
+		out, e = one.epochs(ctx)
+		return 0, e
+	})
+	return out, err
+}
+
+func (c HTTPChain) epochs(ctx context.Context) ([]EpochSet, error) {
 	var res httpapi.EpochsResponse
 	if _, err := c.get(ctx, "/epochs", &res); err != nil {
 		return nil, err
@@ -163,50 +177,62 @@ func (c HTTPChain) Epochs(ctx context.Context) ([]EpochSet, error) {
 	return out, nil
 }
 
-// Height implements Chain (GET /status).
+// Height implements Chain (GET /status). Over several validators it is
+// the highest height any of them reported (httpchain.go).
 func (c HTTPChain) Height(ctx context.Context) (uint64, error) {
+	if c.pool != nil {
+		return c.pool.height(ctx, c)
+	}
 	var st httpapi.Status
 	_, err := c.get(ctx, "/status", &st)
 	return st.Height, err
 }
 
-// Submit implements Chain (POST /submit with the Submission envelope).
+// Submit implements Chain (POST /submit with the Submission envelope),
+// through the first validator that answers.
 func (c HTTPChain) Submit(ctx context.Context, tx []byte) error {
+	return c.each(ctx, func(ctx context.Context, one HTTPChain) (int, error) { return one.submit(ctx, tx) })
+}
+
+func (c HTTPChain) submit(ctx context.Context, tx []byte) (int, error) {
 	body, _ := json.Marshal(map[string]string{"tx": hex.EncodeToString(tx)})
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(c.Base, "/")+"/submit", bytes.NewReader(body))
 	if err != nil {
-		return err
+		return 0, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := c.client().Do(req)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer resp.Body.Close()
 	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
 	switch resp.StatusCode {
 	case http.StatusOK, http.StatusCreated, http.StatusAccepted, http.StatusConflict: // duplicate: not a failure (§10.3)
-		return nil
+		return resp.StatusCode, nil
 	}
-	return fmt.Errorf("POST /submit: %s: %s", resp.Status, bytes.TrimSpace(msg))
+	return resp.StatusCode, fmt.Errorf("POST /submit: %s: %s", resp.Status, bytes.TrimSpace(msg))
 }
 
 // Settled implements Chain (GET /jobs/{id}).
-func (c HTTPChain) Settled(ctx context.Context, job cip11.Hash, runner cip11.Address) (bool, error) {
-	jv, found, err := c.job(ctx, job)
-	if err != nil || !found {
-		return !found && err == nil, err // an unknown job is settled
-	}
-	return settled(jv.State, jv.Events, runner), nil
+func (c HTTPChain) Settled(ctx context.Context, job cip11.Hash, runner cip11.Address) (ok bool, err error) {
+	err = c.each(ctx, func(ctx context.Context, one HTTPChain) (int, error) {
+		jv, code, found, e := one.job(ctx, job)
+		if e == nil {
+			ok = !found || settled(jv.State, jv.Events, runner) // an unknown job is settled
+		}
+		return code, e
+	})
+	return ok, err
 }
 
 // job is GET /jobs/{id}; found is false on 404.
-func (c HTTPChain) job(ctx context.Context, id cip11.Hash) (jv httpapi.JobView, found bool, err error) {
-	code, err := c.get(ctx, "/jobs/"+hex.EncodeToString(id[:]), &jv)
+func (c HTTPChain) job(ctx context.Context, id cip11.Hash) (jv httpapi.JobView, code int, found bool, err error) {
+	code, err = c.get(ctx, "/jobs/"+hex.EncodeToString(id[:]), &jv)
 	if code == http.StatusNotFound {
-		return jv, false, nil
+		return jv, code, false, nil
 	}
-	return jv, err == nil, err
+	return jv, code, err == nil, err
 }
 
 // Poll implements Chain (GET /runner/{addr}/jobs; 410 Gone is no jobs).
@@ -219,11 +245,16 @@ func (c HTTPChain) PollKeyed(ctx context.Context, runner cip11.Address, key wire
 	return c.poll(ctx, "/runner/"+hex.EncodeToString(runner[:])+"/jobs?pubkey="+hex.EncodeToString(key.Bytes()))
 }
 
-func (c HTTPChain) poll(ctx context.Context, path string) ([]*wire.JobAssignment, error) {
-	var r httpapi.RunnerJobsResponse
-	code, err := c.get(ctx, path, &r)
-	if code == http.StatusGone {
-		return nil, nil
-	}
-	return r.Jobs, err
+func (c HTTPChain) poll(ctx context.Context, path string) (jobs []*wire.JobAssignment, err error) {
+	err = c.each(ctx, func(ctx context.Context, one HTTPChain) (int, error) {
+		var r httpapi.RunnerJobsResponse
+		code, e := one.get(ctx, path, &r)
+		if code == http.StatusGone {
+			jobs = nil
+			return code, nil
+		}
+		jobs = r.Jobs
+		return code, e
+	})
+	return jobs, err
 }

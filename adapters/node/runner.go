@@ -147,6 +147,110 @@ type Runner struct {
 	// epochsAt is the height the epochs were last read at (followEpochs;
 	// the loop goroutine's).
 	epochsAt uint64
+	// wake makes the loop read the chain height at once (a push arrived
+	// ahead of the runner's view, §10.1).
+	wake chan struct{}
+	clp  atomic.Pointer[cquic.Client] // cl, for the client's hooks (set after NewClient returns)
+	// apiOf maps a validator to its HTTP API base, and hints is the chain
+	// view told the heights of verified pongs (an HTTPChain over several
+	// validators; nil otherwise).
+	apiOf map[validators.PeerKey]string
+	hints interface{ Hint(base string, h uint64) }
+	// heightAt reads one validator's height (HTTPChain.HeightAt), for a
+	// push ahead of the runner's view: behindq names the validators whose
+	// API the behind worker reads.
+	heightAt interface {
+		HeightAt(ctx context.Context, base string) (uint64, error)
+	}
+	behindq chan behindReq
+}
+
+type behindReq struct {
+	base string
+	h    uint64
+}
+
+// HeartbeatMargin is the runner's §6.6 safety_margin_blocks for
+// HEARTBEAT_TIMEOUT_BLOCKS timeout: half of it (the effective cadence is
+// the other half). The margin covers inclusion delay and congestion
+// (§6.6); here that includes a validator restart or pause, during which
+// the runner resubmits its heartbeat every block through another
+// validator (HTTPChain over several): at ~10 blocks a second on loopback
+// the 10-block margin this replaced was one second, and a 5 s restart of
+// the runner's validator put runners 107 blocks past their last heartbeat
+// (issue 28). Half the default 100-block timeout is 50 blocks. A timeout
+// of 1 gives margin 0 (a heartbeat every block).
+func HeartbeatMargin(timeout uint64) uint64 { return timeout / 2 }
+
+// assigned is the client's §10.1 still-assigned hook. The client asks it
+// only for a push that passed every other §10.1 check — the assignment
+// signed by a validator of the active snapshot, assignment_height
+// finalized in the runner's view — so when assignment_height is the
+// newest height the runner's view knows, no later block can have
+// re-selected the job or deregistered the runner, and the signed
+// assignment is the current one: it answers without a request (the
+// validator's own Assigned does the same for the seats of its last
+// block). Otherwise the chain view is asked (HTTPChain: the validators
+// that have applied that height).
+func (r *Runner) assigned(ctx context.Context, job cip11.Hash, runner cip11.Address, height uint64) (bool, error) {
+	if cl := r.clp.Load(); cl != nil && height >= cl.Height() {
+		return true, nil
+	}
+	return r.cfg.Chain.Assigned(ctx, job, runner, height)
+}
+
+// onPongHeight tells the chain view the height a validator's verified
+// pong carried, so its requests prefer a validator that is ahead.
+func (r *Runner) onPongHeight(v validators.PeerKey, h uint64) {
+	if r.hints == nil {
+		return
+	}
+	if base, ok := r.apiOf[v]; ok {
+		r.hints.Hint(base, h)
+	}
+}
+
+// behind is the client's hook for a push from v ahead of the runner's
+// view (§10.1, SPEC-NOTES N1): the loop reads the chain height now, and
+// the behind worker reads v's own API, which has applied the height v
+// pushed at, so the push waits one request, not a poll interval, and not
+// for the runner's preferred validator to apply that height too.
+func (r *Runner) behind(v validators.PeerKey, h uint64) {
+	r.nudge()
+	if base, ok := r.apiOf[v]; ok && r.heightAt != nil {
+		select {
+		case r.behindq <- behindReq{base, h}:
+		default:
+		}
+	}
+}
+
+// behindWorker serves behindq: it Ticks the client with the height the
+// named validator reports.
+func (r *Runner) behindWorker(ctx context.Context) {
+	defer r.wg.Done()
+	for {
+		var q behindReq
+		select {
+		case <-ctx.Done():
+			return
+		case q = <-r.behindq:
+		}
+		if r.cl.Height() >= q.h {
+			continue // the view got there meanwhile
+		}
+		if h, err := r.heightAt.HeightAt(ctx, q.base); err == nil {
+			r.cl.Tick(h)
+		}
+	}
+}
+
+// nudge makes the loop read the chain height now.
+func (r *Runner) nudge() {
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
 }
 
 // epochPollBlocks is how often a runner reads the committed epochs: well
@@ -198,10 +302,7 @@ func NewRunner(ctx context.Context, cfg RunnerConfig) (*Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	margin := uint64(10)
-	if p.HeartbeatTimeoutBlocks <= margin {
-		margin = p.HeartbeatTimeoutBlocks / 2
-	}
+	margin := HeartbeatMargin(p.HeartbeatTimeoutBlocks)
 	hb, err := local.NewHeartbeatSchedule(uint64(g.ChainID), cfg.Key.Address(), p.HeartbeatTimeoutBlocks-margin, margin, p)
 	if err != nil {
 		return nil, err
@@ -230,7 +331,22 @@ func NewRunner(ctx context.Context, cfg RunnerConfig) (*Runner, error) {
 		dir.Put(validators.PeerKey(g.Validator.PeerPubKey), ua)
 	}
 	r := &Runner{cfg: cfg, phase: phase, hb: hb, log: cfg.Logger, rng: mrand.New(mrand.NewPCG(cfg.Seed, 0xfa11)), sets: sets,
-		settled: map[cip11.Hash]bool{}, subq: newMailbox[[]byte](maxSubmitQueue), dir: dir}
+		settled: map[cip11.Hash]bool{}, subq: newMailbox[[]byte](maxSubmitQueue), dir: dir, wake: make(chan struct{}, 1)}
+	if g.Network() {
+		r.apiOf = map[validators.PeerKey]string{}
+		for _, e := range g.EpochSets() {
+			for _, v := range e.Set {
+				r.apiOf[validators.PeerKey(v.PeerPubKey)] = "http://" + v.HTTP
+			}
+		}
+	}
+	if hc, ok := cfg.Chain.(HTTPChain); ok && hc.pool != nil {
+		r.hints = hc
+	}
+	r.heightAt, _ = cfg.Chain.(interface {
+		HeightAt(ctx context.Context, base string) (uint64, error)
+	})
+	r.behindq = make(chan behindReq, 16)
 	var seedNonce [8]byte
 	_, _ = rand.Read(seedNonce[:])
 	r.nonce.Store(binary.BigEndian.Uint64(seedNonce[:]) >> 16) // a fresh nonce space per process
@@ -241,7 +357,9 @@ func NewRunner(ctx context.Context, cfg RunnerConfig) (*Runner, error) {
 		Key: cfg.Key, ChainID: uint64(g.ChainID), Params: p, Validators: sets,
 		Directory: dir, Executor: cquic.ExecutorFunc(r.execute), Specs: SpecCodec{}, Submitter: submitter{r},
 		MaxConcurrent: cfg.MaxConcurrent, Listen: cfg.Listen, Offline: !phase.Transport(), PingSpread: pingSpread(cfg.PingSpread),
-		Assigned:      cfg.Chain.Assigned,           // §10.1 still assigned
+		Assigned:      r.assigned, // §10.1 still assigned
+		OnPongHeight:  r.onPongHeight,
+		Behind:        r.behind,
 		ModeAReceipts: p.PresenceHardExcludeEnabled, // §8.3 receipts on 0x0101 links (SPEC-NOTES N18)
 	}, h)
 	if err != nil {
@@ -249,9 +367,11 @@ func NewRunner(ctx context.Context, cfg RunnerConfig) (*Runner, error) {
 		return nil, err
 	}
 	r.cl = cl
-	r.wg.Add(2)
+	r.clp.Store(cl)
+	r.wg.Add(3)
 	go r.loop(ctx, h)
 	go r.submitWorker(ctx)
+	go r.behindWorker(ctx)
 	return r, nil
 }
 
@@ -286,6 +406,7 @@ func (r *Runner) loop(ctx context.Context, h uint64) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-r.wake:
 		}
 		h, err := r.cfg.Chain.Height(ctx)
 		if err != nil || h <= last {

@@ -10,6 +10,7 @@ import (
 	"github.com/cip11/cip11/adapters/node/chain"
 	"github.com/cip11/cip11/adapters/node/httpapi"
 	"github.com/cip11/cip11/state"
+	"github.com/cip11/cip11/wire"
 )
 
 // This file is the runner's chain view beyond height and admission: its
@@ -118,21 +119,30 @@ func (c LocalChain) Assigned(_ context.Context, job cip11.Hash, runner cip11.Add
 
 // LastHeartbeat implements Chain (GET /runner/{addr}; 404 is not
 // registered).
-func (c HTTPChain) LastHeartbeat(ctx context.Context, runner cip11.Address) (uint64, bool, error) {
-	var rv httpapi.RunnerView
-	code, err := c.get(ctx, "/runner/"+hex.EncodeToString(runner[:]), &rv)
-	if code == http.StatusNotFound {
-		return 0, false, nil
-	}
-	if err != nil {
-		return 0, false, err
-	}
-	return rv.LastHeartbeat, true, nil
+func (c HTTPChain) LastHeartbeat(ctx context.Context, runner cip11.Address) (last uint64, ok bool, err error) {
+	err = c.each(ctx, func(ctx context.Context, one HTTPChain) (int, error) {
+		var rv httpapi.RunnerView
+		code, e := one.get(ctx, "/runner/"+hex.EncodeToString(runner[:]), &rv)
+		if code == http.StatusNotFound {
+			last, ok = 0, false
+			return code, nil
+		}
+		last, ok = rv.LastHeartbeat, e == nil
+		return code, e
+	})
+	return last, ok, err
 }
 
-// Assigned implements Chain (GET /jobs/{id}; 404 is not assigned).
+// Assigned implements Chain (GET /jobs/{id}; 404 is not assigned). Over
+// several validators it waits, until ctx ends, for one whose answer
+// covers height: a validator that has not applied the assignment block
+// yet does not know the job or knows an older assignment of it, and its
+// answer is not taken as "no longer assigned" (§10.1; httpchain.go).
 func (c HTTPChain) Assigned(ctx context.Context, job cip11.Hash, runner cip11.Address, height uint64) (bool, error) {
-	jv, found, err := c.job(ctx, job)
+	if c.pool != nil {
+		return c.pool.assigned(ctx, c, job, runner, height)
+	}
+	jv, _, found, err := c.job(ctx, job)
 	if err != nil || !found {
 		return false, err // an unknown job is not assigned
 	}
@@ -159,4 +169,40 @@ func (c *swapChain) Assigned(ctx context.Context, j cip11.Hash, r cip11.Address,
 type freshSeats struct {
 	height  uint64
 	runners []cip11.Address
+}
+
+// RunnerAPIs lists the validator HTTP APIs a runner process reads its
+// chain facts from (HTTPChain over several validators, NewHTTPChain),
+// first choice first: first, if not empty, (usually the -api flag);
+// then the validators of the runner's Sub(R) in the genesis epoch (§5,
+// the ones that push to it); then every other validator of every genesis
+// epoch. A single-validator chain gives first or its validator alone.
+// Each entry is http://host:port.
+func RunnerAPIs(g *Genesis, runner wire.PubKey, first string) []string {
+	var out []string
+	add := func(base string) {
+		if base != "" && !slices.Contains(out, base) {
+			out = append(out, base)
+		}
+	}
+	add(first)
+	if !g.Network() {
+		add("http://" + g.Validator.HTTP)
+		return out
+	}
+	if sn, err := (EpochSet{Epoch: 0, Activation: 1, GroupKey: g.Validator.ThresholdPubKey, Set: g.Set}).snapshot(); err == nil {
+		if sub, err := sn.Sub(runner, g.P()); err == nil {
+			for _, pk := range sub {
+				if i := IndexIn(g.Set, cip11.Hash(pk)); i >= 0 {
+					add("http://" + g.Set[i].HTTP)
+				}
+			}
+		}
+	}
+	for _, e := range g.EpochSets() {
+		for _, v := range e.Set {
+			add("http://" + v.HTTP)
+		}
+	}
+	return out
 }

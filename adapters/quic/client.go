@@ -85,6 +85,18 @@ type ClientConfig struct {
 	PingSpread time.Duration
 	// OnPongRejected is told about every rejected HeartbeatPong (§6.3).
 	OnPongRejected func(v validators.PeerKey, err error)
+	// OnPongHeight, if set, is told the block_height of every verified
+	// HeartbeatPong and the validator that signed it (a runner's chain
+	// view learns from it which validator is ahead). It is called from the
+	// link's read loop: it must not block.
+	OnPongHeight func(v validators.PeerKey, h uint64)
+	// Behind, if set, is told the assignment_height of a push that arrived
+	// ahead of the runner's finalized height, and the validator that
+	// pushed it, once per such push, before the push waits for it (§10.1,
+	// SPEC-NOTES N1): a runner reads its chain view at once — that
+	// validator's, which has applied the height — instead of at its next
+	// poll, and Ticks the client. It must not block.
+	Behind func(v validators.PeerKey, h uint64)
 	// ModeAReceipts makes the runner seek §8.3 Mode-A PresenceReceipts
 	// (SPEC-NOTES N18): its Hello offers version 0x0101
 	// ([wire.VersionReceipts]) instead of 0x0100, and on every admitted
@@ -976,6 +988,9 @@ func (l *link) onPong(sess *wire.Session, p *wire.HeartbeatPong) {
 	l.c.stats.pongsOK.Add(1)
 	if admitted != nil {
 		close(admitted)
+	}
+	if f := l.c.cfg.OnPongHeight; f != nil {
+		f(l.peer, p.BlockHeight)
 	}
 	// The pong's block_height is signed by the authenticated validator: a
 	// runner whose own chain view lags (or that has none but the pongs)

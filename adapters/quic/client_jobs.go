@@ -52,14 +52,14 @@ func (l *link) acceptJobs(qc *qgo.Conn, sess *wire.Session, snap *validators.Sna
 		}
 		go func() {
 			defer l.c.wg.Done()
-			l.c.serveJob(st, sess, snap)
+			l.c.serveJob(st, sess, snap, l.peer)
 		}()
 	}
 }
 
 // serveJob answers one push: check (§10.1), ack (§10.2), and for the
 // accepted stream execute and listen for JobCancel (§10.5).
-func (c *Client) serveJob(st *qgo.Stream, sess *wire.Session, snap *validators.Snapshot) {
+func (c *Client) serveJob(st *qgo.Stream, sess *wire.Session, snap *validators.Snapshot, from validators.PeerKey) {
 	fs := newFrameStream(st, c.cfg.Params.MaxFrameBytes, c.cfg.Params.MaxFrameBytes)
 	fr, err := fs.readBy(time.Now().Add(c.cfg.HandshakeTimeout))
 	if err != nil {
@@ -70,6 +70,9 @@ func (c *Client) serveJob(st *qgo.Stream, sess *wire.Session, snap *validators.S
 	if !ok {
 		fs.abort(streamDone)
 		return
+	}
+	if f := c.cfg.Behind; f != nil && c.Height() < a.AssignmentHeight {
+		f(from, a.AssignmentHeight)
 	}
 	c.awaitHeight(a.AssignmentHeight, time.Now().Add(assignmentWait))
 	status, reason, j := c.checkAssigned(sess, snap, a)

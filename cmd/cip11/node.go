@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -380,7 +381,7 @@ phase 2, never in phase 3; a job that arrives both ways runs once. It runs
 until SIGINT or SIGTERM. No positional arguments.`)
 	gpath := c.strVar("genesis", "devnet/genesis.json", nil, "genesis `FILE`")
 	kpath := c.strVar("key", "devnet/runner-0000.key", nil, "runner key `FILE`")
-	api := c.strVar("api", "", httpURL, "validator HTTP API base `URL` (default: http:// + the genesis validator.http)")
+	api := c.strVar("api", "", httpURL, "validator HTTP API base `URL` asked first (default: the runner's Sub(R) validators' genesis http, then every other validator's; the runner fails over between them)")
 	vaddr := c.strVar("validator", "", optHostPort, "validator QUIC address `HOST:PORT` (default: the genesis validator.quic)")
 	listen := c.strVar("listen", ":0", hostPort, "local UDP `ADDR` the runner's QUIC client binds (HOST:PORT; an empty host is every interface, port 0 an ephemeral port)")
 	work := c.durVar("work", 50*time.Millisecond, time.Millisecond, maxBlock, "demo executor work time `D` when the job spec has none (1ms to 1h)")
@@ -406,13 +407,16 @@ until SIGINT or SIGTERM. No positional arguments.`)
 	if err != nil {
 		return fail(err)
 	}
-	base := *api
-	if base == "" {
-		base = "http://" + g.Validator.HTTP
+	// The chain view: -api first, then the validators of the runner's
+	// Sub(R), then the rest; it fails over between them (issue 28).
+	hc, err := node.NewHTTPChain(node.RunnerAPIs(g, k.PubKey(), *api), nil)
+	if err != nil {
+		return fail(err)
 	}
+	base := strings.Join(hc.Bases(), ",")
 	ctx, cancel := signalContext()
 	defer cancel()
-	rc := node.RunnerConfig{Genesis: g, Key: k, Chain: node.HTTPChain{Base: base}, WorkTime: *work,
+	rc := node.RunnerConfig{Genesis: g, Key: k, Chain: hc, WorkTime: *work,
 		FailPerMille: uint32(*failRate), Validator: *vaddr, Listen: *listen, Logger: log, Tick: 50 * time.Millisecond}
 	r, err := node.NewRunner(ctx, rc)
 	if err != nil {

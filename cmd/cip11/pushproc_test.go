@@ -112,12 +112,15 @@ func pushRun(t *testing.T, network bool, seed uint64) []float64 {
 	// The runners' chain view: §10.1 has a runner wait until an
 	// assignment's height is final in its own view, so the view must follow
 	// the chain closely (as the in-process devnets' 10 ms tick does) without
-	// 50 runners polling HTTP: one poller per validator, every 5 ms.
-	views := make([]*followedChain, len(apis))
-	for i, api := range apis {
-		views[i] = &followedChain{HTTPChain: node.HTTPChain{Base: api}}
-		go views[i].follow(ctx, 5*time.Millisecond)
+	// 50 runners polling HTTP: one poller every 5 ms over every validator's
+	// API, failing over and preferring the highest height, as a runner
+	// process's chain view does (node.NewHTTPChain).
+	pool, err := node.NewHTTPChain(apis, nil)
+	if err != nil {
+		t.Fatal(err)
 	}
+	views := []*followedChain{{HTTPChain: pool}}
+	go views[0].follow(ctx, 5*time.Millisecond)
 	for i := range runners {
 		k, err := node.LoadRunnerKey(filepath.Join(dir, fmt.Sprintf("runner-%04d.key", i)))
 		if err != nil {
