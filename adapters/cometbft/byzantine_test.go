@@ -20,10 +20,10 @@ import (
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/adapters/node"
 	"github.com/cip11/cip11/adapters/node/chain"
-	"github.com/cip11/cip11/adapters/node/httpapi"
 	"github.com/cip11/cip11/blockheader"
 	"github.com/cip11/cip11/blocklayout"
 	"github.com/cip11/cip11/chainlog"
+	"github.com/cip11/cip11/job"
 	"github.com/cip11/cip11/presence"
 	"github.com/cip11/cip11/seed"
 	"github.com/cip11/cip11/wire"
@@ -595,12 +595,12 @@ func (bn *byzNet) checkEnd(t *testing.T) {
 	submitted := bn.submitted
 	bn.mu.Unlock()
 	t.Logf("jobs: submitted %d, completed %d, expired %d, lost %d (counts %v)", submitted,
-		counts[httpapi.StateCompleted], counts[httpapi.StateExpired], len(lost), counts)
+		counts[job.StateCompleted], counts[job.StateExpired], len(lost), counts)
 	if len(lost) != 0 {
 		t.Errorf("%d jobs lost (still open after the drain)", len(lost))
 	}
-	if submitted == 0 || counts[httpapi.StateCompleted] == 0 {
-		t.Errorf("no job flowed: submitted %d, completed %d", submitted, counts[httpapi.StateCompleted])
+	if submitted == 0 || counts[job.StateCompleted] == 0 {
+		t.Errorf("no job flowed: submitted %d, completed %d", submitted, counts[job.StateCompleted])
 	}
 	top := v.Height()
 	for _, i := range bn.honest {
@@ -632,7 +632,7 @@ func (bn *byzNet) completed(t *testing.T, phase string) {
 	v := bn.nodes[bn.honest[0]].V
 	done := 0
 	for _, id := range ids {
-		if jv, ok := v.Job(id); ok && jv.State == httpapi.StateCompleted {
+		if jv, ok := v.Job(id); ok && jv.State == job.StateCompleted {
 			done++
 		} else {
 			t.Errorf("job %s of phase %s: %v (ok %v), not completed", id, phase, jv.State, ok)

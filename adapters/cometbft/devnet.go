@@ -22,6 +22,7 @@ import (
 	"github.com/cip11/cip11/adapters/node"
 	"github.com/cip11/cip11/adapters/node/chain"
 	"github.com/cip11/cip11/blockexec"
+	"github.com/cip11/cip11/job"
 	"github.com/cip11/cip11/presence"
 	"github.com/cip11/cip11/presence/validators"
 	"github.com/cip11/cip11/replay"
@@ -131,13 +132,13 @@ type DevnetReport struct {
 	PushP99Millis   float64 `json:"push_latency_p99_ms"`
 	// PushMicros is the push-latency histogram behind the two figures
 	// above (harnesses pool it across runs).
-	PushMicros     chain.Histogram `json:"-"`
-	SentP50Millis  float64         `json:"push_sent_p50_ms"`
-	SentP99Millis  float64         `json:"push_sent_p99_ms"`
-	BlockP50Millis float64         `json:"block_interval_p50_ms"`
-	BlockP99Millis float64         `json:"block_interval_p99_ms"`
-	AppHashesAgree bool            `json:"app_hashes_agree"`
-	Gossip         bool            `json:"presence_gossip"`
+	PushMicros     job.Histogram `json:"-"`
+	SentP50Millis  float64       `json:"push_sent_p50_ms"`
+	SentP99Millis  float64       `json:"push_sent_p99_ms"`
+	BlockP50Millis float64       `json:"block_interval_p50_ms"`
+	BlockP99Millis float64       `json:"block_interval_p99_ms"`
+	AppHashesAgree bool          `json:"app_hashes_agree"`
+	Gossip         bool          `json:"presence_gossip"`
 	// PresenceCoverage: |PresenceInput(h)| / the runners connected to at
 	// least one validator when h−1 committed (when the proposer built
 	// PresenceInput(h)), over the blocks from 4 on with any then, capped at
@@ -278,8 +279,8 @@ type netDevnet struct {
 	digests map[uint64]map[int]cip11.Hash
 	// transport counts of stopped validator instances
 	pushed, dup, notHeld int64
-	ackLat               chain.Histogram
-	sentLat              chain.Histogram
+	ackLat               job.Histogram
+	sentLat              job.Histogram
 	gossipBytes          uint64
 	skipped              map[string]uint64
 	// finalized is the greatest height any validator finalized; stale and

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/cip11/cip11/adapters/node"
-	"github.com/cip11/cip11/adapters/node/chain"
+	"github.com/cip11/cip11/job"
 )
 
 // TestPushLatencyRatio is a harness, not a timed assertion (gated by
@@ -39,7 +39,7 @@ func TestPushLatencyRatio(t *testing.T) {
 	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
 	t.Logf("GOMAXPROCS %d on %d CPUs", procs, runtime.NumCPU())
-	var singleAll, netAll chain.Histogram
+	var singleAll, netAll job.Histogram
 	for round := range rounds() {
 		single, err := node.RunDevnet(context.Background(), node.DevnetConfig{Runners: runners, Duration: dur, NoSync: true, Seed: uint64(10 + round)})
 		if err != nil {
@@ -63,7 +63,7 @@ func TestPushLatencyRatio(t *testing.T) {
 	if singleAll.Count() == 0 || netAll.Count() == 0 {
 		t.Fatal("no push latencies recorded")
 	}
-	ms := func(h *chain.Histogram, q uint64) float64 { return float64(h.Quantile(q)) / 1000 }
+	ms := func(h *job.Histogram, q uint64) float64 { return float64(h.Quantile(q)) / 1000 }
 	t.Logf("pooled over %d rounds: single p50 %.2f p99 %.2f ms (%d acks); network p50 %.2f p99 %.2f ms (%d acks); ratio p50 %.2f, p99 %.2f (load %s)",
 		rounds(), ms(&singleAll, 500), ms(&singleAll, 990), singleAll.Count(), ms(&netAll, 500), ms(&netAll, 990), netAll.Count(),
 		ms(&netAll, 500)/ms(&singleAll, 500), ms(&netAll, 990)/ms(&singleAll, 990), load())

@@ -11,7 +11,7 @@ import (
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/adapters/node"
 	"github.com/cip11/cip11/adapters/node/chain"
-	"github.com/cip11/cip11/adapters/node/httpapi"
+	"github.com/cip11/cip11/job"
 	"github.com/cip11/cip11/wire"
 )
 
@@ -128,7 +128,7 @@ func TestHeldRevealWaitsForInclusion(t *testing.T) {
 		t.Fatal(err)
 	}
 	for ; ; next() {
-		if jv, ok := hn.apps[0].v.Job(spec.ID()); ok && jv.State == httpapi.StateAssigned && len(jv.Committee) == 2 {
+		if jv, ok := hn.apps[0].v.Job(spec.ID()); ok && jv.State == job.StateAssigned && len(jv.Committee) == 2 {
 			break
 		}
 		if h > 12 {
@@ -145,7 +145,7 @@ func TestHeldRevealWaitsForInclusion(t *testing.T) {
 		return pool.count(chain.TxReveal, spec.ID()) == 2
 	})
 	for ; ; next() {
-		if jv, _ := hn.apps[0].v.Job(spec.ID()); jv.State == httpapi.StateCompleted {
+		if jv, _ := hn.apps[0].v.Job(spec.ID()); jv.State == job.StateCompleted {
 			return
 		}
 		if h > 40 {

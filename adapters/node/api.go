@@ -7,11 +7,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/cip11/cip11/adapters/node/chain"
 	"io"
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/cip11/cip11/adapters/node/chain"
+	"github.com/cip11/cip11/job"
 
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/adapters/node/httpapi"
@@ -40,19 +42,19 @@ func mapErr(err error) error {
 }
 
 // SubmitJob implements httpapi.Backend.
-func (b Backend) SubmitJob(_ context.Context, req httpapi.JobRequest) (httpapi.JobView, error) {
+func (b Backend) SubmitJob(_ context.Context, req httpapi.JobRequest) (job.View, error) {
 	spec := &JobSpec{Submitter: req.Submitter, Kind: req.JobKind, Runners: req.Runners, TimeoutBlocks: req.TimeoutBlocks,
 		WorkMillis: req.WorkMillis, Nonce: req.Nonce, Payload: req.Payload}
 	id, err := b.V.SubmitJob(spec)
 	if err != nil {
-		return httpapi.JobView{}, mapErr(err)
+		return job.View{}, mapErr(err)
 	}
 	jv, _ := b.V.Job(id)
 	return jv, nil
 }
 
 // Job implements httpapi.Backend.
-func (b Backend) Job(id cip11.Hash) (httpapi.JobView, bool) { return b.V.Job(id) }
+func (b Backend) Job(id cip11.Hash) (job.View, bool) { return b.V.Job(id) }
 
 // RunnerJobs implements httpapi.Backend.
 func (b Backend) RunnerJobs(r cip11.Address) ([]*wire.JobAssignment, error) { return b.V.RunnerJobs(r) }
@@ -96,12 +98,12 @@ func (b Backend) Epochs() []chainlog.Reconfigure {
 
 var _ httpapi.EpochsBackend = Backend{}
 
-func settled(state httpapi.JobState, events []httpapi.Event, runner cip11.Address) bool {
-	if state == httpapi.StateCompleted || state == httpapi.StateExpired {
+func settled(state job.State, events []job.Event, runner cip11.Address) bool {
+	if state == job.StateCompleted || state == job.StateExpired {
 		return true
 	}
 	for _, e := range events {
-		if e.Kind == httpapi.EventResult && e.Runner != nil && *e.Runner == runner {
+		if e.Kind == job.EventResult && e.Runner != nil && *e.Runner == runner {
 			return true
 		}
 	}
@@ -227,7 +229,7 @@ func (c HTTPChain) Settled(ctx context.Context, job cip11.Hash, runner cip11.Add
 }
 
 // job is GET /jobs/{id}; found is false on 404.
-func (c HTTPChain) job(ctx context.Context, id cip11.Hash) (jv httpapi.JobView, code int, found bool, err error) {
+func (c HTTPChain) job(ctx context.Context, id cip11.Hash) (jv job.View, code int, found bool, err error) {
 	code, err = c.get(ctx, "/jobs/"+hex.EncodeToString(id[:]), &jv)
 	if code == http.StatusNotFound {
 		return jv, code, false, nil

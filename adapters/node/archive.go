@@ -9,7 +9,7 @@ import (
 	pdb "github.com/cockroachdb/pebble/v2"
 
 	"github.com/cip11/cip11"
-	"github.com/cip11/cip11/adapters/node/httpapi"
+	"github.com/cip11/cip11/job"
 )
 
 // jobArchive is the compact on-disk index of jobs pruned from memory
@@ -40,7 +40,7 @@ func openArchive(dir string, log *slog.Logger) (*jobArchive, error) {
 }
 
 // Put implements chain.Archive.
-func (a *jobArchive) Put(views []httpapi.JobView) error {
+func (a *jobArchive) Put(views []job.View) error {
 	b := a.db.NewBatch()
 	defer b.Close()
 	for _, v := range views {
@@ -56,18 +56,18 @@ func (a *jobArchive) Put(views []httpapi.JobView) error {
 }
 
 // Get implements chain.Archive.
-func (a *jobArchive) Get(id cip11.Hash) (httpapi.JobView, bool, error) {
+func (a *jobArchive) Get(id cip11.Hash) (job.View, bool, error) {
 	val, closer, err := a.db.Get(id[:])
 	if errors.Is(err, pdb.ErrNotFound) {
-		return httpapi.JobView{}, false, nil
+		return job.View{}, false, nil
 	}
 	if err != nil {
-		return httpapi.JobView{}, false, err
+		return job.View{}, false, err
 	}
 	defer closer.Close()
-	var v httpapi.JobView
+	var v job.View
 	if err := json.Unmarshal(val, &v); err != nil {
-		return httpapi.JobView{}, false, err
+		return job.View{}, false, err
 	}
 	return v, true, nil
 }

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/cip11/cip11"
-	"github.com/cip11/cip11/adapters/node/httpapi"
+	"github.com/cip11/cip11/job"
 )
 
 // TestJobHistoryTimesSurviveRestart (issue 18 #22): a job's history rebuilt
@@ -107,7 +107,7 @@ func TestJobHistoryTimesSurviveRestart(t *testing.T) {
 	v = open()
 	defer v.Close()
 	after, _ = v.Job(spec.ID())
-	want := append([]httpapi.Event(nil), before.Events...)
+	want := append([]job.Event(nil), before.Events...)
 	for i := range want {
 		if want[i].Height == 3 {
 			want[i].Time = time.Time{}
@@ -120,7 +120,7 @@ func TestJobHistoryTimesSurviveRestart(t *testing.T) {
 // selected, reselected, result, completed, expired): the driver's events
 // (pushed, push_failed, acked, …) arrive asynchronously and are not in the
 // block log, so a restart does not rebuild them (not yet part of #22).
-func sameEvents(t *testing.T, what string, want, got []httpapi.Event) {
+func sameEvents(t *testing.T, what string, want, got []job.Event) {
 	t.Helper()
 	want, got = fromBlocks(want), fromBlocks(got)
 	if len(got) != len(want) {
@@ -135,12 +135,12 @@ func sameEvents(t *testing.T, what string, want, got []httpapi.Event) {
 	}
 }
 
-func fromBlocks(evs []httpapi.Event) []httpapi.Event {
-	var out []httpapi.Event
+func fromBlocks(evs []job.Event) []job.Event {
+	var out []job.Event
 	for _, e := range evs {
 		switch e.Kind {
-		case httpapi.EventSubmitted, httpapi.EventSelected, httpapi.EventReselected, httpapi.EventResult,
-			httpapi.EventCompleted, httpapi.EventExpired:
+		case job.EventSubmitted, job.EventSelected, job.EventReselected, job.EventResult,
+			job.EventCompleted, job.EventExpired:
 			out = append(out, e)
 		}
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/adapters/node"
 	"github.com/cip11/cip11/adapters/node/httpapi"
+	"github.com/cip11/cip11/job"
 )
 
 // findChromium is the first Chromium or Chrome binary on PATH ("" if none).
@@ -297,7 +298,7 @@ func TestBrowserDashboard(t *testing.T) {
 		}
 		first := ""
 		for _, e := range jv.Events {
-			if e.Kind == httpapi.EventSelected {
+			if e.Kind == job.EventSelected {
 				first = e.Detail
 				break
 			}

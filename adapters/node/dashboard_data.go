@@ -10,6 +10,7 @@ import (
 	"github.com/cip11/cip11/adapters/node/chain"
 	"github.com/cip11/cip11/adapters/node/httpapi"
 	cquic "github.com/cip11/cip11/adapters/quic"
+	"github.com/cip11/cip11/job"
 	"github.com/cip11/cip11/wire"
 )
 
@@ -26,16 +27,16 @@ const maxRefusalEvents = httpapi.MaxDashboardFailures
 type dashState struct {
 	mu        sync.Mutex
 	started   time.Time
-	recovered uint64                 // height recovered from the block log at start (0: a new chain)
-	history   []httpapi.BlockSummary // the log's last blocks at start, oldest first
-	refused   map[string]int64       // refused handshakes by §12.5 reason
-	refusals  []httpapi.Failure      // the last refusals, oldest first
+	recovered uint64             // height recovered from the block log at start (0: a new chain)
+	history   []job.BlockSummary // the log's last blocks at start, oldest first
+	refused   map[string]int64   // refused handshakes by §12.5 reason
+	refusals  []httpapi.Failure  // the last refusals, oldest first
 }
 
 // start records the start, the height recovered from the block log and the
 // log's last blocks (§8.1): the block history the page draws survives a
 // restart.
-func (d *dashState) start(now time.Time, recovered uint64, history []httpapi.BlockSummary) {
+func (d *dashState) start(now time.Time, recovered uint64, history []job.BlockSummary) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.started = now
@@ -113,9 +114,9 @@ func (v *Validator) dashboard() httpapi.Dashboard {
 
 	var (
 		now      time.Time
-		recent   []httpapi.BlockSummary
+		recent   []job.BlockSummary
 		lat      []float64
-		counts   map[httpapi.JobState]int
+		counts   map[job.State]int
 		tot      httpapi.Totals
 		known    []cip11.Address
 		inFlight map[cip11.Address]int
@@ -173,7 +174,7 @@ func (v *Validator) dashboard() httpapi.Dashboard {
 	// block history: the log's blocks before this process's first, then its own
 	if len(recent) > 0 {
 		first := recent[0].Height
-		history = slices.DeleteFunc(history, func(b httpapi.BlockSummary) bool { return b.Height >= first })
+		history = slices.DeleteFunc(history, func(b job.BlockSummary) bool { return b.Height >= first })
 	}
 	blocks := append(history, recent...)
 	blocks = blocks[max(0, len(blocks)-dashHistoryBlocks):]

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/cip11/cip11/adapters/node/chain"
 	"log/slog"
 	"math/rand/v2"
 	"net"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/adapters/node/httpapi"
+	"github.com/cip11/cip11/job"
 	"github.com/cip11/cip11/wire"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -90,17 +90,17 @@ type Report struct {
 	PushP99Millis float64 `json:"push_latency_p99_ms"`
 	// PushMicros is the push-latency histogram behind the two figures
 	// above (harnesses pool it across runs).
-	PushMicros      chain.Histogram `json:"-"`
-	JobBlocksP50    uint64          `json:"job_latency_p50_blocks"`
-	JobBlocksP99    uint64          `json:"job_latency_p99_blocks"`
-	FirstDraws      int64           `json:"first_draws"`
-	FirstDrawHitPct float64         `json:"first_draw_present_pct"`
-	ValidatorStarts int             `json:"validator_starts"`
-	RunnerKills     int             `json:"runner_kills"`
-	ConnDrops       int             `json:"connection_drops"`
-	DataDir         string          `json:"data_dir,omitempty"`
-	BlockLog        string          `json:"block_log,omitempty"`
-	Elapsed         float64         `json:"elapsed_s"`
+	PushMicros      job.Histogram `json:"-"`
+	JobBlocksP50    uint64        `json:"job_latency_p50_blocks"`
+	JobBlocksP99    uint64        `json:"job_latency_p99_blocks"`
+	FirstDraws      int64         `json:"first_draws"`
+	FirstDrawHitPct float64       `json:"first_draw_present_pct"`
+	ValidatorStarts int           `json:"validator_starts"`
+	RunnerKills     int           `json:"runner_kills"`
+	ConnDrops       int           `json:"connection_drops"`
+	DataDir         string        `json:"data_dir,omitempty"`
+	BlockLog        string        `json:"block_log,omitempty"`
+	Elapsed         float64       `json:"elapsed_s"`
 }
 
 // swapChain is the runners' Chain across validator restarts.
@@ -169,7 +169,7 @@ type devnet struct {
 	// stats carried across validator restarts (a restart rebuilds the
 	// consensus-visible counts from the block log, not the push counts)
 	pushed, acked, firstDraws, firstHits int64
-	ackLat                               chain.Histogram // microseconds
+	ackLat                               job.Histogram // microseconds
 	chaosN                               int
 }
 

@@ -9,7 +9,7 @@ import (
 	"os"
 
 	"github.com/cip11/cip11"
-	"github.com/cip11/cip11/adapters/node/httpapi"
+	"github.com/cip11/cip11/job"
 )
 
 // eventLog is events.jsonl: the job events a block log cannot rebuild
@@ -27,13 +27,13 @@ type eventLog struct {
 }
 
 type eventLine struct {
-	Job   cip11.Hash    `json:"job"`
-	Event httpapi.Event `json:"event"`
+	Job   cip11.Hash `json:"job"`
+	Event job.Event  `json:"event"`
 }
 
 // openEventLog hands every readable line of path to keep, which reports
 // whether to keep it, and rewrites path with the kept lines.
-func openEventLog(path string, log *slog.Logger, keep func(cip11.Hash, httpapi.Event) bool) (*eventLog, error) {
+func openEventLog(path string, log *slog.Logger, keep func(cip11.Hash, job.Event) bool) (*eventLog, error) {
 	var kept [][]byte
 	if b, err := os.ReadFile(path); err == nil {
 		for _, line := range bytes.Split(b, []byte("\n")) {
@@ -67,7 +67,7 @@ func openEventLog(path string, log *slog.Logger, keep func(cip11.Hash, httpapi.E
 }
 
 // Record implements chain.History (called on the validator's loop).
-func (l *eventLog) Record(job cip11.Hash, e httpapi.Event) {
+func (l *eventLog) Record(job cip11.Hash, e job.Event) {
 	if l == nil || l.dead {
 		return
 	}

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/cip11/cip11"
-	"github.com/cip11/cip11/adapters/node/httpapi"
+	"github.com/cip11/cip11/job"
 )
 
 // TestTransportHistorySurvivesRestart (issue 18 item 22): the pushed and
@@ -31,7 +31,7 @@ func TestTransportHistorySurvivesRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	has := func(jv httpapi.JobView, k httpapi.EventKind) bool {
+	has := func(jv job.View, k job.EventKind) bool {
 		for _, e := range jv.Events {
 			if e.Kind == k {
 				return true
@@ -39,13 +39,13 @@ func TestTransportHistorySurvivesRestart(t *testing.T) {
 		}
 		return false
 	}
-	var before httpapi.JobView
+	var before job.View
 	for end := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		if err := v.ProduceBlock(); err != nil {
 			t.Fatal(err)
 		}
 		before, _ = v.Job(id)
-		if before.State == httpapi.StateCompleted && has(before, httpapi.EventPushed) && has(before, httpapi.EventAcked) {
+		if before.State == job.StateCompleted && has(before, job.EventPushed) && has(before, job.EventAcked) {
 			break
 		}
 		if time.Now().After(end) {
@@ -63,10 +63,10 @@ func TestTransportHistorySurvivesRestart(t *testing.T) {
 	}
 	defer v2.Close()
 	after, ok := v2.Job(id)
-	if !ok || after.State != httpapi.StateCompleted {
+	if !ok || after.State != job.StateCompleted {
 		t.Fatalf("after the restart: %v %+v", ok, after)
 	}
-	for _, k := range []httpapi.EventKind{httpapi.EventPushed, httpapi.EventAcked, httpapi.EventSelected, httpapi.EventCompleted} {
+	for _, k := range []job.EventKind{job.EventPushed, job.EventAcked, job.EventSelected, job.EventCompleted} {
 		if !has(after, k) {
 			t.Errorf("after the restart the history lacks %s: %+v", k, after.Events)
 		}

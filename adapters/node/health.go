@@ -6,6 +6,7 @@ import (
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/adapters/node/chain"
 	"github.com/cip11/cip11/adapters/node/httpapi"
+	"github.com/cip11/cip11/job"
 )
 
 // DefaultStallBlocks is ValidatorConfig.StallBlocks's default: a
@@ -53,11 +54,11 @@ func (v *Validator) consensusFacts() (ConsensusFacts, bool) {
 // engine's. The height's last move is when this validator applied its
 // newest block, or its start; stalled is that age beyond StallBlocks
 // nominal intervals (BlockTime, or the engine's).
-func (v *Validator) addHealth(st *httpapi.Status, now time.Time, last httpapi.BlockSummary, ok bool, facts ConsensusFacts, engine bool) {
+func (v *Validator) addHealth(st *httpapi.Status, now time.Time, last job.BlockSummary, ok bool, facts ConsensusFacts, engine bool) {
 	d := &v.dash
 	d.mu.Lock()
 	moved := d.started
-	var logged httpapi.BlockSummary
+	var logged job.BlockSummary
 	if n := len(d.history); n > 0 {
 		logged = d.history[n-1]
 	}
@@ -86,10 +87,10 @@ func (v *Validator) addHealth(st *httpapi.Status, now time.Time, last httpapi.Bl
 
 // lastApplied is the newest block the core applied since the start
 // (loop only).
-func lastApplied(c *chain.Core) (httpapi.BlockSummary, bool) {
+func lastApplied(c *chain.Core) (job.BlockSummary, bool) {
 	r := c.RecentBlocks()
 	if len(r) == 0 {
-		return httpapi.BlockSummary{}, false
+		return job.BlockSummary{}, false
 	}
 	return r[0], true
 }

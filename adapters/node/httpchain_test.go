@@ -13,6 +13,7 @@ import (
 
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/adapters/node/httpapi"
+	"github.com/cip11/cip11/job"
 )
 
 // fakeAPI is a validator HTTP API for the chain-view tests: a height, one
@@ -29,8 +30,8 @@ type fakeAPI struct {
 	stop    chan struct{}
 }
 
-func newFakeAPI(t *testing.T, h uint64, job cip11.Hash, runner cip11.Address, assign uint64) (*fakeAPI, *httptest.Server) {
-	f := &fakeAPI{job: job, runner: runner, assign: assign, stop: make(chan struct{})}
+func newFakeAPI(t *testing.T, h uint64, id cip11.Hash, runner cip11.Address, assign uint64) (*fakeAPI, *httptest.Server) {
+	f := &fakeAPI{job: id, runner: runner, assign: assign, stop: make(chan struct{})}
 	f.height.Store(h)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if f.paused.Load() { // a SIGSTOPped process: the connection is accepted, nothing answers
@@ -52,7 +53,7 @@ func newFakeAPI(t *testing.T, h uint64, job cip11.Hash, runner cip11.Address, as
 				http.NotFound(w, r)
 				return
 			}
-			_ = json.NewEncoder(w).Encode(httpapi.JobView{State: httpapi.StateAssigned, AssignmentHeight: f.assign, Committee: []cip11.Address{f.runner}})
+			_ = json.NewEncoder(w).Encode(job.View{State: job.StateAssigned, AssignmentHeight: f.assign, Committee: []cip11.Address{f.runner}})
 		case r.URL.Path == "/submit":
 			f.submits.Add(1)
 			w.WriteHeader(http.StatusAccepted)

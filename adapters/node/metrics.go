@@ -5,9 +5,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cip11/cip11/job"
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/cip11/cip11/adapters/node/httpapi"
 )
 
 // The validator's own series (the chain core and its driver). The
@@ -55,7 +54,7 @@ type Metrics struct {
 	pushesSkipped    *prometheus.CounterVec
 
 	mu        sync.Mutex
-	jobStates map[httpapi.JobState]bool
+	jobStates map[job.State]bool
 }
 
 // NewMetrics creates the validator's metrics and registers them with reg;
@@ -86,7 +85,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Help: "SubmitPresenceCertificate transactions executed in applied blocks (§8.3), by result."}, []string{"result"}),
 		pushesSkipped: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricPushesSkipped,
 			Help: "Pushes (§10.1) not sent because the validator was catching up (replaying, block-syncing or behind the head), by reason."}, []string{"reason"}),
-		jobStates: map[httpapi.JobState]bool{},
+		jobStates: map[job.State]bool{},
 	}
 	cs := []prometheus.Collector{m.ackLatency, m.jobs, m.blockExec, m.blocks, m.height, m.mempool, m.resultsForwarded, m.provenRunners, m.certificates, m.pushesSkipped}
 	for i, c := range cs {
@@ -97,7 +96,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			return nil, err
 		}
 	}
-	for _, s := range httpapi.JobStates() {
+	for _, s := range job.States() {
 		m.jobs.WithLabelValues(string(s)).Set(0)
 		m.jobStates[s] = true
 	}
@@ -118,7 +117,7 @@ func (m *Metrics) ObserveAck(d time.Duration) {
 
 // SetJobs sets cip11_jobs{state} from counts; a state absent from counts is
 // set to 0.
-func (m *Metrics) SetJobs(counts map[httpapi.JobState]int) {
+func (m *Metrics) SetJobs(counts map[job.State]int) {
 	if m == nil {
 		return
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/adapters/node/httpapi"
+	"github.com/cip11/cip11/job"
 )
 
 // TestEverySeriesInTheDocs (issue 18 item 16): a validator with runners,
@@ -74,7 +75,7 @@ func TestEverySeriesInTheDocs(t *testing.T) {
 		if err := v.ProduceBlock(); err != nil {
 			t.Fatal(err)
 		}
-		if c, _ := v.JobStates(); c[httpapi.StateCompleted] == 3 || time.Now().After(deadline) {
+		if c, _ := v.JobStates(); c[job.StateCompleted] == 3 || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(20 * time.Millisecond)

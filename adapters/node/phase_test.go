@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/cip11/cip11"
-	"github.com/cip11/cip11/adapters/node/httpapi"
+	"github.com/cip11/cip11/job"
 	"github.com/cip11/cip11/replay"
 	"github.com/cip11/cip11/wire"
 )
@@ -201,7 +201,7 @@ func TestPushedJobNotRerunByPollAfterDrop(t *testing.T) {
 	waitFor(t, "connection dropped", func() bool { return len(r.Client().Connected()) == 0 })
 	waitFor(t, "job completed", func() bool {
 		jv, ok := v.Job(id)
-		return ok && jv.State == httpapi.StateCompleted
+		return ok && jv.State == job.StateCompleted
 	})
 	waitFor(t, "executions over", func() bool { return r.active.Load() == 0 })
 	polls, _ := v.RunnerJobs(rk.Address())

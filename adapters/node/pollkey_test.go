@@ -9,6 +9,7 @@ import (
 
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/adapters/node/httpapi"
+	"github.com/cip11/cip11/job"
 )
 
 // TestPollNamesItsKey: a validator learns runner keys from transactions
@@ -39,7 +40,7 @@ func TestPollNamesItsKey(t *testing.T) {
 		}
 	}
 	jv, _ := v.Job(id)
-	if jv.State != httpapi.StateAssigned || len(jv.Committee) != 1 {
+	if jv.State != job.StateAssigned || len(jv.Committee) != 1 {
 		t.Fatalf("job %s before the restart", jv.State)
 	}
 	v.Close()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/adapters/node/httpapi"
+	"github.com/cip11/cip11/job"
 	"github.com/cip11/cip11/wire"
 )
 
@@ -195,7 +196,7 @@ func TestChainViewOverHTTP(t *testing.T) {
 		}
 	}
 	jv, _ := v.Job(id)
-	if jv.State != httpapi.StateAssigned || len(jv.Committee) != 1 || jv.AssignmentHeight < 2 {
+	if jv.State != job.StateAssigned || len(jv.Committee) != 1 || jv.AssignmentHeight < 2 {
 		t.Fatalf("job %+v", jv)
 	}
 	in, out := jv.Committee[0], a0

@@ -9,6 +9,7 @@ import (
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/adapters/node/chain"
 	"github.com/cip11/cip11/adapters/node/httpapi"
+	"github.com/cip11/cip11/job"
 	"github.com/cip11/cip11/state"
 	"github.com/cip11/cip11/wire"
 )
@@ -75,20 +76,20 @@ func (v *Validator) LastHeartbeat(runner cip11.Address) (uint64, bool, error) {
 	return rv.LastHeartbeat, ok, err
 }
 
-// Assigned reports whether runner is in job's current committee, selected
+// Assigned reports whether runner is in job id's current committee, selected
 // at height (§10.1: a runner re-selected away, or pushed an assignment the
 // chain has since replaced, is no longer assigned at that height).
-func (v *Validator) Assigned(job cip11.Hash, runner cip11.Address, height uint64) (bool, error) {
+func (v *Validator) Assigned(id cip11.Hash, runner cip11.Address, height uint64) (bool, error) {
 	if m := v.fresh.Load(); m != nil {
 		// a seat the last committed block created is assigned as of the
 		// committed tip: no later block changed it yet
-		if f, ok := (*m)[job]; ok && f.height == height && slices.Contains(f.runners, runner) {
+		if f, ok := (*m)[id]; ok && f.height == height && slices.Contains(f.runners, runner) {
 			return true, nil
 		}
 	}
-	var jv httpapi.JobView
+	var jv job.View
 	var ok bool
-	if err := v.do(func(c *chain.Core) { jv, ok = c.Job(job) }); err != nil {
+	if err := v.do(func(c *chain.Core) { jv, ok = c.Job(id) }); err != nil {
 		return false, err
 	}
 	return ok && assignedIn(jv, runner, height), nil
@@ -97,8 +98,8 @@ func (v *Validator) Assigned(job cip11.Hash, runner cip11.Address, height uint64
 // assignedIn is the §10.1 still-assigned check over a job view: the job
 // is assigned, its current assignment is the one made at height, and
 // runner is in that committee.
-func assignedIn(jv httpapi.JobView, runner cip11.Address, height uint64) bool {
-	return jv.State == httpapi.StateAssigned && jv.AssignmentHeight == height && slices.Contains(jv.Committee, runner)
+func assignedIn(jv job.View, runner cip11.Address, height uint64) bool {
+	return jv.State == job.StateAssigned && jv.AssignmentHeight == height && slices.Contains(jv.Committee, runner)
 }
 
 // Runner implements httpapi.Backend (GET /runner/{addr}).

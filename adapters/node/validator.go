@@ -21,6 +21,7 @@ import (
 	cquic "github.com/cip11/cip11/adapters/quic"
 	"github.com/cip11/cip11/blockexec"
 	"github.com/cip11/cip11/chainlog"
+	"github.com/cip11/cip11/job"
 	"github.com/cip11/cip11/presence/validators"
 	"github.com/cip11/cip11/seed"
 	"github.com/cip11/cip11/state"
@@ -452,7 +453,7 @@ func (v *Validator) recover(blocksPath string, specs []*chain.JobSpec, sync bool
 	}
 	var tail *chainlog.Block
 	var tailAt time.Time
-	var history []httpapi.BlockSummary // the log's last blocks, for the dashboard
+	var history []job.BlockSummary // the log's last blocks, for the dashboard
 	v.epochs = v.g.EpochSets()
 	restore := func(b *chainlog.Block, at time.Time) error {
 		h := uint64(b.Height)
@@ -463,7 +464,7 @@ func (v *Validator) recover(blocksPath string, specs []*chain.JobSpec, sync bool
 				v.beacons = append(v.beacons[:0], v.beacons[len(v.beacons)-maxRecoveredBeacons:]...)
 			}
 		}
-		history = append(history, httpapi.BlockSummary{Height: h, Time: at, Txs: len(b.Txs), Assignments: len(b.Out.Assignments)})
+		history = append(history, job.BlockSummary{Height: h, Time: at, Txs: len(b.Txs), Assignments: len(b.Out.Assignments)})
 		if len(history) > 2*dashHistoryBlocks {
 			history = append(history[:0], history[len(history)-dashHistoryBlocks:]...)
 		}
@@ -573,7 +574,7 @@ func (v *Validator) drain() {
 			}
 		case evOutcome:
 			kind := v.core.Outcome(e.o.JobID, e.o.Runner, e.o.Outcome, e.o.Height, e.o.Err, e.at)
-			if kind != httpapi.EventSuccess {
+			if kind != job.EventSuccess {
 				v.log.Debug("push outcome", "job", e.o.JobID, "runner", e.o.Runner, "outcome", kind, "err", e.o.Err)
 			}
 		}
@@ -584,7 +585,7 @@ func (v *Validator) drain() {
 // historyPort hands the core the event log open creates after the core.
 type historyPort struct{ v *Validator }
 
-func (p historyPort) Record(job cip11.Hash, e httpapi.Event) { p.v.events.Record(job, e) }
+func (p historyPort) Record(job cip11.Hash, e job.Event) { p.v.events.Record(job, e) }
 
 // sender hands each committed block's pushes and cancels to the transport,
 // in block order, and reports what happened back through the inbox.
@@ -824,7 +825,7 @@ func (v *Validator) commit(c *chain.Core, start time.Time) error {
 	c.MarkApplied(res, applied)
 	v.height.Store(h)
 	exec := applied.Sub(start)
-	c.NoteBlock(httpapi.BlockSummary{Height: h, Time: applied, Txs: len(b.Txs), Assignments: len(b.Out.Assignments),
+	c.NoteBlock(job.BlockSummary{Height: h, Time: applied, Txs: len(b.Txs), Assignments: len(b.Out.Assignments),
 		Pushed: len(res.Pushes), ExecMillis: float64(exec.Microseconds()) / 1000})
 	v.seats.Add(uint64(len(res.Pushes)))
 	fresh := make(map[cip11.Hash]freshSeats, len(res.Pushes))
@@ -1052,14 +1053,14 @@ func (v *Validator) Stats() Stats {
 }
 
 // JobStates counts jobs by state, and lists those not terminal.
-func (v *Validator) JobStates() (counts map[httpapi.JobState]int, open []cip11.Hash) {
+func (v *Validator) JobStates() (counts map[job.State]int, open []cip11.Hash) {
 	_ = v.do(func(c *chain.Core) { counts, open = c.Counts(), c.Open() })
 	return counts, open
 }
 
 // Job returns a job's view (an ended job's from the archive once it left
 // memory).
-func (v *Validator) Job(id cip11.Hash) (jv httpapi.JobView, ok bool) {
+func (v *Validator) Job(id cip11.Hash) (jv job.View, ok bool) {
 	_ = v.do(func(c *chain.Core) { jv, ok = c.Job(id) })
 	return jv, ok
 }
@@ -1106,7 +1107,7 @@ func (v *Validator) Status() httpapi.Status {
 		quicAddr, connected, present = v.srv.Addr().String(), len(v.srv.ConnectedRunners()), len(v.srv.Present())
 	}
 	facts, engine := v.consensusFacts()
-	var last httpapi.BlockSummary
+	var last job.BlockSummary
 	var applied bool
 	_ = v.do(func(c *chain.Core) {
 		h, mp = c.Height(), c.MempoolLen()

@@ -19,6 +19,7 @@ import (
 	"github.com/cip11/cip11/adapters/node/chain"
 	"github.com/cip11/cip11/adapters/node/httpapi"
 	"github.com/cip11/cip11/chainlog"
+	"github.com/cip11/cip11/job"
 	"github.com/cip11/cip11/replay"
 	"github.com/cip11/cip11/wire"
 )
@@ -146,7 +147,7 @@ func TestValidatorRecovery(t *testing.T) {
 		t.Fatalf("recovered to height %d, want 6", h)
 	}
 	jv, ok := v2.Job((&JobSpec{Submitter: cip11.Address{1}, Runners: 1, TimeoutBlocks: 5}).ID())
-	if !ok || jv.State != httpapi.StateAssigned {
+	if !ok || jv.State != job.StateAssigned {
 		t.Fatalf("job after recovery: %v %+v", ok, jv)
 	}
 	if err := v2.ProduceBlock(); err != nil {
@@ -290,8 +291,8 @@ func TestBackendOverHTTP(t *testing.T) {
 		if code != http.StatusCreated {
 			t.Fatalf("POST /jobs: %d %s", code, body)
 		}
-		var jv httpapi.JobView
-		if err := json.Unmarshal([]byte(body), &jv); err != nil || jv.State != httpapi.StateSubmitted || jv.JobKind != 1 || jv.Submitter != (cip11.Address{19: 1}) {
+		var jv job.View
+		if err := json.Unmarshal([]byte(body), &jv); err != nil || jv.State != job.StateSubmitted || jv.JobKind != 1 || jv.Submitter != (cip11.Address{19: 1}) {
 			t.Fatalf("job view %s: %v", body, err)
 		}
 		if code, _ := post("/jobs", `{"submitter":"0000000000000000000000000000000000000001","job_kind":1,"runners":1,"timeout_blocks":"9"}`); code != http.StatusConflict {
@@ -357,7 +358,7 @@ func TestPollFallbackCompletesJob(t *testing.T) {
 		if err := v.ProduceBlock(); err != nil {
 			t.Fatal(err)
 		}
-		if jv, _ := v.Job(id); jv.State == httpapi.StateCompleted {
+		if jv, _ := v.Job(id); jv.State == job.StateCompleted {
 			if len(r.Client().Connected()) != 0 {
 				t.Fatal("the runner had a QUIC link")
 			}

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/cip11/cip11"
-	"github.com/cip11/cip11/adapters/node/httpapi"
 	"github.com/cip11/cip11/blockexec"
 	"github.com/cip11/cip11/chainlog"
+	"github.com/cip11/cip11/job"
 	"github.com/cip11/cip11/nodetx"
 	"github.com/cip11/cip11/presence"
 	"github.com/cip11/cip11/selection/engine"
@@ -131,7 +131,7 @@ type Core struct {
 	applied bool            // open is in the block log and awaits Commit
 
 	mem       mempool
-	jobs      map[cip11.Hash]*job
+	jobs      map[cip11.Hash]*trackedJob
 	live      []cip11.Hash // jobs not terminal, in submission order
 	ended     []endedJob   // terminal jobs still in memory, by end height
 	counts    [5]int       // jobs in memory by state (index: stateIndex)
@@ -140,7 +140,7 @@ type Core struct {
 	runnerAt  []cip11.Address // registry index → address (runnerIdx inverted)
 	pubkeys   map[cip11.Address]wire.PubKey
 	stats     Stats
-	recent    []httpapi.BlockSummary // ring of the last 60 blocks
+	recent    []job.BlockSummary // ring of the last 60 blocks
 	lat       latRing
 	failures  []Failure // ring of the last MaxFailures
 	outcomes  map[cip11.Address]LastOutcome
@@ -155,7 +155,7 @@ func New(cfg Config) (*Core, error) {
 	}
 	cfg.defaults()
 	return &Core{cfg: cfg, p: cfg.Params, x: cfg.Exec, log: cfg.Logger,
-		jobs: map[cip11.Hash]*job{}, runnerIdx: map[cip11.Address]int{}, pubkeys: map[cip11.Address]wire.PubKey{},
+		jobs: map[cip11.Hash]*trackedJob{}, runnerIdx: map[cip11.Address]int{}, pubkeys: map[cip11.Address]wire.PubKey{},
 		mem: newMempool()}, nil
 }
 

@@ -10,9 +10,9 @@ import (
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/adapters/node"
 	"github.com/cip11/cip11/adapters/node/chain"
-	"github.com/cip11/cip11/adapters/node/httpapi"
 	"github.com/cip11/cip11/blockexec"
 	"github.com/cip11/cip11/chainlog"
+	"github.com/cip11/cip11/job"
 	"github.com/cip11/cip11/wire"
 )
 
@@ -134,7 +134,7 @@ func TestCoreJobLifecycle(t *testing.T) {
 	w := newWorld(t, 4, 256)
 	w.block() // block 1 registers the genesis runners
 	id := w.submit(1, 10, 1)
-	if jv, _ := w.c.Job(id); jv.State != httpapi.StateSubmitted {
+	if jv, _ := w.c.Job(id); jv.State != job.StateSubmitted {
 		t.Fatalf("state %s, want submitted", jv.State)
 	}
 	var runner cip11.Address
@@ -148,7 +148,7 @@ func TestCoreJobLifecycle(t *testing.T) {
 	if runner == (cip11.Address{}) {
 		t.Fatal("no push for the job within 3 blocks")
 	}
-	if jv, _ := w.c.Job(id); jv.State != httpapi.StateAssigned || !slices.Equal(jv.Committee, []cip11.Address{runner}) {
+	if jv, _ := w.c.Job(id); jv.State != job.StateAssigned || !slices.Equal(jv.Committee, []cip11.Address{runner}) {
 		t.Fatalf("after assignment: %+v", jv)
 	}
 	var other cip11.Address
@@ -172,13 +172,13 @@ func TestCoreJobLifecycle(t *testing.T) {
 	}
 	w.block()
 	jv, _ := w.c.Job(id)
-	if jv.State != httpapi.StateCompleted {
+	if jv.State != job.StateCompleted {
 		t.Fatalf("after the reveal's block: state %s, want completed", jv.State)
 	}
 	if got := uint64(len(w.log.Blocks)); got != w.c.Height() {
 		t.Fatalf("block log holds %d blocks at height %d", got, w.c.Height())
 	}
-	if c := w.c.Counts(); c[httpapi.StateCompleted] != 1 || c[httpapi.StateSubmitted] != 0 {
+	if c := w.c.Counts(); c[job.StateCompleted] != 1 || c[job.StateSubmitted] != 0 {
 		t.Fatalf("counts %v", c)
 	}
 	if s := w.c.Stats(); s.Completed != 1 || s.Submitted != 1 || s.JobLatencyBlocks.Count() != 1 {
@@ -317,7 +317,7 @@ func TestCorePrunesEndedJobs(t *testing.T) {
 	var ended uint64
 	for range 40 {
 		w.block()
-		if jv, _ := w.c.Job(id); jv.State == httpapi.StateExpired && ended == 0 {
+		if jv, _ := w.c.Job(id); jv.State == job.StateExpired && ended == 0 {
 			ended = w.c.Height()
 		}
 		if ended != 0 && w.c.Height() >= ended+4 {
@@ -334,10 +334,10 @@ func TestCorePrunesEndedJobs(t *testing.T) {
 		t.Fatalf("archive holds %d jobs", w.archive.Len())
 	}
 	jv, ok := w.c.Job(id)
-	if !ok || jv.State != httpapi.StateExpired || jv.ID != id {
+	if !ok || jv.State != job.StateExpired || jv.ID != id {
 		t.Fatalf("pruned job's view: ok %v %+v", ok, jv)
 	}
-	if c := w.c.Counts(); c[httpapi.StateExpired] != 1 {
+	if c := w.c.Counts(); c[job.StateExpired] != 1 {
 		t.Fatalf("counts after pruning: %v", c)
 	}
 	if _, err := w.c.SubmitJob(&chain.JobSpec{Submitter: cip11.Address{0xaa}, Kind: 1, Runners: 1, TimeoutBlocks: 2, Nonce: 1}, w.now); !errors.Is(err, chain.ErrDuplicate) {
@@ -359,7 +359,7 @@ func TestCoreCancels(t *testing.T) {
 				reasons = append(reasons, x.Reason)
 			}
 		}
-		if jv, _ := w.c.Job(id); jv.State == httpapi.StateExpired {
+		if jv, _ := w.c.Job(id); jv.State == job.StateExpired {
 			break
 		}
 	}

@@ -44,7 +44,7 @@
 // A long-running validator does not grow: terminal jobs leave memory
 // [Config.RetainBlocks] blocks after they end (their final view goes to the
 // Archive), per-state counts are kept incrementally, latencies live in
-// fixed-size histograms ([Histogram]) and rings, the dedupe set rotates
+// fixed-size histograms ([job.Histogram]) and rings, the dedupe set rotates
 // every 1,024 blocks and learned runner keys are kept only for runners
 // registered on chain.
 //

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/cip11/cip11"
-	"github.com/cip11/cip11/adapters/node/httpapi"
 	"github.com/cip11/cip11/chainlog"
+	"github.com/cip11/cip11/job"
 )
 
 // dedupeRotate is how many blocks one generation of the transaction dedupe
@@ -140,7 +140,7 @@ func (c *Core) FinishRecovery() [][]byte {
 func (c *Core) dropIncluded() {
 	c.mem.submits = slices.DeleteFunc(c.mem.submits, func(id cip11.Hash) bool {
 		t := c.jobs[id]
-		return t == nil || t.state != httpapi.StateSubmitted
+		return t == nil || t.state != job.StateSubmitted
 	})
 }
 
@@ -227,7 +227,7 @@ func (c *Core) verifyResult(tx *Tx, now time.Time) error {
 		t.commits[tx.From] = cip11.Hash(tx.Payload)
 		t.commitTx[tx.From] = tx.Bytes()
 		f := tx.From
-		t.event(h, httpapi.EventCommit, &f, "", now)
+		t.event(h, job.EventCommit, &f, "", now)
 		return nil
 	}
 	res, salt, _ := SplitReveal(tx.Payload)
@@ -245,7 +245,7 @@ func (c *Core) verifyResult(tx *Tx, now time.Time) error {
 	t.reveals[tx.From] = res
 	t.revealTx[tx.From] = tx.Bytes()
 	f := tx.From
-	t.event(h, httpapi.EventRevealed, &f, "", now)
+	t.event(h, job.EventRevealed, &f, "", now)
 	return nil
 }
 
@@ -267,7 +267,7 @@ func (c *Core) txs(h uint64, b *chainlog.Block) bool {
 	}
 	for _, id := range c.live {
 		t := c.jobs[id]
-		if t.state != httpapi.StateAssigned || t.verified || h > t.deadline || len(t.committee) == 0 {
+		if t.state != job.StateAssigned || t.verified || h > t.deadline || len(t.committee) == 0 {
 			continue
 		}
 		all := true

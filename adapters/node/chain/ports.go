@@ -3,11 +3,12 @@ package chain
 import (
 	"errors"
 	"fmt"
-	"github.com/cip11/cip11/nodetx"
 	"slices"
 
+	"github.com/cip11/cip11/job"
+	"github.com/cip11/cip11/nodetx"
+
 	"github.com/cip11/cip11"
-	"github.com/cip11/cip11/adapters/node/httpapi"
 	"github.com/cip11/cip11/chainlog"
 	"github.com/cip11/cip11/seed"
 	"github.com/cip11/cip11/store"
@@ -79,15 +80,15 @@ type Journal interface {
 // of an old job). Put may be called again for a job already archived (a
 // restart replays the block log); the newer view wins.
 type Archive interface {
-	Put(views []httpapi.JobView) error
-	Get(id cip11.Hash) (httpapi.JobView, bool, error)
+	Put(views []job.View) error
+	Get(id cip11.Hash) (job.View, bool, error)
 }
 
 // History records the job events a block log cannot rebuild (pushes, acks,
 // outcomes, cancels: the transport's, not the chain's). Record must not
 // block; losing a record loses history, never state.
 type History interface {
-	Record(job cip11.Hash, e httpapi.Event)
+	Record(job cip11.Hash, e job.Event)
 }
 
 // Consensus is what block production decides for block h beyond its
@@ -136,13 +137,13 @@ func (j *MemJournal) Append(spec []byte) error {
 
 // MemArchive is an in-memory [Archive].
 type MemArchive struct {
-	m map[cip11.Hash]httpapi.JobView
+	m map[cip11.Hash]job.View
 }
 
 // Put implements [Archive].
-func (a *MemArchive) Put(views []httpapi.JobView) error {
+func (a *MemArchive) Put(views []job.View) error {
 	if a.m == nil {
-		a.m = map[cip11.Hash]httpapi.JobView{}
+		a.m = map[cip11.Hash]job.View{}
 	}
 	for _, v := range views {
 		a.m[v.ID] = v
@@ -151,7 +152,7 @@ func (a *MemArchive) Put(views []httpapi.JobView) error {
 }
 
 // Get implements [Archive].
-func (a *MemArchive) Get(id cip11.Hash) (httpapi.JobView, bool, error) {
+func (a *MemArchive) Get(id cip11.Hash) (job.View, bool, error) {
 	v, ok := a.m[id]
 	return v, ok, nil
 }

@@ -44,7 +44,7 @@ func (c *Core) Signed(b *chainlog.Block) [][]byte {
 		if r := tx.Reconfigure; r != nil && c.mem.reconf != nil && c.mem.reconf.Reconfigure().Epoch == r.Epoch {
 			out = append(out, c.mem.reconf.Bytes())
 		}
-		var t *job
+		var t *trackedJob
 		var members []cip11.Address
 		switch {
 		case tx.ResultSubmit != nil:
@@ -128,7 +128,7 @@ func (c *Core) CheckSigned(b *chainlog.Block, txs []*Tx) error {
 	}
 	// result is runner's revealed result for job, from the block's signed
 	// reveal (and, for M > 1, the commitment it opens).
-	result := func(t *job, job cip11.Hash, runner cip11.Address) (cip11.Hash, error) {
+	result := func(t *trackedJob, job cip11.Hash, runner cip11.Address) (cip11.Hash, error) {
 		rv := reveals[jr{job, runner}]
 		if rv == nil {
 			return cip11.Hash{}, fmt.Errorf("no reveal transaction of %s for job %s", runner, job)
@@ -189,7 +189,7 @@ func (c *Core) CheckSigned(b *chainlog.Block, txs []*Tx) error {
 // matching list is exactly the members whose result is the majority's, in
 // committee order (majority: ties to the earliest member's result), and
 // nobody is slashed or left unrewarded (the devnet verifier never does).
-func (c *Core) checkVerified(v *chainlog.Verified, result func(*job, cip11.Hash, cip11.Address) (cip11.Hash, error)) error {
+func (c *Core) checkVerified(v *chainlog.Verified, result func(*trackedJob, cip11.Hash, cip11.Address) (cip11.Hash, error)) error {
 	t := c.jobs[v.JobID]
 	if t == nil || len(t.committee) == 0 {
 		return fmt.Errorf("job %s has no committee here", v.JobID)

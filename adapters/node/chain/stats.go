@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/cip11/cip11"
-	"github.com/cip11/cip11/adapters/node/httpapi"
+	"github.com/cip11/cip11/job"
 	"github.com/cip11/cip11/presence/local"
 	"github.com/cip11/cip11/wire"
 )
@@ -30,12 +30,12 @@ type Stats struct {
 	CertificatesAdmitted, CertificatesAccepted, CertificatesRejected int64
 	CertificateReceipts, CertificateBytes                            int64
 	// AckMicros: block committed → JobAck received, in microseconds.
-	AckMicros Histogram
+	AckMicros job.Histogram
 	// SentMicros: block committed → JobAssignment written (the dispatch
 	// part of AckMicros), in microseconds.
-	SentMicros Histogram
+	SentMicros job.Histogram
 	// JobLatencyBlocks: submit → included verified result.
-	JobLatencyBlocks Histogram
+	JobLatencyBlocks job.Histogram
 	Blocks           uint64
 }
 
@@ -44,15 +44,15 @@ func (c *Core) Stats() Stats { return c.stats }
 
 // Failure is one recent failure event (the dashboard's failures panel).
 type Failure struct {
-	Time   time.Time         `json:"time"`
-	Height uint64            `json:"height,string"`
-	Kind   httpapi.EventKind `json:"kind"`
-	Job    cip11.Hash        `json:"job"`
-	Runner *cip11.Address    `json:"runner,omitempty"`
-	Detail string            `json:"detail,omitempty"`
+	Time   time.Time      `json:"time"`
+	Height uint64         `json:"height,string"`
+	Kind   job.EventKind  `json:"kind"`
+	Job    cip11.Hash     `json:"job"`
+	Runner *cip11.Address `json:"runner,omitempty"`
+	Detail string         `json:"detail,omitempty"`
 }
 
-func (c *Core) failure(at time.Time, h uint64, kind httpapi.EventKind, id cip11.Hash, r *cip11.Address, detail string) {
+func (c *Core) failure(at time.Time, h uint64, kind job.EventKind, id cip11.Hash, r *cip11.Address, detail string) {
 	f := Failure{Time: at, Height: h, Kind: kind, Job: id, Detail: detail}
 	if r != nil {
 		a := *r
@@ -94,7 +94,7 @@ const maxRecentBlocks = 60
 
 // NoteBlock records a committed block's summary (the driver measures its
 // execution time and counts its pushes).
-func (c *Core) NoteBlock(s httpapi.BlockSummary) {
+func (c *Core) NoteBlock(s job.BlockSummary) {
 	if len(c.recent) >= maxRecentBlocks {
 		copy(c.recent, c.recent[1:])
 		c.recent = c.recent[:maxRecentBlocks-1]
@@ -103,7 +103,7 @@ func (c *Core) NoteBlock(s httpapi.BlockSummary) {
 }
 
 // RecentBlocks returns the recent block summaries, newest first.
-func (c *Core) RecentBlocks() []httpapi.BlockSummary {
+func (c *Core) RecentBlocks() []job.BlockSummary {
 	out := slices.Clone(c.recent)
 	slices.Reverse(out)
 	return out
@@ -116,7 +116,7 @@ func (c *Core) Pushed(a Assignment, h uint64, at time.Time) {
 		c.stats.SentMicros.Add(uint64(at.Sub(t.appliedAt).Microseconds()))
 	}
 	r := a.Runner
-	c.tevent(a.JobID, h, httpapi.EventPushed, &r, "", at)
+	c.tevent(a.JobID, h, job.EventPushed, &r, "", at)
 }
 
 // PushFailed records a push the transport could not send; the job goes on
@@ -128,20 +128,20 @@ func (c *Core) PushFailed(a Assignment, h uint64, err error, at time.Time) {
 	if err != nil {
 		detail = err.Error()
 	}
-	c.tevent(a.JobID, h, httpapi.EventPushFailed, &r, detail, at)
-	c.failure(at, h, httpapi.EventPushFailed, a.JobID, &r, detail)
-	c.noteOutcome(r, httpapi.EventPushFailed, h)
+	c.tevent(a.JobID, h, job.EventPushFailed, &r, detail, at)
+	c.failure(at, h, job.EventPushFailed, a.JobID, &r, detail)
+	c.noteOutcome(r, job.EventPushFailed, h)
 }
 
 // Cancelled records a JobCancel the transport sent (§10.5).
 func (c *Core) Cancelled(x Cancel, at time.Time) {
 	c.stats.Cancels++
 	r := x.Runner
-	c.tevent(x.JobID, c.Height(), httpapi.EventCancelled, &r, x.Reason.String(), at)
+	c.tevent(x.JobID, c.Height(), job.EventCancelled, &r, x.Reason.String(), at)
 }
 
 // Outcome records the transport's §10.6 classification of a push.
-func (c *Core) Outcome(id cip11.Hash, r cip11.Address, o local.Outcome, h uint64, err error, at time.Time) httpapi.EventKind {
+func (c *Core) Outcome(id cip11.Hash, r cip11.Address, o local.Outcome, h uint64, err error, at time.Time) job.EventKind {
 	kind := OutcomeKind(o)
 	detail := ""
 	if err != nil {
@@ -161,16 +161,16 @@ func (c *Core) Outcome(id cip11.Hash, r cip11.Address, o local.Outcome, h uint64
 }
 
 // OutcomeKind is the event kind of a §10.6 outcome.
-func OutcomeKind(o local.Outcome) httpapi.EventKind {
+func OutcomeKind(o local.Outcome) job.EventKind {
 	switch o {
 	case local.Success:
-		return httpapi.EventSuccess
+		return job.EventSuccess
 	case local.Duplicate:
-		return httpapi.EventDuplicate
+		return job.EventDuplicate
 	case local.SoftFailure:
-		return httpapi.EventSoftFailure
+		return job.EventSoftFailure
 	}
-	return httpapi.EventHardFailure
+	return job.EventHardFailure
 }
 
 // Acked records a verified JobAck (§10.2) received at `at`; it returns the
@@ -180,7 +180,7 @@ func (c *Core) Acked(id cip11.Hash, r cip11.Address, st wire.AckStatus, at time.
 	if t == nil {
 		return 0, false
 	}
-	c.tevent(id, c.Height(), httpapi.EventAcked, &r, st.Kind.String(), at)
+	c.tevent(id, c.Height(), job.EventAcked, &r, st.Kind.String(), at)
 	if st.Kind != wire.AckAccepted {
 		return 0, false
 	}
@@ -197,13 +197,13 @@ func (c *Core) Acked(id cip11.Hash, r cip11.Address, st wire.AckStatus, at time.
 // LastOutcome is a runner's latest push outcome or failure (the dashboard's
 // runner table).
 type LastOutcome struct {
-	Kind   httpapi.EventKind
+	Kind   job.EventKind
 	Height uint64
 }
 
 // noteOutcome keeps r's latest outcome; only registered runners are kept
 // (the map is bounded by the registry).
-func (c *Core) noteOutcome(r cip11.Address, kind httpapi.EventKind, h uint64) {
+func (c *Core) noteOutcome(r cip11.Address, kind job.EventKind, h uint64) {
 	if _, ok := c.runnerIdx[r]; !ok {
 		return
 	}
@@ -231,7 +231,7 @@ func (c *Core) RunnerActivity() (inFlight map[cip11.Address]int, last map[cip11.
 	inFlight = map[cip11.Address]int{}
 	for _, id := range c.live {
 		t := c.jobs[id]
-		if t.state != httpapi.StateAssigned {
+		if t.state != job.StateAssigned {
 			continue
 		}
 		for _, r := range t.committee {
@@ -248,7 +248,7 @@ func (c *Core) RunnerActivity() (inFlight map[cip11.Address]int, last map[cip11.
 }
 
 // tevent records a transport event in job id's history and tells History.
-func (c *Core) tevent(id cip11.Hash, h uint64, kind httpapi.EventKind, r *cip11.Address, detail string, at time.Time) {
+func (c *Core) tevent(id cip11.Hash, h uint64, kind job.EventKind, r *cip11.Address, detail string, at time.Time) {
 	t := c.jobs[id]
 	if t == nil {
 		return
@@ -264,7 +264,7 @@ func (c *Core) tevent(id cip11.Hash, h uint64, kind httpapi.EventKind, r *cip11.
 // restart (after the block log was restored): it is placed among the job's
 // block events by height. It reports whether the job is in memory (the
 // record is worth keeping).
-func (c *Core) RestoreHistory(id cip11.Hash, e httpapi.Event) bool {
+func (c *Core) RestoreHistory(id cip11.Hash, e job.Event) bool {
 	t := c.jobs[id]
 	if t == nil {
 		return false

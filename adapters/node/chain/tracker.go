@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/cip11/cip11"
-	"github.com/cip11/cip11/adapters/node/httpapi"
 	"github.com/cip11/cip11/chainlog"
+	"github.com/cip11/cip11/job"
 	"github.com/cip11/cip11/wire"
 )
 
@@ -20,14 +20,14 @@ const MaxFailures = 64
 // job is the node's non-consensus record of one job: its spec, the
 // committee as of the last block, the verifier's commit/reveal state and
 // its event history.
-type job struct {
+type trackedJob struct {
 	id        cip11.Hash
 	p         []byte // the encoded spec (nil for a job known only from the block log)
 	submitter cip11.Address
 	kind      uint8
 	runners   uint32
 	timeout   uint64
-	state     httpapi.JobState
+	state     job.State
 	submitted uint64 // block S (0 until included)
 	deadline  uint64
 	assigned  uint64 // the height of the last (re)selection
@@ -42,7 +42,7 @@ type job struct {
 	commitTx, revealTx map[cip11.Address][]byte
 	verified           bool      // Verified placed in a block
 	appliedAt          time.Time // when the last assignment block committed
-	events             []httpapi.Event
+	events             []job.Event
 }
 
 type endedJob struct {
@@ -50,35 +50,35 @@ type endedJob struct {
 	h  uint64
 }
 
-func stateIndex(s httpapi.JobState) int {
+func stateIndex(s job.State) int {
 	switch s {
-	case httpapi.StateSubmitted:
+	case job.StateSubmitted:
 		return 0
-	case httpapi.StatePending:
+	case job.StatePending:
 		return 1
-	case httpapi.StateAssigned:
+	case job.StateAssigned:
 		return 2
-	case httpapi.StateCompleted:
+	case job.StateCompleted:
 		return 3
 	}
 	return 4
 }
 
-func (c *Core) track(spec *JobSpec) *job {
-	return c.add(&job{id: spec.ID(), p: spec.Encode(), submitter: spec.Submitter, kind: spec.Kind, runners: spec.Runners,
+func (c *Core) track(spec *JobSpec) *trackedJob {
+	return c.add(&trackedJob{id: spec.ID(), p: spec.Encode(), submitter: spec.Submitter, kind: spec.Kind, runners: spec.Runners,
 		timeout: spec.TimeoutBlocks})
 }
 
 // trackIncluded records a job the block log includes but the journal no
 // longer holds (it ended before the journal was compacted).
-func (c *Core) trackIncluded(s *chainlog.Submit) *job {
-	return c.add(&job{id: s.JobID, submitter: s.Submitter, kind: s.JobKind, runners: s.CommitteeSize,
+func (c *Core) trackIncluded(s *chainlog.Submit) *trackedJob {
+	return c.add(&trackedJob{id: s.JobID, submitter: s.Submitter, kind: s.JobKind, runners: s.CommitteeSize,
 		timeout: uint64(s.TimeoutBlocks)})
 }
 
 // add enters t into the tracker as submitted.
-func (c *Core) add(t *job) *job {
-	t.state = httpapi.StateSubmitted
+func (c *Core) add(t *trackedJob) *trackedJob {
+	t.state = job.StateSubmitted
 	t.delivered = map[cip11.Address]bool{}
 	t.commits = map[cip11.Address]cip11.Hash{}
 	t.reveals = map[cip11.Address]cip11.Hash{}
@@ -90,7 +90,7 @@ func (c *Core) add(t *job) *job {
 	return t
 }
 
-func (c *Core) setState(t *job, s httpapi.JobState, h uint64) {
+func (c *Core) setState(t *trackedJob, s job.State, h uint64) {
 	if t.state == s {
 		return
 	}
@@ -103,7 +103,7 @@ func (c *Core) setState(t *job, s httpapi.JobState, h uint64) {
 	}
 }
 
-func (t *job) event(h uint64, kind httpapi.EventKind, r *cip11.Address, detail string, at time.Time) {
+func (t *trackedJob) event(h uint64, kind job.EventKind, r *cip11.Address, detail string, at time.Time) {
 	if len(t.events) >= MaxJobEvents {
 		return
 	}
@@ -112,7 +112,7 @@ func (t *job) event(h uint64, kind httpapi.EventKind, r *cip11.Address, detail s
 		a := *r
 		rp = &a
 	}
-	t.events = append(t.events, httpapi.Event{Height: h, Kind: kind, Runner: rp, Detail: detail, Time: at})
+	t.events = append(t.events, job.Event{Height: h, Kind: kind, Runner: rp, Detail: detail, Time: at})
 }
 
 // observe applies a committed block to the job tracker and returns the
@@ -131,23 +131,23 @@ func (c *Core) observe(b *chainlog.Block, at time.Time, present func(cip11.Addre
 				t = c.trackIncluded(tx.Submit)
 			}
 			t.submitted = h
-			c.setState(t, httpapi.StatePending, h)
+			c.setState(t, job.StatePending, h)
 			c.stats.Submitted++
-			t.event(h, httpapi.EventSubmitted, nil, "", at)
+			t.event(h, job.EventSubmitted, nil, "", at)
 		case tx.ResultSubmit != nil:
 			if t := c.jobs[tx.ResultSubmit.JobID]; t != nil && slices.Contains(t.committee, tx.ResultSubmit.Runner) {
 				r := tx.ResultSubmit.Runner
 				t.delivered[r] = true
-				t.event(h, httpapi.EventResult, &r, "", at)
-				c.noteOutcome(r, httpapi.EventResult, h)
+				t.event(h, job.EventResult, &r, "", at)
+				c.noteOutcome(r, job.EventResult, h)
 			}
 		case tx.Verified != nil:
 			if t := c.jobs[tx.Verified.JobID]; t != nil {
 				t.verified = true
-				c.setState(t, httpapi.StateCompleted, h)
+				c.setState(t, job.StateCompleted, h)
 				c.stats.Completed++
 				c.stats.JobLatencyBlocks.Add(h - t.submitted)
-				t.event(h, httpapi.EventCompleted, nil, fmt.Sprintf("%d matching", len(tx.Verified.Matching)), at)
+				t.event(h, job.EventCompleted, nil, fmt.Sprintf("%d matching", len(tx.Verified.Matching)), at)
 			}
 		}
 	}
@@ -158,11 +158,11 @@ func (c *Core) observe(b *chainlog.Block, at time.Time, present func(cip11.Addre
 		}
 		prev := t.committee
 		t.committee, t.deadline, t.assigned = slices.Clone(a.Committee), uint64(a.DeadlineBlock), uint64(a.AssignmentHeight)
-		c.setState(t, httpapi.StateAssigned, h)
+		c.setState(t, job.StateAssigned, h)
 		t.appliedAt = at
-		kind := httpapi.EventSelected
+		kind := job.EventSelected
 		if a.Reselection > 0 {
-			kind = httpapi.EventReselected
+			kind = job.EventReselected
 			c.stats.Reselections++
 			c.failure(at, h, kind, t.id, nil, fmt.Sprintf("re-selection %d", a.Reselection))
 		} else {
@@ -196,10 +196,10 @@ func (c *Core) observe(b *chainlog.Block, at time.Time, present func(cip11.Addre
 	}
 	for _, id := range b.Out.Expired {
 		if t := c.jobs[id]; t != nil {
-			c.setState(t, httpapi.StateExpired, h)
+			c.setState(t, job.StateExpired, h)
 			c.stats.Expired++
-			t.event(h, httpapi.EventExpired, nil, "", at)
-			c.failure(at, h, httpapi.EventExpired, id, nil, "")
+			t.event(h, job.EventExpired, nil, "", at)
+			c.failure(at, h, job.EventExpired, id, nil, "")
 			for _, r := range t.committee {
 				if !t.delivered[r] {
 					res.Cancels = append(res.Cancels, Cancel{JobID: id, Runner: r, Reason: wire.CancelExpired})
@@ -220,7 +220,7 @@ func (c *Core) retire(h uint64) {
 	if n == 0 {
 		return
 	}
-	views := make([]httpapi.JobView, 0, n)
+	views := make([]job.View, 0, n)
 	for _, e := range c.ended[:n] {
 		if t := c.jobs[e.id]; t != nil {
 			views = append(views, t.view())
@@ -241,20 +241,20 @@ func (c *Core) retire(h uint64) {
 	c.ended = slices.Delete(c.ended, 0, n)
 }
 
-func (t *job) view() httpapi.JobView {
-	return httpapi.JobView{ID: t.id, State: t.state, Submitter: t.submitter, JobKind: t.kind, Runners: t.runners, SubmittedAt: t.submitted,
+func (t *trackedJob) view() job.View {
+	return job.View{ID: t.id, State: t.state, Submitter: t.submitter, JobKind: t.kind, Runners: t.runners, SubmittedAt: t.submitted,
 		DeadlineBlock: t.deadline, AssignmentHeight: t.assigned, Committee: slices.Clone(t.committee), Events: slices.Clone(t.events)}
 }
 
 // Job returns a job's view: from memory, or from the archive for a job
 // pruned after it ended.
-func (c *Core) Job(id cip11.Hash) (httpapi.JobView, bool) {
+func (c *Core) Job(id cip11.Hash) (job.View, bool) {
 	if t := c.jobs[id]; t != nil {
 		return t.view(), true
 	}
 	v, ok, err := c.cfg.Archive.Get(id)
 	if err != nil || !ok {
-		return httpapi.JobView{}, false
+		return job.View{}, false
 	}
 	return v, true
 }
@@ -267,9 +267,9 @@ func (c *Core) Settled(id cip11.Hash, runner cip11.Address) bool {
 }
 
 // Counts is the number of jobs by state, pruned ones included.
-func (c *Core) Counts() map[httpapi.JobState]int {
-	m := make(map[httpapi.JobState]int, 5)
-	for i, s := range httpapi.JobStates() {
+func (c *Core) Counts() map[job.State]int {
+	m := make(map[job.State]int, 5)
+	for i, s := range job.States() {
 		m[s] = c.counts[i] + c.archived[i]
 	}
 	return m
@@ -312,7 +312,7 @@ func (c *Core) RunnerJobs(runner cip11.Address) ([]*wire.JobAssignment, error) {
 	}
 	for _, id := range c.live {
 		t := c.jobs[id]
-		if t.state != httpapi.StateAssigned || t.p == nil || t.delivered[runner] || !slices.Contains(t.committee, runner) {
+		if t.state != job.StateAssigned || t.p == nil || t.delivered[runner] || !slices.Contains(t.committee, runner) {
 			continue
 		}
 		a := &wire.JobAssignment{JobID: id, JobSpec: t.p, JobSpecHash: wire.JobSpecHash(t.p),

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/job"
 	"github.com/cip11/cip11/wire"
 )
 
@@ -39,10 +40,10 @@ type Backend interface {
 	// SubmitJob admits a new job (POST /jobs). The request has already passed
 	// [JobRequest.Validate]. Errors wrapping ErrBadRequest answer 400,
 	// ErrConflict 409, ErrUnavailable 503, anything else 500.
-	SubmitJob(ctx context.Context, req JobRequest) (JobView, error)
+	SubmitJob(ctx context.Context, req JobRequest) (job.View, error)
 	// Job returns the job with the given id (GET /jobs/{id}); false answers
 	// 404.
-	Job(id cip11.Hash) (JobView, bool)
+	Job(id cip11.Hash) (job.View, bool)
 	// RunnerJobs returns the assignments currently open for runner (GET
 	// /runner/{addr}/jobs, the §14 poll fallback). It is not called when
 	// Options.PollDisabled is set (CIP11_POLL_DISABLED: 410 Gone).
@@ -61,59 +62,6 @@ type Backend interface {
 	Status() Status
 	// Dashboard returns the data behind GET / and GET /dashboard.json.
 	Dashboard() Dashboard
-}
-
-// JobState is a job's place in its life cycle (JobView.State, the `state`
-// label of cip11_jobs and the keys of Dashboard.Jobs). The node's job
-// tracker uses these values; docs/http-api.md lists them.
-type JobState string
-
-// Job states.
-const (
-	StateSubmitted JobState = "submitted" // accepted by the API, not yet in a block
-	StatePending   JobState = "pending"   // in a block, selection not yet done (M > 1 pending pass, §9.2)
-	StateAssigned  JobState = "assigned"  // a committee is selected and the job is being delivered
-	StateCompleted JobState = "completed" // the result is canonically included
-	StateExpired   JobState = "expired"   // the job ran out of re-selections (§11.2)
-)
-
-// Terminal reports whether no block can change the state again.
-func (s JobState) Terminal() bool { return s == StateCompleted || s == StateExpired }
-
-// JobStates lists the job states in lifecycle order.
-func JobStates() []JobState {
-	return []JobState{StateSubmitted, StatePending, StateAssigned, StateCompleted, StateExpired}
-}
-
-// EventKind names one step of a job's history (Event.Kind). Every kind the
-// node emits is listed here and in docs/http-api.md.
-type EventKind string
-
-// Event kinds.
-const (
-	EventSubmitted   EventKind = "submitted"    // the job was included in a block
-	EventSelected    EventKind = "selected"     // a committee was drawn (§9.2); Detail lists it
-	EventPushed      EventKind = "pushed"       // a JobAssignment was sent to a runner (§10.1)
-	EventPushFailed  EventKind = "push_failed"  // a push could not be sent; Detail is the error
-	EventAcked       EventKind = "acked"        // the runner's JobAck arrived (§10.2); Detail is the status
-	EventSuccess     EventKind = "success"      // §10.6 push outcome: the runner delivered
-	EventDuplicate   EventKind = "duplicate"    // §10.6 push outcome: the runner already had the job
-	EventSoftFailure EventKind = "soft_failure" // §10.6 push outcome: soft failure
-	EventHardFailure EventKind = "hard_failure" // §10.6 push outcome: hard failure
-	EventCommit      EventKind = "commit"       // a JobResultCommit transaction was admitted (CIP-2)
-	EventRevealed    EventKind = "revealed"     // a JobResult reveal was admitted and verified
-	EventResult      EventKind = "result"       // a runner's result was included in a block (§10.3)
-	EventCompleted   EventKind = "completed"    // the result was canonically included
-	EventExpired     EventKind = "expired"      // the job expired (§11.2)
-	EventReselected  EventKind = "reselected"   // timeout re-selection drew a new committee (§11.2)
-	EventCancelled   EventKind = "cancelled"    // a JobCancel was sent (§10.5); Detail is the reason
-)
-
-// EventKinds lists every event kind.
-func EventKinds() []EventKind {
-	return []EventKind{EventSubmitted, EventSelected, EventPushed, EventPushFailed, EventAcked, EventSuccess,
-		EventDuplicate, EventSoftFailure, EventHardFailure, EventCommit, EventRevealed, EventResult,
-		EventCompleted, EventExpired, EventReselected, EventCancelled}
 }
 
 // JobRequest is the body of POST /jobs. Submitter, job_kind, runners and
@@ -148,46 +96,6 @@ func (r JobRequest) Validate() error {
 		return badRequest("timeout_blocks must be at least 1")
 	}
 	return nil
-}
-
-// JobView is the API's picture of one job (POST /jobs, GET /jobs/{id}).
-type JobView struct {
-	// ID is the job id.
-	ID cip11.Hash `json:"id"`
-	// State is one of the State* constants.
-	State JobState `json:"state"`
-	// Submitter is the submitting account.
-	Submitter cip11.Address `json:"submitter"`
-	// JobKind is the job kind byte.
-	JobKind uint8 `json:"job_kind"`
-	// Runners is M = verification.runners.
-	Runners uint32 `json:"runners"`
-	// SubmittedAt is the block the job was included in (0 while submitted).
-	SubmittedAt uint64 `json:"submitted_at,string"`
-	// DeadlineBlock is the current deadline_block (§10.1, 0 until assigned).
-	DeadlineBlock uint64 `json:"deadline_block,string"`
-	// AssignmentHeight is the assignment_height of the current committee
-	// (§10.1: the block of the last (re)selection; 0 until assigned). A
-	// runner checks it is still assigned at the height a push names.
-	AssignmentHeight uint64 `json:"assignment_height,string"`
-	// Committee is the currently selected runners (always a JSON array).
-	Committee []cip11.Address `json:"committee"`
-	// Events is the job's history, oldest first (always a JSON array).
-	Events []Event `json:"events"`
-}
-
-// Event is one step in a job's history.
-type Event struct {
-	// Height is the block height the event belongs to.
-	Height uint64 `json:"height,string"`
-	// Kind is one of the Event* constants.
-	Kind EventKind `json:"kind"`
-	// Runner is the runner concerned, if any.
-	Runner *cip11.Address `json:"runner,omitempty"`
-	// Detail is free text (ack status, cancel reason, …).
-	Detail string `json:"detail,omitempty"`
-	// Time is the wall-clock time the node recorded the event.
-	Time time.Time `json:"time"`
 }
 
 // RunnerView is a runner's Runner Registry record (GET /runner/{addr}) as
@@ -348,23 +256,6 @@ func HealthOf(s Status) Health {
 	return h
 }
 
-// BlockSummary is one row of the dashboard's recent-blocks table.
-type BlockSummary struct {
-	// Height is the block height (decimal string).
-	Height uint64 `json:"height,string"`
-	// Time is when the block was applied.
-	Time time.Time `json:"time"`
-	// Txs is the number of transactions in the block.
-	Txs int `json:"txs"`
-	// Assignments is the number of job assignments the block made.
-	Assignments int `json:"assignments"`
-	// Pushed is the number of JobAssignment pushes sent for the block.
-	Pushed int `json:"pushed"`
-	// ExecMillis is the block's execution time in milliseconds (display
-	// only; a non-finite value is sent as 0).
-	ExecMillis float64 `json:"exec_ms"`
-}
-
 // Display caps applied by the handler to Dashboard lists.
 const (
 	// MaxDashboardRunners caps ConnectedRunners, PresentRunners and
@@ -385,9 +276,9 @@ type Dashboard struct {
 	// Status is the node status, as in GET /status.
 	Status Status `json:"status"`
 	// RecentBlocks is the latest blocks, newest first.
-	RecentBlocks []BlockSummary `json:"recent_blocks"`
+	RecentBlocks []job.BlockSummary `json:"recent_blocks"`
 	// Jobs counts jobs by state (State* keys).
-	Jobs map[JobState]int `json:"jobs"`
+	Jobs map[job.State]int `json:"jobs"`
 	// PushLatencyMillis holds recent push→ack latency samples in
 	// milliseconds; the page draws their histogram. Non-finite or negative
 	// samples are dropped.
@@ -483,13 +374,13 @@ type FailureKind string
 
 // Failure kinds.
 const (
-	FailurePushFailed              = FailureKind(EventPushFailed)  // a push could not be sent
-	FailureSoftFailure             = FailureKind(EventSoftFailure) // §10.6 soft failure: JobAck{Reject} or another framed answer (runner alive)
-	FailureHardFailure             = FailureKind(EventHardFailure) // §10.6 hard failure: no framed answer within ACK_TIMEOUT_BLOCKS (timed out)
-	FailureReselected              = FailureKind(EventReselected)  // §11.2 timeout re-selection
-	FailureExpired                 = FailureKind(EventExpired)     // §11.2 the job expired
-	FailureRefused     FailureKind = "refused"                     // a runner handshake was refused (§12.5); Detail is the reason
-	FailureRestart     FailureKind = "restart"                     // the validator started over an existing chain
+	FailurePushFailed              = FailureKind(job.EventPushFailed)  // a push could not be sent
+	FailureSoftFailure             = FailureKind(job.EventSoftFailure) // §10.6 soft failure: JobAck{Reject} or another framed answer (runner alive)
+	FailureHardFailure             = FailureKind(job.EventHardFailure) // §10.6 hard failure: no framed answer within ACK_TIMEOUT_BLOCKS (timed out)
+	FailureReselected              = FailureKind(job.EventReselected)  // §11.2 timeout re-selection
+	FailureExpired                 = FailureKind(job.EventExpired)     // §11.2 the job expired
+	FailureRefused     FailureKind = "refused"                         // a runner handshake was refused (§12.5); Detail is the reason
+	FailureRestart     FailureKind = "restart"                         // the validator started over an existing chain
 )
 
 // FailureKinds lists every failure kind.
@@ -532,7 +423,7 @@ type RunnerRow struct {
 	// LastOutcome is the runner's latest push outcome or failure event
 	// (success, duplicate, soft_failure, hard_failure, push_failed,
 	// result), empty if none.
-	LastOutcome EventKind `json:"last_outcome,omitempty"`
+	LastOutcome job.EventKind `json:"last_outcome,omitempty"`
 	// LastOutcomeHeight is the height of LastOutcome.
 	LastOutcomeHeight uint64 `json:"last_outcome_height,string"`
 	// Elsewhere: a peer validator reports the runner present (presence

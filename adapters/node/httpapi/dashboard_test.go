@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/job"
 )
 
 func sampleDashboard() Dashboard {
@@ -17,11 +18,11 @@ func sampleDashboard() Dashboard {
 	}
 	return Dashboard{
 		Status: Status{ChainID: 7, Height: 100, Connected: 300, Present: 2},
-		RecentBlocks: []BlockSummary{
+		RecentBlocks: []job.BlockSummary{
 			{Height: 100, Time: time.Date(2026, 12, 3, 10, 0, 1, 0, time.UTC), Txs: 3, Assignments: 2, Pushed: 2, ExecMillis: 1.25},
 			{Height: 99, Time: time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC), ExecMillis: math.NaN()},
 		},
-		Jobs:              map[JobState]int{StateAssigned: 2, StateCompleted: 40},
+		Jobs:              map[job.State]int{job.StateAssigned: 2, job.StateCompleted: 40},
 		PushLatencyMillis: []float64{1.5, 12, math.Inf(1), -1, math.NaN(), 800},
 		ConnectedRunners:  many,
 		PresentRunners:    many[:2],
@@ -98,12 +99,12 @@ func TestDashboardJSON(t *testing.T) {
 	if len(d.RecentBlocks) != 2 || d.RecentBlocks[1].ExecMillis != 0 || d.RecentBlocks[0].ExecMillis != 1.25 {
 		t.Fatalf("blocks %+v", d.RecentBlocks)
 	}
-	for _, s := range JobStates() {
+	for _, s := range job.States() {
 		if _, ok := d.Jobs[s]; !ok {
 			t.Fatalf("jobs lacks state %s: %v", s, d.Jobs)
 		}
 	}
-	if d.Jobs[StateCompleted] != 40 {
+	if d.Jobs[job.StateCompleted] != 40 {
 		t.Fatalf("jobs %v", d.Jobs)
 	}
 	// the new lists are capped, newest failures first (the first kept)

@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/cip11/cip11/job"
 )
 
 // readDoc returns docs/http-api.md, the section from heading to the next
@@ -50,10 +52,10 @@ func TestDocsListEveryStateAndKind(t *testing.T) {
 			t.Errorf("docs/http-api.md section %q has no table row for `%s`", section, name)
 		}
 	}
-	for _, s := range JobStates() {
+	for _, s := range job.States() {
 		row("#### Job states", string(s))
 	}
-	for _, k := range EventKinds() {
+	for _, k := range job.EventKinds() {
 		row("#### Event kinds", string(k))
 	}
 	for _, k := range FailureKinds() {
@@ -61,11 +63,11 @@ func TestDocsListEveryStateAndKind(t *testing.T) {
 	}
 	// and the section lists no state the code does not have
 	states := readDoc(t, "#### Job states")
-	if n := strings.Count(states, "\n| `"); n != len(JobStates()) {
-		t.Errorf("job states section has %d rows, the code %d states", n, len(JobStates()))
+	if n := strings.Count(states, "\n| `"); n != len(job.States()) {
+		t.Errorf("job states section has %d rows, the code %d states", n, len(job.States()))
 	}
-	if n := strings.Count(readDoc(t, "#### Event kinds"), "\n| `"); n != len(EventKinds()) {
-		t.Errorf("event kinds section has %d rows, the code %d kinds", n, len(EventKinds()))
+	if n := strings.Count(readDoc(t, "#### Event kinds"), "\n| `"); n != len(job.EventKinds()) {
+		t.Errorf("event kinds section has %d rows, the code %d kinds", n, len(job.EventKinds()))
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/job"
 	"github.com/cip11/cip11/wire"
 )
 
@@ -18,10 +19,10 @@ import (
 // job exists.
 type rejectBackend struct{}
 
-func (rejectBackend) SubmitJob(context.Context, JobRequest) (JobView, error) {
-	return JobView{}, fmt.Errorf("rejected: %w", ErrBadRequest)
+func (rejectBackend) SubmitJob(context.Context, JobRequest) (job.View, error) {
+	return job.View{}, fmt.Errorf("rejected: %w", ErrBadRequest)
 }
-func (rejectBackend) Job(cip11.Hash) (JobView, bool) { return JobView{}, false }
+func (rejectBackend) Job(cip11.Hash) (job.View, bool) { return job.View{}, false }
 func (rejectBackend) RunnerJobs(cip11.Address) ([]*wire.JobAssignment, error) {
 	return nil, fmt.Errorf("unknown runner: %w", ErrNotFound)
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/chainlog"
 	"github.com/cip11/cip11/internal/textform"
+	"github.com/cip11/cip11/job"
 	"github.com/cip11/cip11/wire"
 )
 
@@ -510,12 +511,12 @@ func (h *handler) job(w http.ResponseWriter, r *http.Request) {
 	h.reply(w, r, http.StatusOK, normalizeJob(v))
 }
 
-func normalizeJob(v JobView) JobView {
+func normalizeJob(v job.View) job.View {
 	if v.Committee == nil {
 		v.Committee = []cip11.Address{}
 	}
 	if v.Events == nil {
-		v.Events = []Event{}
+		v.Events = []job.Event{}
 	}
 	return v
 }
@@ -712,8 +713,8 @@ func (h *handler) dashboardJSON(w http.ResponseWriter, r *http.Request) {
 // sanitizeDashboard applies the display caps, makes every list a JSON array,
 // lists every job state and drops values JSON cannot carry.
 func sanitizeDashboard(d Dashboard) Dashboard {
-	out := Dashboard{Status: d.Status, Jobs: make(map[JobState]int, len(d.Jobs)+5)}
-	for _, s := range JobStates() {
+	out := Dashboard{Status: d.Status, Jobs: make(map[job.State]int, len(d.Jobs)+5)}
+	for _, s := range job.States() {
 		out.Jobs[s] = 0
 	}
 	for k, v := range d.Jobs {
@@ -723,7 +724,7 @@ func sanitizeDashboard(d Dashboard) Dashboard {
 	if len(blocks) > MaxDashboardBlocks {
 		blocks = blocks[:MaxDashboardBlocks]
 	}
-	out.RecentBlocks = make([]BlockSummary, len(blocks))
+	out.RecentBlocks = make([]job.BlockSummary, len(blocks))
 	for i, b := range blocks {
 		if math.IsNaN(b.ExecMillis) || math.IsInf(b.ExecMillis, 0) {
 			b.ExecMillis = 0

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/job"
 	"github.com/cip11/cip11/wire"
 )
 
@@ -34,14 +35,14 @@ func TestSubmitJob(t *testing.T) {
 	for _, ct := range []string{"application/json", "application/json; charset=utf-8", ""} {
 		rec := do(h, http.MethodPost, "/jobs", ct, []byte(validJob()))
 		wantStatus(t, rec, http.StatusCreated)
-		v := decode[JobView](t, rec)
+		v := decode[job.View](t, rec)
 		if got, want := rec.Header().Get("Location"), "/jobs/"+hexOf(v.ID[:]); got != want {
 			t.Fatalf("Location %q, want %q", got, want)
 		}
-		if v.State != StateSubmitted || v.Runners != 2 || v.JobKind != 3 || v.Submitter != addr(0xab) {
+		if v.State != job.StateSubmitted || v.Runners != 2 || v.JobKind != 3 || v.Submitter != addr(0xab) {
 			t.Fatalf("view %+v", v)
 		}
-		if v.Committee == nil || len(v.Events) != 1 || v.Events[0].Kind != EventSubmitted {
+		if v.Committee == nil || len(v.Events) != 1 || v.Events[0].Kind != job.EventSubmitted {
 			t.Fatalf("committee %v events %v", v.Committee, v.Events)
 		}
 	}
@@ -164,15 +165,15 @@ func TestSubmitJobBackendErrors(t *testing.T) {
 func TestGetJob(t *testing.T) {
 	b := &fakeBackend{}
 	h, _ := newTestHandler(t, b, Options{})
-	created := decode[JobView](t, do(h, http.MethodPost, "/jobs", "", []byte(validJob())))
+	created := decode[job.View](t, do(h, http.MethodPost, "/jobs", "", []byte(validJob())))
 
 	rec := do(h, http.MethodGet, "/jobs/"+hexOf(created.ID[:]), "", nil)
 	wantStatus(t, rec, http.StatusOK)
-	if got := decode[JobView](t, rec); got.ID != created.ID || got.State != StateSubmitted {
+	if got := decode[job.View](t, rec); got.ID != created.ID || got.State != job.StateSubmitted {
 		t.Fatalf("got %+v", got)
 	}
 	// nil slices come out as [].
-	b.jobs[cip11.Hash{1}] = JobView{ID: cip11.Hash{1}, State: StateAssigned}
+	b.jobs[cip11.Hash{1}] = job.View{ID: cip11.Hash{1}, State: job.StateAssigned}
 	rec = do(h, http.MethodGet, "/jobs/"+hexOf((&cip11.Hash{1})[:]), "", nil)
 	wantStatus(t, rec, http.StatusOK)
 	if s := rec.Body.String(); !strings.Contains(s, `"committee":[]`) || !strings.Contains(s, `"events":[]`) {

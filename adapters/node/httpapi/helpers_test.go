@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/job"
 	"github.com/cip11/cip11/wire"
 )
 
@@ -33,7 +34,7 @@ type fakeBackend struct {
 	dash     Dashboard
 	panicked bool // Status panics
 
-	jobs      map[cip11.Hash]JobView
+	jobs      map[cip11.Hash]job.View
 	runners   map[cip11.Address]RunnerView
 	runnerErr error
 	gotJobs   []JobRequest
@@ -41,24 +42,24 @@ type fakeBackend struct {
 	gotPolls  []cip11.Address
 }
 
-func (f *fakeBackend) SubmitJob(_ context.Context, req JobRequest) (JobView, error) {
+func (f *fakeBackend) SubmitJob(_ context.Context, req JobRequest) (job.View, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.gotJobs = append(f.gotJobs, req)
 	if f.jobErr != nil {
-		return JobView{}, f.jobErr
+		return job.View{}, f.jobErr
 	}
 	id := cip11.Keccak256(req.Submitter[:], []byte{req.JobKind}, fmt.Appendf(nil, "%d/%d", req.Nonce, len(f.jobs)))
-	v := JobView{ID: id, State: StateSubmitted, Submitter: req.Submitter, JobKind: req.JobKind, Runners: req.Runners,
-		Events: []Event{{Height: 7, Kind: EventSubmitted, Time: time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)}}}
+	v := job.View{ID: id, State: job.StateSubmitted, Submitter: req.Submitter, JobKind: req.JobKind, Runners: req.Runners,
+		Events: []job.Event{{Height: 7, Kind: job.EventSubmitted, Time: time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)}}}
 	if f.jobs == nil {
-		f.jobs = make(map[cip11.Hash]JobView)
+		f.jobs = make(map[cip11.Hash]job.View)
 	}
 	f.jobs[id] = v
 	return v, nil
 }
 
-func (f *fakeBackend) Job(id cip11.Hash) (JobView, bool) {
+func (f *fakeBackend) Job(id cip11.Hash) (job.View, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	v, ok := f.jobs[id]

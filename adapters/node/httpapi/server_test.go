@@ -7,6 +7,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/cip11/cip11/job"
 )
 
 // TestOverRealServer runs the handler behind a real net/http server: the
@@ -23,7 +25,7 @@ func TestOverRealServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var v JobView
+	var v job.View
 	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil || resp.StatusCode != http.StatusCreated {
 		t.Fatalf("POST /jobs: %d %v", resp.StatusCode, err)
 	}

@@ -1,4 +1,4 @@
-package chain
+package job
 
 import "math/bits"
 
