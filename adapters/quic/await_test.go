@@ -34,30 +34,3 @@ func TestPushAheadOfRunnerViewWaits(t *testing.T) {
 		t.Fatalf("%d executions", runs.Load())
 	}
 }
-
-// SPEC-NOTES N1, issue 28: a push above the runner's view, from a
-// validator that has applied assignment_height, is accepted at once, with
-// no Tick from the runner's chain view and no Behind hook: the client asks
-// the pushing validator its height on the link (a HeartbeatPing out of
-// turn) and the verified pong ticks it. Before, nothing moved the view, the
-// push waited the whole assignmentWait (2 s) and was rejected.
-func TestPushAheadPingsPushingValidator(t *testing.T) {
-	var runs atomic.Int64
-	f, rk, c := connectAll(t, 1, func(k *wire.RunnerKey) Executor { return countingExecutor(k, &runs, false, 0) }, nil)
-	id, spec := testJob("ahead-ping")
-	a := assignment(id, spec, rk.Address())
-	a.AssignmentHeight = startHeight + 2
-	f.servers[0].Tick(startHeight + 2) // the validator applied it; the runner's view is at startHeight + 1
-	t0 := time.Now()
-	if err := f.servers[0].Push([]Assignment{a})[0]; err != nil {
-		t.Fatal(err)
-	}
-	o := f.waitOutcome(id)
-	took := time.Since(t0)
-	if o.Outcome != local.Success || o.Ack == nil || o.Ack.Kind != wire.AckAccepted || took >= assignmentWait/2 {
-		t.Fatalf("outcome %v, ack %+v, err %v after %v (want Accepted well inside %v)", o.Outcome, o.Ack, o.Err, took, assignmentWait)
-	}
-	if h := c.Height(); h != startHeight+2 {
-		t.Fatalf("client height %d after the pong, want %d", h, startHeight+2)
-	}
-}

@@ -52,14 +52,14 @@ func (l *link) acceptJobs(qc *qgo.Conn, sess *wire.Session, snap *validators.Sna
 		}
 		go func() {
 			defer l.c.wg.Done()
-			l.c.serveJob(st, sess, snap, l)
+			l.c.serveJob(st, sess, snap, l.peer)
 		}()
 	}
 }
 
 // serveJob answers one push: check (§10.1), ack (§10.2), and for the
 // accepted stream execute and listen for JobCancel (§10.5).
-func (c *Client) serveJob(st *qgo.Stream, sess *wire.Session, snap *validators.Snapshot, l *link) {
+func (c *Client) serveJob(st *qgo.Stream, sess *wire.Session, snap *validators.Snapshot, from validators.PeerKey) {
 	fs := newFrameStream(st, c.cfg.Params.MaxFrameBytes, c.cfg.Params.MaxFrameBytes)
 	fr, err := fs.readBy(time.Now().Add(c.cfg.HandshakeTimeout))
 	if err != nil {
@@ -71,16 +71,8 @@ func (c *Client) serveJob(st *qgo.Stream, sess *wire.Session, snap *validators.S
 		fs.abort(streamDone)
 		return
 	}
-	if c.Height() < a.AssignmentHeight {
-		// Ahead of the runner's view (SPEC-NOTES N1): ask the pushing
-		// validator its height on this link, a HeartbeatPing out of turn
-		// whose verified pong ticks the client (onPong) — one QUIC round
-		// trip to the validator that has applied the height, instead of
-		// waiting for the next height's ping or an HTTP request.
-		l.sendPing(c.Height(), true)
-		if f := c.cfg.Behind; f != nil {
-			f(l.peer, a.AssignmentHeight)
-		}
+	if f := c.cfg.Behind; f != nil && c.Height() < a.AssignmentHeight {
+		f(from, a.AssignmentHeight)
 	}
 	c.awaitHeight(a.AssignmentHeight, time.Now().Add(assignmentWait))
 	status, reason, j := c.checkAssigned(sess, snap, a)
