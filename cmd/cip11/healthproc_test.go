@@ -353,7 +353,15 @@ func TestNetworkDiskFull(t *testing.T) {
 		st, ok := p.status(3)
 		return ok && st.Height >= lo
 	})
-	t.Logf("validator 3 caught up %v after its restart on a freed disk", time.Since(t0).Round(time.Millisecond))
+	caughtUp := p.height(3)
+	t.Logf("validator 3 caught up %v after its restart on a freed disk (height %d; its disk filled at the others' %v)",
+		time.Since(t0).Round(time.Millisecond), caughtUp, atFull)
+	// and it takes part again: the others see it sign blocks past the
+	// height it caught up to
+	waitFor(t, "validator 3 signing again after the space returned", 60*time.Second, func() bool {
+		st, ok := p.status(0)
+		return ok && len(st.Validators) == 4 && st.Validators[3].LastSigned > caughtUp
+	})
 	n201 := len(s.created201())
 	waitFor(t, "10 more jobs answered 201", 60*time.Second, func() bool { return len(s.created201()) >= n201+10 })
 	s.halt()
@@ -371,6 +379,9 @@ func TestNetworkDiskFull(t *testing.T) {
 	sigtermAll(t, p.procs)
 	_, common := agreeingLogs(t, []string{p.home(0), p.home(1), p.home(2), p.home(3)})
 	t.Logf("%d heights agree across the four block logs", common)
+	if uint64(common) <= caughtUp {
+		t.Errorf("the four block logs share %d heights; validator 3's log must hold the heights it caught up to (%d)", common, caughtUp)
+	}
 }
 
 // blockSignState makes a last-sign state file's path a non-empty
