@@ -234,6 +234,23 @@ func (f *faultNet) settleJobs(t *testing.T, at int, ids []string) {
 	}
 }
 
+// startFaultFlow starts the fault network (newFaultNet), waits until every
+// runner is linked to the validators others (each is in 4 or 5 of the 6
+// Sub(R)s, so 2 links a runner at least), then starts a job every 100 ms
+// to them and the heartbeat-floor watch over them. The caller halts jobs.
+func startFaultFlow(t *testing.T, victim int, others []int) (*faultNet, *jobFlow, *floorWatch) {
+	t.Helper()
+	f := newFaultNet(t, victim)
+	waitFor(t, "every runner linked to validators 1–3 (each is in 4 or 5 of the 6 Sub(R)s)", 60*time.Second, func() bool {
+		n := 0
+		for _, i := range others {
+			n += f.connected(i)
+		}
+		return n >= 2*faultRunners
+	})
+	return f, f.flow(others, 100*time.Millisecond), f.watchFloor(others)
+}
+
 // TestNetworkPauseOneValidator (issue 28 "Must show"): validator 0, every
 // runner's first-named validator, is stopped (SIGSTOP) for 30 s while jobs
 // flow to the other three, then continued. Every runner's Sub(R) keeps
@@ -245,17 +262,8 @@ func TestNetworkPauseOneValidator(t *testing.T) {
 	}
 	const victim = 0
 	others := []int{1, 2, 3}
-	f := newFaultNet(t, victim)
-	waitFor(t, "every runner linked to validators 1–3 (each is in 4 or 5 of the 6 Sub(R)s)", 60*time.Second, func() bool {
-		n := 0
-		for _, i := range others {
-			n += f.connected(i)
-		}
-		return n >= 2*faultRunners
-	})
-	jobs := f.flow(others, 100*time.Millisecond)
+	f, jobs, watch := startFaultFlow(t, victim, others)
 	defer jobs.halt()
-	watch := f.watchFloor(others)
 	waitFor(t, "10 jobs answered 201", 30*time.Second, func() bool { return jobs.count() >= 10 })
 
 	at := f.heights(others)
@@ -296,17 +304,8 @@ func TestNetworkKillFirstNamedValidator(t *testing.T) {
 	}
 	const victim = 0
 	others := []int{1, 2, 3}
-	f := newFaultNet(t, victim)
-	waitFor(t, "every runner linked to validators 1–3", 60*time.Second, func() bool {
-		n := 0
-		for _, i := range others {
-			n += f.connected(i)
-		}
-		return n >= 2*faultRunners
-	})
-	jobs := f.flow(others, 100*time.Millisecond)
+	f, jobs, watch := startFaultFlow(t, victim, others)
 	defer jobs.halt()
-	watch := f.watchFloor(others)
 	// The kill lands where it hurts: once every runner is on its steady
 	// §6.6 schedule (a cadence of blocks in), one block before the next
 	// runner's heartbeat is due, when its last_heartbeat is a whole
