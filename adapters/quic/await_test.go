@@ -34,3 +34,63 @@ func TestPushAheadOfRunnerViewWaits(t *testing.T) {
 		t.Fatalf("%d executions", runs.Load())
 	}
 }
+
+// pongHeight is the greatest verified pong height over the client's links.
+func (c *Client) pongHeight() uint64 {
+	var h uint64
+	for _, l := range c.linkList() {
+		l.mu.Lock()
+		h = max(h, l.pongHeight)
+		l.mu.Unlock()
+	}
+	return h
+}
+
+// SPEC-NOTES N1: a push one height above the pushing validator's last
+// verified pong is that validator's signed word that the height is applied
+// (§10.1: it pushes only after applying it; §6.3: its pongs already move
+// the runner's view), so the runner acks at once, with no Tick from its
+// chain view, and its view moves to that height. Without the attestation
+// the push waits the whole 2 s for a view that never comes and is
+// Reject(UnverifiableAssignment).
+func TestPushOneAbovePongAttested(t *testing.T) {
+	var runs atomic.Int64
+	f, rk, c := connectAll(t, 1, func(k *wire.RunnerKey) Executor { return countingExecutor(k, &runs, false, 0) }, nil)
+	eventually(t, "pong at startHeight+1", func() bool { return c.pongHeight() >= startHeight+1 })
+	id, spec := testJob("attested")
+	a := assignment(id, spec, rk.Address())
+	a.AssignmentHeight = startHeight + 2
+	if err := f.servers[0].Push([]Assignment{a})[0]; err != nil {
+		t.Fatal(err)
+	}
+	o := f.waitOutcome(id)
+	if o.Outcome != local.Success || o.Ack == nil || o.Ack.Kind != wire.AckAccepted {
+		t.Fatalf("outcome %v, ack %+v, err %v", o.Outcome, o.Ack, o.Err)
+	}
+	if runs.Load() != 1 {
+		t.Fatalf("%d executions", runs.Load())
+	}
+	eventually(t, "view at the attested height", func() bool { return c.Height() == startHeight+2 })
+}
+
+// SPEC-NOTES N1: two heights above the validator's last pong, a push
+// attests nothing: it waits for the runner's view, is refused when the view
+// does not come, and leaves the view where it was.
+func TestPushTwoAbovePongNotAttested(t *testing.T) {
+	var runs atomic.Int64
+	f, rk, c := connectAll(t, 1, func(k *wire.RunnerKey) Executor { return countingExecutor(k, &runs, false, 0) }, nil)
+	eventually(t, "pong at startHeight+1", func() bool { return c.pongHeight() >= startHeight+1 })
+	id, spec := testJob("too-far")
+	a := assignment(id, spec, rk.Address())
+	a.AssignmentHeight = startHeight + 3
+	if err := f.servers[0].Push([]Assignment{a})[0]; err != nil {
+		t.Fatal(err)
+	}
+	o := f.waitOutcome(id)
+	if o.Outcome != local.SoftFailure || o.Ack == nil || *o.Ack != wire.Reject(wire.RejectUnverifiableAssignment) || runs.Load() != 0 {
+		t.Fatalf("outcome %v ack %v runs %d", o.Outcome, o.Ack, runs.Load())
+	}
+	if h := c.Height(); h != startHeight+1 {
+		t.Fatalf("view moved to %d", h)
+	}
+}

@@ -201,12 +201,17 @@ type link struct {
 	outstanding uint64
 	pinged      bool
 	lastPing    uint64
-	admitted    chan struct{} // closed at the first valid pong
-	up          bool
-	retryAt     uint64 // Goodbye.retry_after_blocks gate (§12.5)
-	attempt     uint32
-	refusal     *RefusedError
-	refusalSeq  uint64 // order of refusal among the client's links (LastRefusal)
+	// pongHeight is the greatest block_height of a verified pong on this
+	// link (any of its connections): the validator's own signed word for
+	// the height it had applied (§6.3), which bounds the heights its pushes
+	// may attest (attests, SPEC-NOTES N1).
+	pongHeight uint64
+	admitted   chan struct{} // closed at the first valid pong
+	up         bool
+	retryAt    uint64 // Goodbye.retry_after_blocks gate (§12.5)
+	attempt    uint32
+	refusal    *RefusedError
+	refusalSeq uint64 // order of refusal among the client's links (LastRefusal)
 	// ended is set by the validator's verified Goodbye{OverlapExpired} on
 	// a previous-epoch link: the link never dials again (§5.3 point 4)
 	// and waits for reconcile to retire it.
@@ -976,6 +981,7 @@ func (l *link) onPong(sess *wire.Session, p *wire.HeartbeatPong) {
 	if err == nil {
 		l.pinged = false
 		l.admitted = nil
+		l.pongHeight = max(l.pongHeight, p.BlockHeight)
 	}
 	l.mu.Unlock()
 	if err != nil {

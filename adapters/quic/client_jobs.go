@@ -52,14 +52,14 @@ func (l *link) acceptJobs(qc *qgo.Conn, sess *wire.Session, snap *validators.Sna
 		}
 		go func() {
 			defer l.c.wg.Done()
-			l.c.serveJob(st, sess, snap, l.peer)
+			l.c.serveJob(st, sess, snap, l)
 		}()
 	}
 }
 
 // serveJob answers one push: check (§10.1), ack (§10.2), and for the
 // accepted stream execute and listen for JobCancel (§10.5).
-func (c *Client) serveJob(st *qgo.Stream, sess *wire.Session, snap *validators.Snapshot, from validators.PeerKey) {
+func (c *Client) serveJob(st *qgo.Stream, sess *wire.Session, snap *validators.Snapshot, l *link) {
 	fs := newFrameStream(st, c.cfg.Params.MaxFrameBytes, c.cfg.Params.MaxFrameBytes)
 	fr, err := fs.readBy(time.Now().Add(c.cfg.HandshakeTimeout))
 	if err != nil {
@@ -71,13 +71,17 @@ func (c *Client) serveJob(st *qgo.Stream, sess *wire.Session, snap *validators.S
 		fs.abort(streamDone)
 		return
 	}
-	if f := c.cfg.Behind; f != nil && c.Height() < a.AssignmentHeight {
-		f(from, a.AssignmentHeight)
+	inSnap := func(raw [32]byte) bool { return snap.Contains(validators.PeerKey(raw)) }
+	fin := c.attested(l, sess, inSnap, a)
+	if fin == 0 {
+		if f := c.cfg.Behind; f != nil && c.Height() < a.AssignmentHeight {
+			f(l.peer, a.AssignmentHeight)
+		}
+		c.awaitHeight(a.AssignmentHeight, time.Now().Add(assignmentWait))
 	}
-	c.awaitHeight(a.AssignmentHeight, time.Now().Add(assignmentWait))
-	status, reason, j := c.checkAssigned(sess, snap, a)
+	status, reason, j := c.checkAssigned(sess, snap, a, fin)
 	if reason == nil {
-		status, reason, j = c.admitJob(sess, func(raw [32]byte) bool { return snap.Contains(validators.PeerKey(raw)) }, fs, a)
+		status, reason, j = c.admitJob(sess, inSnap, fs, a, fin)
 	}
 	ack := &wire.JobAck{JobID: a.JobID, AssignmentHash: a.AssignmentHash, Status: status, Reason: reason}
 	if err := ack.Sign(sess, c.cfg.Key); err != nil || fs.write(ack) != nil {
@@ -120,13 +124,13 @@ func (c *Client) serveJob(st *qgo.Stream, sess *wire.Session, snap *validators.S
 // (Duplicate or a conflicting push) or a push the other §10.1 checks
 // refuse with their own reason. The hook is called without the client
 // lock (it may do I/O).
-func (c *Client) checkAssigned(sess *wire.Session, snap *validators.Snapshot, a *wire.JobAssignment) (wire.AckStatus, *string, *job) {
+func (c *Client) checkAssigned(sess *wire.Session, snap *validators.Snapshot, a *wire.JobAssignment, attested uint64) (wire.AckStatus, *string, *job) {
 	if c.cfg.Assigned == nil {
 		return wire.AckStatus{}, nil, nil
 	}
 	c.mu.Lock()
 	_, known := c.jobs[a.JobID]
-	fin := c.height
+	fin := max(c.height, attested)
 	c.mu.Unlock()
 	if known {
 		return wire.AckStatus{}, nil, nil
@@ -158,8 +162,8 @@ func (c *Client) checkAssigned(sess *wire.Session, snap *validators.Snapshot, a 
 // one job — or a push and a poll answer (Deliver) — can never both be
 // Accepted (§10.1). It returns the job only when this assignment is the
 // accepted one.
-func (c *Client) admitJob(sess *wire.Session, inSnapshot func([32]byte) bool, fs *frameStream, a *wire.JobAssignment) (wire.AckStatus, *string, *job) {
-	st, j, err := c.admit(sess, inSnapshot, fs, a)
+func (c *Client) admitJob(sess *wire.Session, inSnapshot func([32]byte) bool, fs *frameStream, a *wire.JobAssignment, attested uint64) (wire.AckStatus, *string, *job) {
+	st, j, err := c.admit(sess, inSnapshot, fs, a, attested)
 	if err != nil {
 		r := shortText(err.Error())
 		return st, &r, nil
@@ -168,7 +172,10 @@ func (c *Client) admitJob(sess *wire.Session, inSnapshot func([32]byte) bool, fs
 }
 
 // admit is admitJob with the check's error (ErrAtCapacity at capacity).
-func (c *Client) admit(sess *wire.Session, inSnapshot func([32]byte) bool, fs *frameStream, a *wire.JobAssignment) (wire.AckStatus, *job, error) {
+// attested is a height the pushing validator attested (Client.attested),
+// 0 for none: the check takes the greater of it and the runner's height as
+// finalized in its view.
+func (c *Client) admit(sess *wire.Session, inSnapshot func([32]byte) bool, fs *frameStream, a *wire.JobAssignment, attested uint64) (wire.AckStatus, *job, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var prev *wire.JobAssignment
@@ -176,7 +183,7 @@ func (c *Client) admit(sess *wire.Session, inSnapshot func([32]byte) bool, fs *f
 		prev = j.a
 	}
 	st, err := wire.CheckAssignment(&wire.AssignmentContext{
-		Session: sess, Finalized: c.height, Specs: c.cfg.Specs, Accepted: prev, InSnapshot: inSnapshot,
+		Session: sess, Finalized: max(c.height, attested), Specs: c.cfg.Specs, Accepted: prev, InSnapshot: inSnapshot,
 	}, a)
 	if err != nil {
 		return st, nil, err
@@ -262,7 +269,7 @@ func (c *Client) Deliver(ctx context.Context, a *wire.JobAssignment) error {
 	// No connection: the assignment's own validator_pubkey is the peer,
 	// so the snapshot check is what authenticates it.
 	sess := &wire.Session{Conn: wire.Conn{ChainID: c.cfg.ChainID, RunnerPubKey: c.self, ValidatorPubKey: a.ValidatorPubKey}}
-	st, j, err := c.admit(sess, inSnapshot, nil, a)
+	st, j, err := c.admit(sess, inSnapshot, nil, a, 0)
 	switch {
 	case err != nil:
 		return fmt.Errorf("job %s: %w", a.JobID, err)
@@ -511,4 +518,43 @@ func (c *Client) awaitHeight(h uint64, deadline time.Time) {
 			return
 		}
 	}
+}
+
+// attested returns a's assignment_height when the push itself settles
+// that the height is applied in the runner's view, else 0 (SPEC-NOTES N1).
+// A validator pushes only after it has applied assignment_height (§10.1),
+// and the push is signed under the same peer key, on the same
+// authenticated session, as the HeartbeatPongs whose block_height already
+// moves the runner's view (§6.3, onPong): a push that passes every other
+// §10.1 check is that validator's signed word for the height, as a pong
+// is. It is taken for at most one height above the validator's last
+// verified pong on this link — the block the validator committed since
+// the runner's last ping — so a validator cannot move the view further
+// than its own pongs did; a push further ahead waits for the view as
+// before (Behind, awaitHeight). The height then ticks the client, as a
+// pong's would. Without this the push waited a round trip (the runner
+// asking a validator busy applying that very block) before its ack
+// (issue 28: the process-level push latency).
+func (c *Client) attested(l *link, sess *wire.Session, inSnap func([32]byte) bool, a *wire.JobAssignment) uint64 {
+	h := a.AssignmentHeight
+	if h <= c.Height() {
+		return 0
+	}
+	l.mu.Lock()
+	ph := l.pongHeight
+	l.mu.Unlock()
+	if ph == 0 || h > ph+1 {
+		return 0
+	}
+	st, err := wire.CheckAssignment(&wire.AssignmentContext{Session: sess, Finalized: h, Specs: c.cfg.Specs, InSnapshot: inSnap}, a)
+	if err != nil || st.Kind != wire.AckAccepted {
+		return 0
+	}
+	if c.track() {
+		go func() {
+			defer c.wg.Done()
+			c.Tick(h)
+		}()
+	}
+	return h
 }
