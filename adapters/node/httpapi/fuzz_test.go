@@ -22,7 +22,9 @@ type rejectBackend struct{}
 func (rejectBackend) SubmitJob(context.Context, JobRequest) (job.View, error) {
 	return job.View{}, fmt.Errorf("rejected: %w", ErrBadRequest)
 }
-func (rejectBackend) Job(context.Context, cip11.Hash) (job.View, bool, error) { return job.View{}, false, nil }
+func (rejectBackend) Job(context.Context, cip11.Hash) (job.View, bool, error) {
+	return job.View{}, false, nil
+}
 func (rejectBackend) RunnerJobs(context.Context, cip11.Address) ([]*wire.JobAssignment, error) {
 	return nil, fmt.Errorf("unknown runner: %w", ErrNotFound)
 }

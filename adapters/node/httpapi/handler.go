@@ -39,8 +39,8 @@ type handler struct {
 	poll    bool
 	maxBody int64
 	timeout time.Duration // Options.BackendTimeout; <= 0: none
-	metrics http.Handler // nil: /metrics answers 404
-	m       *Metrics     // nil-safe
+	metrics http.Handler  // nil: /metrics answers 404
+	m       *Metrics      // nil-safe
 	mux     *http.ServeMux
 }
 
