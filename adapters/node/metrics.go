@@ -5,14 +5,16 @@ import (
 	"sync"
 	"time"
 
+	cquic "github.com/cip11/cip11/adapters/quic"
 	"github.com/cip11/cip11/job"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
 // The validator's own series (the chain core and its driver). The
-// transport's series come from quic.NewCollector, registered by the
-// validator on ValidatorConfig.Registerer; the HTTP API's from
-// httpapi.NewMetrics (docs/http-api.md lists them all, by owner).
+// transport's series come from quic.NewCollector and the queue drops from
+// the validator's own collector, both read at scrape time and registered
+// by the validator on ValidatorConfig.Registerer; the HTTP API's from
+// httpapi.PrometheusMetrics (docs/http-api.md lists them all, by owner).
 const (
 	MetricAckLatency       = "cip11_ack_latency_seconds"
 	MetricJobs             = "cip11_jobs"
@@ -24,7 +26,20 @@ const (
 	MetricProvenRunners    = "cip11_presence_proven_runners"
 	MetricCertificates     = "cip11_presence_certificates_total"
 	MetricPushesSkipped    = "cip11_pushes_skipped_total"
+	// MetricQueueDropped counts the posts a full bounded queue dropped, by
+	// queue (QueueNames): the loop's inbox of transport events and the
+	// sender's backlog of committed blocks.
+	MetricQueueDropped = "cip11_queue_dropped_total"
 )
+
+// The queue label values of cip11_queue_dropped_total.
+const (
+	QueueInbox = "inbox" // transport events waiting for the loop
+	QueueSend  = "send"  // committed blocks whose pushes wait for the sender
+)
+
+// QueueNames lists the queue label values.
+func QueueNames() []string { return []string{QueueInbox, QueueSend} }
 
 // AckLatencyBuckets are the cip11_ack_latency_seconds buckets: 1 ms to 10 s.
 func AckLatencyBuckets() []float64 {
@@ -38,9 +53,10 @@ func BlockExecutionBuckets() []float64 {
 }
 
 // Metrics is the validator's Prometheus instrumentation (CometBFT's
-// per-subsystem Metrics). Every method is safe for concurrent use and a
-// no-op on a nil *Metrics. One Metrics may serve successive validators
-// (the devnet's restarts): its counters go on.
+// per-subsystem Metrics: PrometheusMetrics registers it, NopMetrics
+// registers nothing). Every method is safe for concurrent use and a no-op
+// on a nil *Metrics. One Metrics may serve successive validators (the
+// devnet's restarts): its counters go on.
 type Metrics struct {
 	ackLatency       prometheus.Histogram
 	jobs             *prometheus.GaugeVec
@@ -57,12 +73,39 @@ type Metrics struct {
 	jobStates map[job.State]bool
 }
 
-// NewMetrics creates the validator's metrics and registers them with reg;
-// on a registration error those already registered are unregistered.
-func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
+// PrometheusMetrics creates the validator's metrics and registers them
+// with reg; on a registration error those already registered are
+// unregistered. A nil reg wraps ErrNilConfig.
+func PrometheusMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	if reg == nil {
 		return nil, fmt.Errorf("%w: prometheus registerer", ErrNilConfig)
 	}
+	m := newMetrics()
+	for i, c := range m.collectors() {
+		if err := reg.Register(c); err != nil {
+			for _, done := range m.collectors()[:i] {
+				reg.Unregister(done)
+			}
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// NewMetrics is PrometheusMetrics.
+//
+// Deprecated: use PrometheusMetrics.
+func NewMetrics(reg prometheus.Registerer) (*Metrics, error) { return PrometheusMetrics(reg) }
+
+// NopMetrics is a Metrics registered nowhere: it counts in memory and
+// exports nothing.
+func NopMetrics() *Metrics { return newMetrics() }
+
+func (m *Metrics) collectors() []prometheus.Collector {
+	return []prometheus.Collector{m.ackLatency, m.jobs, m.blockExec, m.blocks, m.height, m.mempool, m.resultsForwarded, m.provenRunners, m.certificates, m.pushesSkipped}
+}
+
+func newMetrics() *Metrics {
 	m := &Metrics{
 		ackLatency: prometheus.NewHistogram(prometheus.HistogramOpts{Name: MetricAckLatency,
 			Help:    "Time from the assignment block being applied to the runner's JobAck arriving (§10.1–10.2).",
@@ -87,15 +130,6 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Help: "Pushes (§10.1) not sent because the validator was catching up (replaying, block-syncing or behind the head), by reason."}, []string{"reason"}),
 		jobStates: map[job.State]bool{},
 	}
-	cs := []prometheus.Collector{m.ackLatency, m.jobs, m.blockExec, m.blocks, m.height, m.mempool, m.resultsForwarded, m.provenRunners, m.certificates, m.pushesSkipped}
-	for i, c := range cs {
-		if err := reg.Register(c); err != nil {
-			for _, done := range cs[:i] {
-				reg.Unregister(done)
-			}
-			return nil, err
-		}
-	}
 	for _, s := range job.States() {
 		m.jobs.WithLabelValues(string(s)).Set(0)
 		m.jobStates[s] = true
@@ -105,7 +139,36 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	for _, r := range SkipReasons() {
 		m.pushesSkipped.WithLabelValues(r)
 	}
-	return m, nil
+	return m
+}
+
+// validatorCollector is what a validator registers on
+// ValidatorConfig.Registerer: the transport's series (quic.NewCollector)
+// and the validator's queue drops, both read at scrape time
+// (collectors.NewDBStatsCollector's pattern).
+type validatorCollector struct {
+	transport prometheus.Collector
+	v         *Validator
+	dropped   *prometheus.Desc
+}
+
+func newValidatorCollector(v *Validator, srv *cquic.Server) *validatorCollector {
+	return &validatorCollector{transport: cquic.NewCollector(srv), v: v,
+		dropped: prometheus.NewDesc(MetricQueueDropped, "Posts a full bounded queue dropped, by queue (inbox: transport events for the loop; send: committed blocks for the sender).",
+			[]string{"queue"}, nil)}
+}
+
+// Describe implements prometheus.Collector.
+func (c *validatorCollector) Describe(ch chan<- *prometheus.Desc) {
+	c.transport.Describe(ch)
+	ch <- c.dropped
+}
+
+// Collect implements prometheus.Collector.
+func (c *validatorCollector) Collect(ch chan<- prometheus.Metric) {
+	c.transport.Collect(ch)
+	ch <- prometheus.MustNewConstMetric(c.dropped, prometheus.CounterValue, float64(c.v.inbox.drops()), QueueInbox)
+	ch <- prometheus.MustNewConstMetric(c.dropped, prometheus.CounterValue, float64(c.v.sendq.drops()), QueueSend)
 }
 
 // ObserveAck records one ack latency; negative durations count as 0.

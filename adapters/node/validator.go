@@ -58,7 +58,7 @@ type ValidatorConfig struct {
 	Seed   uint64
 	Logger *slog.Logger
 	// Metrics, if set, receives the validator's own Prometheus series
-	// (NewMetrics). One Metrics may serve successive validators.
+	// (PrometheusMetrics). One Metrics may serve successive validators.
 	Metrics *Metrics
 	// Registerer, if set, receives the transport's collector
 	// (quic.NewCollector, read at scrape time); Close unregisters it.
@@ -271,7 +271,7 @@ func NewValidator(cfg ValidatorConfig) (*Validator, error) {
 	v := &Validator{
 		cfg: cfg, g: cfg.Genesis, p: cfg.Genesis.P(), hdr: cfg.Genesis.Header(), log: cfg.Logger, now: cfg.Now,
 		dir: cfg.DataDir, prod: cfg.Producer,
-		reqs: make(chan func()), inbox: newMailbox[event](1 << 16), sendq: newMailbox[sendItem](1 << 30),
+		reqs: make(chan func()), inbox: newMailbox[event](maxInbox), sendq: newMailbox[sendItem](maxSendBacklog),
 		stop: make(chan struct{}), done: make(chan struct{}),
 	}
 	if v.dir == "" {
@@ -407,7 +407,7 @@ func (v *Validator) open() (created []string, err error) {
 	}
 	v.srv = srv
 	if v.cfg.Registerer != nil {
-		v.collector = cquic.NewCollector(srv)
+		v.collector = newValidatorCollector(v, srv)
 		if err := v.cfg.Registerer.Register(v.collector); err != nil {
 			srv.Close()
 			v.collector = nil
@@ -858,7 +858,10 @@ func (v *Validator) commit(c *chain.Core, start time.Time) error {
 			v.log.Error("the transport cannot take the new epoch's snapshot", "height", h, "err", err)
 		}
 	}
-	v.sendq.post(sendItem{h: h, pushes: pushes, cancels: res.Cancels, included: v.included}) // also ticks the server to h
+	if !v.sendq.post(sendItem{h: h, pushes: pushes, cancels: res.Cancels, included: v.included}) { // also ticks the server to h
+		v.log.Warn("the transport is stuck: a committed block's pushes are dropped", "height", h, "pushes", len(pushes),
+			"backlog", maxSendBacklog)
+	}
 	v.included = nil
 	v.log.Debug("block", "height", h, "txs", len(b.Txs), "assignments", len(b.Out.Assignments), "heartbeats", len(b.Heartbeats),
 		"pushes", len(pushes), "cancels", len(res.Cancels))

@@ -30,7 +30,7 @@ var (
 	ErrNotFound = errors.New("httpapi: not found")
 	// ErrNilBackend: [NewHandler] was given a nil [Backend].
 	ErrNilBackend = errors.New("httpapi: nil backend")
-	// ErrNilRegisterer: [NewMetrics] was given a nil prometheus.Registerer.
+	// ErrNilRegisterer: [PrometheusMetrics] was given a nil prometheus.Registerer.
 	ErrNilRegisterer = errors.New("httpapi: nil prometheus registerer")
 )
 
