@@ -45,7 +45,9 @@ type NodeConfig struct {
 	CometLogger cmtlog.Logger
 	// NoSync turns fsync off for the validator's stores (tests, devnets).
 	NoSync bool
-	// RetainBlocks, Metrics, Registerer: as node.ValidatorConfig's.
+	// RetainBlocks, Metrics, Registerer: as node.ValidatorConfig's. On
+	// Registerer also go CometBFT's own series, under CometNamespace, and
+	// the presence gossip's; Close unregisters them.
 	RetainBlocks uint64
 	Metrics      *node.Metrics
 	Registerer   prometheus.Registerer
@@ -69,6 +71,11 @@ type Node struct {
 	cmt *cmtnode.Node
 	eng *mempoolEngine
 	dbs *lateDBs
+	// reg and metrics: CometBFT's series and gossip on
+	// NodeConfig.Registerer (nil without one); Close unregisters them.
+	reg     prometheus.Registerer
+	metrics *cometMetrics
+	gossipC prometheus.Collector
 	// home and keys: the home directory and the keys read from it
 	// (AddEpochShare).
 	home string
@@ -207,23 +214,42 @@ func StartNode(ctx context.Context, cfg NodeConfig) (*Node, error) {
 	if cfg.CometLogger == nil {
 		cfg.CometLogger = cmtlog.NewNopLogger()
 	}
-	nd := &Node{V: v, App: app, eng: eng, dbs: dbs, home: cfg.Home, keys: h.Keys, fatal: make(chan struct{})}
+	nd := &Node{V: v, App: app, eng: eng, dbs: dbs, home: cfg.Home, keys: h.Keys, fatal: make(chan struct{}), reg: cfg.Registerer}
 	logger := fatalLogger{next: cfg.CometLogger, onFatal: nd.fail}
 	var opts []cmtnode.Option
 	if !cfg.NoGossip {
 		app.gossip = newPresenceReactor(app.log, app.gossipValidators, v.Height)
 		opts = append(opts, cmtnode.CustomReactors(map[string]p2p.Reactor{"CIP11PRESENCE": app.gossip}))
 	}
+	metricsProvider := cmtnode.DefaultMetricsProvider(h.Config.Instrumentation)
+	if cfg.Registerer != nil {
+		nd.metrics = newCometMetrics(cfg.Registerer)
+		metricsProvider = nd.metrics.provider()
+	}
 	cn, err := cmtnode.NewNode(ctx, h.Config, pv, h.NodeKey, proxy.NewLocalClientCreator(app),
 		cmtnode.DefaultGenesisDocProviderFunc(h.Config), dbs.provide,
-		cmtnode.DefaultMetricsProvider(h.Config.Instrumentation), logger, opts...)
+		metricsProvider, logger, opts...)
 	if err != nil {
+		nd.unregister()
 		v.Close()
 		return nil, errors.Join(fmt.Errorf("cometbft: %w", err), dbs.closeAll())
+	}
+	if nd.metrics != nil {
+		if err := nd.metrics.err(); err != nil {
+			app.log.Warn("some CometBFT series are not exported", "err", err)
+		}
+		if app.gossip != nil {
+			nd.gossipC = newGossipCollector(app.gossip)
+			if err := cfg.Registerer.Register(nd.gossipC); err != nil {
+				nd.gossipC = nil
+				app.log.Warn("the presence gossip's series are not exported", "err", err)
+			}
+		}
 	}
 	eng.n.Store(cn)
 	app.cmt.Store(cn)
 	if err := cn.Start(); err != nil {
+		nd.unregister()
 		eng.n.Store(nil)
 		v.Close()
 		time.Sleep(storeCloseDelay)
@@ -370,10 +396,23 @@ func (n *Node) Close() error {
 		n.cmt.Wait()
 	}
 	n.eng.n.Store(nil)
+	n.unregister()
 	errs = append(errs, n.V.Close())
 	time.Sleep(storeCloseDelay) // lateDB
 	errs = append(errs, n.dbs.closeAll())
 	return errors.Join(errs...)
+}
+
+// unregister removes CometBFT's and the gossip's series from the
+// registry (a no-op without one).
+func (n *Node) unregister() {
+	if n.metrics != nil {
+		n.metrics.unregister()
+	}
+	if n.gossipC != nil {
+		n.reg.Unregister(n.gossipC)
+		n.gossipC = nil
+	}
 }
 
 var chainMempoolFull = chain.ErrMempoolFull
