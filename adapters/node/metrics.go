@@ -30,6 +30,15 @@ const (
 	// queue (QueueNames): the loop's inbox of transport events and the
 	// sender's backlog of committed blocks.
 	MetricQueueDropped = "cip11_queue_dropped_total"
+	// The state store's (adapters/pebble Store.Stats, read at scrape time).
+	MetricStoreFailed         = "cip11_store_failed"
+	MetricStoreFailures       = "cip11_store_failures_total"
+	MetricStoreDiskUsage      = "cip11_store_disk_usage_bytes"
+	MetricStoreCompactionDebt = "cip11_store_compaction_debt_bytes"
+	MetricStoreReadAmp        = "cip11_store_read_amplification"
+	MetricStoreFlushes        = "cip11_store_flushes_total"
+	MetricStoreCompactions    = "cip11_store_compactions_total"
+	MetricStoreWALBytes       = "cip11_store_wal_bytes_written_total"
 )
 
 // The queue label values of cip11_queue_dropped_total.
@@ -143,25 +152,52 @@ func newMetrics() *Metrics {
 }
 
 // validatorCollector is what a validator registers on
-// ValidatorConfig.Registerer: the transport's series (quic.NewCollector)
-// and the validator's queue drops, both read at scrape time
+// ValidatorConfig.Registerer: the transport's series (quic.NewCollector),
+// the validator's queue drops and its state store's health and pebble
+// metrics (pebble.Store.Stats), all read at scrape time
 // (collectors.NewDBStatsCollector's pattern).
 type validatorCollector struct {
 	transport prometheus.Collector
 	v         *Validator
 	dropped   *prometheus.Desc
+	store     [8]*prometheus.Desc // in storeSeries order
+}
+
+// storeSeries are the cip11_store_* series: name, help and whether a
+// counter.
+var storeSeries = [8]struct {
+	name, help string
+	counter    bool
+}{
+	{MetricStoreFailed, "1 once the state store recorded a storage failure (a flush or commit that could not write); the validator stops.", false},
+	{MetricStoreFailures, "Storage failures of the state store, the first and those after it.", true},
+	{MetricStoreDiskUsage, "Disk space the state store's pebble database uses.", false},
+	{MetricStoreCompactionDebt, "Estimated bytes pebble must compact for the state store's LSM to settle.", false},
+	{MetricStoreReadAmp, "Read amplification of the state store's pebble database.", false},
+	{MetricStoreFlushes, "Memtable flushes of the state store since it opened.", true},
+	{MetricStoreCompactions, "Compactions of the state store since it opened.", true},
+	{MetricStoreWALBytes, "Bytes written to the state store's write-ahead log since it opened.", true},
 }
 
 func newValidatorCollector(v *Validator, srv *cquic.Server) *validatorCollector {
-	return &validatorCollector{transport: cquic.NewCollector(srv), v: v,
+	c := &validatorCollector{transport: cquic.NewCollector(srv), v: v,
 		dropped: prometheus.NewDesc(MetricQueueDropped, "Posts a full bounded queue dropped, by queue (inbox: transport events for the loop; send: committed blocks for the sender).",
 			[]string{"queue"}, nil)}
+	for i, s := range storeSeries {
+		c.store[i] = prometheus.NewDesc(s.name, s.help, nil, nil)
+	}
+	return c
 }
 
 // Describe implements prometheus.Collector.
 func (c *validatorCollector) Describe(ch chan<- *prometheus.Desc) {
 	c.transport.Describe(ch)
 	ch <- c.dropped
+	if c.v.pstore != nil {
+		for _, d := range c.store {
+			ch <- d
+		}
+	}
 }
 
 // Collect implements prometheus.Collector.
@@ -169,6 +205,23 @@ func (c *validatorCollector) Collect(ch chan<- prometheus.Metric) {
 	c.transport.Collect(ch)
 	ch <- prometheus.MustNewConstMetric(c.dropped, prometheus.CounterValue, float64(c.v.inbox.drops()), QueueInbox)
 	ch <- prometheus.MustNewConstMetric(c.dropped, prometheus.CounterValue, float64(c.v.sendq.drops()), QueueSend)
+	ps := c.v.pstore // set by open before the collector is registered, never changed after
+	if ps == nil {
+		return
+	}
+	st := ps.Stats()
+	failed := 0.0
+	if st.Failed {
+		failed = 1
+	}
+	for i, v := range [8]float64{failed, float64(st.Failures), float64(st.DiskUsageBytes), float64(st.CompactionDebtBytes),
+		float64(st.ReadAmp), float64(st.Flushes), float64(st.Compactions), float64(st.WALBytesWritten)} {
+		t := prometheus.GaugeValue
+		if storeSeries[i].counter {
+			t = prometheus.CounterValue
+		}
+		ch <- prometheus.MustNewConstMetric(c.store[i], t, v)
+	}
 }
 
 // ObserveAck records one ack latency; negative durations count as 0.

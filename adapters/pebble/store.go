@@ -120,6 +120,9 @@ type Store struct {
 	mu     sync.Mutex
 	db     *pdb.DB
 	closed atomic.Bool
+	// dbMu: Close holds it to close db, Stats to read db's metrics (a
+	// scrape never waits for a block commit, which holds mu).
+	dbMu sync.RWMutex
 	sync   bool
 	keep   uint64
 
@@ -728,6 +731,8 @@ func (s *Store) Close() error {
 	}
 	clear(s.snaps)
 	s.snapMu.Unlock()
+	s.dbMu.Lock()
+	defer s.dbMu.Unlock()
 	return errors.Join(err, s.db.Close())
 }
 
