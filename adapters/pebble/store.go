@@ -123,8 +123,8 @@ type Store struct {
 	// dbMu: Close holds it to close db, Stats to read db's metrics (a
 	// scrape never waits for a block commit, which holds mu).
 	dbMu sync.RWMutex
-	sync   bool
-	keep   uint64
+	sync bool
+	keep uint64
 
 	hasCommitted bool
 	committed    uint64
