@@ -120,11 +120,12 @@ type Store struct {
 	mu     sync.Mutex
 	db     *pdb.DB
 	closed atomic.Bool
+	sync   bool
+	keep   uint64
+
 	// dbMu: Close holds it to close db, Stats to read db's metrics (a
 	// scrape never waits for a block commit, which holds mu).
 	dbMu sync.RWMutex
-	sync bool
-	keep uint64
 
 	hasCommitted bool
 	committed    uint64
