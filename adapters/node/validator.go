@@ -60,8 +60,9 @@ type ValidatorConfig struct {
 	// Metrics, if set, receives the validator's own Prometheus series
 	// (PrometheusMetrics). One Metrics may serve successive validators.
 	Metrics *Metrics
-	// Registerer, if set, receives the transport's collector
-	// (quic.NewCollector, read at scrape time); Close unregisters it.
+	// Registerer, if set, receives the validator's collector, read at
+	// scrape time: the transport's series (quic.NewCollector), the queue
+	// drops and the state store's (metrics.go); Close unregisters it.
 	Registerer prometheus.Registerer
 	// Producer overrides block production (default: Solo from the keys).
 	Producer Producer
