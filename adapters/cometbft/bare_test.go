@@ -129,8 +129,7 @@ func startBareNet(t *testing.T, n int, clock *blockClock) (stop func()) {
 			}
 		}
 		if nodes != nil {
-			time.Sleep(storeCloseDelay) // lateDB (node.go)
-			_ = dbs.closeAll()
+			_ = dbs.closeAll() // lateDB (node.go): waits for the reads in flight
 		}
 		nodes = nil
 	}

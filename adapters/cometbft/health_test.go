@@ -136,7 +136,7 @@ func TestStatusConsensusFacts(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	took := time.Since(moved) // moved: this test's first sight of the last height, after the close's 2.5 s
+	took := time.Since(moved) // moved: this test's first sight of the last height, after the close
 	if bt := time.Since(st.LatestBlockTime); bt > took {
 		took = bt // the last block's header time, earlier
 	}

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	dbm "github.com/cometbft/cometbft-db"
 
@@ -45,7 +44,9 @@ type NodeConfig struct {
 	CometLogger cmtlog.Logger
 	// NoSync turns fsync off for the validator's stores (tests, devnets).
 	NoSync bool
-	// RetainBlocks, Metrics, Registerer: as node.ValidatorConfig's.
+	// RetainBlocks, Metrics, Registerer: as node.ValidatorConfig's. On
+	// Registerer also go CometBFT's own series, under CometNamespace, and
+	// the presence gossip's; Close unregisters them.
 	RetainBlocks uint64
 	Metrics      *node.Metrics
 	Registerer   prometheus.Registerer
@@ -69,6 +70,11 @@ type Node struct {
 	cmt *cmtnode.Node
 	eng *mempoolEngine
 	dbs *lateDBs
+	// reg and metrics: CometBFT's series and gossip on
+	// NodeConfig.Registerer (nil without one); Close unregisters them.
+	reg     prometheus.Registerer
+	metrics *cometMetrics
+	gossipC prometheus.Collector
 	// home and keys: the home directory and the keys read from it
 	// (AddEpochShare).
 	home string
@@ -207,26 +213,44 @@ func StartNode(ctx context.Context, cfg NodeConfig) (*Node, error) {
 	if cfg.CometLogger == nil {
 		cfg.CometLogger = cmtlog.NewNopLogger()
 	}
-	nd := &Node{V: v, App: app, eng: eng, dbs: dbs, home: cfg.Home, keys: h.Keys, fatal: make(chan struct{})}
+	nd := &Node{V: v, App: app, eng: eng, dbs: dbs, home: cfg.Home, keys: h.Keys, fatal: make(chan struct{}), reg: cfg.Registerer}
 	logger := fatalLogger{next: cfg.CometLogger, onFatal: nd.fail}
 	var opts []cmtnode.Option
 	if !cfg.NoGossip {
 		app.gossip = newPresenceReactor(app.log, app.gossipValidators, v.Height)
 		opts = append(opts, cmtnode.CustomReactors(map[string]p2p.Reactor{"CIP11PRESENCE": app.gossip}))
 	}
+	metricsProvider := cmtnode.DefaultMetricsProvider(h.Config.Instrumentation)
+	if cfg.Registerer != nil {
+		nd.metrics = newCometMetrics(cfg.Registerer)
+		metricsProvider = nd.metrics.provider()
+	}
 	cn, err := cmtnode.NewNode(ctx, h.Config, pv, h.NodeKey, proxy.NewLocalClientCreator(app),
 		cmtnode.DefaultGenesisDocProviderFunc(h.Config), dbs.provide,
-		cmtnode.DefaultMetricsProvider(h.Config.Instrumentation), logger, opts...)
+		metricsProvider, logger, opts...)
 	if err != nil {
+		nd.unregister()
 		v.Close()
 		return nil, errors.Join(fmt.Errorf("cometbft: %w", err), dbs.closeAll())
+	}
+	if nd.metrics != nil {
+		if err := nd.metrics.err(); err != nil {
+			app.log.Warn("some CometBFT series are not exported", "err", err)
+		}
+		if app.gossip != nil {
+			nd.gossipC = newGossipCollector(app.gossip)
+			if err := cfg.Registerer.Register(nd.gossipC); err != nil {
+				nd.gossipC = nil
+				app.log.Warn("the presence gossip's series are not exported", "err", err)
+			}
+		}
 	}
 	eng.n.Store(cn)
 	app.cmt.Store(cn)
 	if err := cn.Start(); err != nil {
+		nd.unregister()
 		eng.n.Store(nil)
 		v.Close()
-		time.Sleep(storeCloseDelay)
 		return nil, errors.Join(fmt.Errorf("cometbft: start: %w", err), dbs.closeAll())
 	}
 	nd.cmt = cn
@@ -360,7 +384,9 @@ func (n *Node) Height() int64 { return n.cmt.BlockStore().Height() }
 // Peers is the number of connected CometBFT peers.
 func (n *Node) Peers() int { return n.cmt.Switch().Peers().Size() }
 
-// Close stops CometBFT, then the validator.
+// Close stops CometBFT, then the validator, then closes CometBFT's stores
+// once the reads in flight have returned (lateDB), and takes the node's
+// series off the registry.
 func (n *Node) Close() error {
 	var errs []error
 	if n.cmt.IsRunning() {
@@ -370,10 +396,23 @@ func (n *Node) Close() error {
 		n.cmt.Wait()
 	}
 	n.eng.n.Store(nil)
+	n.unregister()
 	errs = append(errs, n.V.Close())
-	time.Sleep(storeCloseDelay) // lateDB
-	errs = append(errs, n.dbs.closeAll())
+	errs = append(errs, n.dbs.closeAll()) // lateDB: waits for the reads in flight
+
 	return errors.Join(errs...)
+}
+
+// unregister removes CometBFT's and the gossip's series from the
+// registry (a no-op without one).
+func (n *Node) unregister() {
+	if n.metrics != nil {
+		n.metrics.unregister()
+	}
+	if n.gossipC != nil {
+		n.reg.Unregister(n.gossipC)
+		n.gossipC = nil
+	}
 }
 
 var chainMempoolFull = chain.ErrMempoolFull
@@ -384,23 +423,210 @@ func cmtPub(k *node.ValidatorKeys) cmtcrypto.PubKey {
 	return cmted25519.PrivKey(ed25519.NewKeyFromSeed(s[:])).PubKey()
 }
 
-// lateDB defers a CometBFT store's Close: v1.0.1 closes its block and
-// state stores in Node.OnStop while consensus reactor goroutines
-// (queryMaj23Routine, which sleeps up to 2 s between reads) may still read
-// them, and a read of a closed Pebble store panics the process. Node.Close
-// closes the real stores once those goroutines have returned.
+// ErrStoreClosed: a write to one of CometBFT's stores after Node.Close
+// closed it (lateDB).
+var ErrStoreClosed = errors.New("cometbft: store closed")
+
+// lateDB is one of CometBFT's stores whose real Close is Node.Close's.
+// v1.0.1 closes its block and state stores in Node.OnStop while consensus
+// reactor goroutines that nothing tracks (queryMaj23Routine sleeps up to
+// three times 2 s between its running check and a read) may still read
+// them, and a read of a closed Pebble store panics the process. Rather
+// than sleep past them, Node.Close waits for the operations in flight (the
+// write lock), then closes the store; from then on a read finds nothing
+// (a commit, block or part not found, which those routines skip), an
+// iterator is empty and a write fails with ErrStoreClosed.
 type lateDB struct {
-	dbm.DB
+	db     dbm.DB
+	mu     sync.RWMutex
+	closed bool
 }
 
-// Close implements dbm.DB: the real close is Node.Close's.
+// open runs fn under the read lock unless the store is closed.
+func (d *lateDB) open(fn func()) bool {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	if d.closed {
+		return false
+	}
+	fn()
+	return true
+}
+
+func (d *lateDB) Get(k []byte) (v []byte, err error) {
+	d.open(func() { v, err = d.db.Get(k) })
+	return v, err
+}
+
+func (d *lateDB) Has(k []byte) (ok bool, err error) {
+	d.open(func() { ok, err = d.db.Has(k) })
+	return ok, err
+}
+
+func (d *lateDB) write(fn func() error) error {
+	err := ErrStoreClosed
+	d.open(func() { err = fn() })
+	return err
+}
+
+func (d *lateDB) Set(k, v []byte) error { return d.write(func() error { return d.db.Set(k, v) }) }
+func (d *lateDB) SetSync(k, v []byte) error {
+	return d.write(func() error { return d.db.SetSync(k, v) })
+}
+func (d *lateDB) Delete(k []byte) error { return d.write(func() error { return d.db.Delete(k) }) }
+func (d *lateDB) DeleteSync(k []byte) error {
+	return d.write(func() error { return d.db.DeleteSync(k) })
+}
+
+func (d *lateDB) Iterator(start, end []byte) (it dbm.Iterator, err error) {
+	it = lateIter{d: d, start: start, end: end}
+	d.open(func() {
+		var x dbm.Iterator
+		if x, err = d.db.Iterator(start, end); err == nil {
+			it = lateIter{d: d, it: x, start: start, end: end}
+		}
+	})
+	return it, err
+}
+
+func (d *lateDB) ReverseIterator(start, end []byte) (it dbm.Iterator, err error) {
+	it = lateIter{d: d, start: start, end: end}
+	d.open(func() {
+		var x dbm.Iterator
+		if x, err = d.db.ReverseIterator(start, end); err == nil {
+			it = lateIter{d: d, it: x, start: start, end: end}
+		}
+	})
+	return it, err
+}
+
+// Close implements dbm.DB: the real close is Node.Close's (closeNow).
 func (d *lateDB) Close() error { return nil }
+
+func (d *lateDB) NewBatch() dbm.Batch {
+	var b dbm.Batch
+	d.open(func() { b = d.db.NewBatch() })
+	return lateBatch{d: d, b: b}
+}
+
+func (d *lateDB) Print() error { return d.write(d.db.Print) }
+
+func (d *lateDB) Stats() (st map[string]string) {
+	d.open(func() { st = d.db.Stats() })
+	return st
+}
+
+func (d *lateDB) Compact(start, end []byte) error {
+	return d.write(func() error { return d.db.Compact(start, end) })
+}
+
+// closeNow waits for the operations in flight and closes the store.
+func (d *lateDB) closeNow() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return nil
+	}
+	d.closed = true
+	return d.db.Close()
+}
+
+// lateIter is an iterator of a lateDB: empty once the store is closed
+// (it is nil when the store was closed before it was made).
+type lateIter struct {
+	d          *lateDB
+	it         dbm.Iterator
+	start, end []byte
+}
+
+func (i lateIter) Domain() ([]byte, []byte) { return i.start, i.end }
+
+func (i lateIter) Valid() (ok bool) {
+	i.d.open(func() { ok = i.it != nil && i.it.Valid() })
+	return ok
+}
+
+func (i lateIter) Next() {
+	i.d.open(func() {
+		if i.it != nil {
+			i.it.Next()
+		}
+	})
+}
+
+func (i lateIter) Key() (k []byte) {
+	i.d.open(func() {
+		if i.it != nil {
+			k = i.it.Key()
+		}
+	})
+	return k
+}
+
+func (i lateIter) Value() (v []byte) {
+	i.d.open(func() {
+		if i.it != nil {
+			v = i.it.Value()
+		}
+	})
+	return v
+}
+
+func (i lateIter) Error() (err error) {
+	i.d.open(func() {
+		if i.it != nil {
+			err = i.it.Error()
+		}
+	})
+	return err
+}
+
+func (i lateIter) Close() (err error) {
+	i.d.open(func() {
+		if i.it != nil {
+			err = i.it.Close()
+		}
+	})
+	return err
+}
+
+// lateBatch is a batch of a lateDB: its writes fail with ErrStoreClosed
+// once the store is closed.
+type lateBatch struct {
+	d *lateDB
+	b dbm.Batch // nil when the store was closed before it was made
+}
+
+func (b lateBatch) op(fn func(dbm.Batch) error) error {
+	return b.d.write(func() error {
+		if b.b == nil {
+			return ErrStoreClosed
+		}
+		return fn(b.b)
+	})
+}
+
+func (b lateBatch) Set(k, v []byte) error {
+	return b.op(func(x dbm.Batch) error { return x.Set(k, v) })
+}
+func (b lateBatch) Delete(k []byte) error {
+	return b.op(func(x dbm.Batch) error { return x.Delete(k) })
+}
+func (b lateBatch) Write() error     { return b.op(dbm.Batch.Write) }
+func (b lateBatch) WriteSync() error { return b.op(dbm.Batch.WriteSync) }
+
+func (b lateBatch) Close() error {
+	if err := b.op(dbm.Batch.Close); !errors.Is(err, ErrStoreClosed) {
+		return err
+	}
+	return nil
+}
 
 // lateDBs opens CometBFT's stores through the default provider, keeping
 // them for a late close.
 type lateDBs struct {
 	mu  sync.Mutex
-	dbs []dbm.DB
+	dbs []*lateDB
 }
 
 func (l *lateDBs) provide(ctx *cmtcfg.DBContext) (dbm.DB, error) {
@@ -408,26 +634,26 @@ func (l *lateDBs) provide(ctx *cmtcfg.DBContext) (dbm.DB, error) {
 	if err != nil {
 		return nil, err
 	}
+	d := &lateDB{db: db}
 	l.mu.Lock()
-	l.dbs = append(l.dbs, db)
+	l.dbs = append(l.dbs, d)
 	l.mu.Unlock()
-	return &lateDB{db}, nil
+	return d, nil
 }
 
-// closeAll closes the real stores.
+// closeAll closes the real stores, each once its operations in flight
+// have returned.
 func (l *lateDBs) closeAll() error {
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	var errs []error
-	for _, db := range l.dbs {
-		errs = append(errs, db.Close())
-	}
+	dbs := l.dbs
 	l.dbs = nil
+	l.mu.Unlock()
+	var errs []error
+	for _, d := range dbs {
+		errs = append(errs, d.closeNow())
+	}
 	return errors.Join(errs...)
 }
-
-// storeCloseDelay outlasts the consensus reactor's 2 s query sleep.
-const storeCloseDelay = 2500 * time.Millisecond
 
 // cmtAddr is the CometBFT address of an Ed25519 consensus public key.
 func cmtAddr(pub []byte) []byte { return cmted25519.PubKey(pub).Address() }

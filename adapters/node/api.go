@@ -35,40 +35,48 @@ func mapErr(err error) error {
 		return fmt.Errorf("%w: %w", httpapi.ErrBadRequest, err)
 	case errors.Is(err, ErrDuplicate):
 		return fmt.Errorf("%w: %w", httpapi.ErrConflict, err)
-	case errors.Is(err, ErrClosed), errors.Is(err, chain.ErrMempoolFull), errors.Is(err, chain.ErrFailed):
+	case errors.Is(err, ErrClosed), errors.Is(err, ErrBusy), errors.Is(err, chain.ErrMempoolFull), errors.Is(err, chain.ErrFailed):
 		return fmt.Errorf("%w: %w", httpapi.ErrUnavailable, err)
 	}
 	return err
 }
 
 // SubmitJob implements httpapi.Backend.
-func (b Backend) SubmitJob(_ context.Context, req httpapi.JobRequest) (job.View, error) {
+func (b Backend) SubmitJob(ctx context.Context, req httpapi.JobRequest) (job.View, error) {
 	spec := &JobSpec{Submitter: req.Submitter, Kind: req.JobKind, Runners: req.Runners, TimeoutBlocks: req.TimeoutBlocks,
 		WorkMillis: req.WorkMillis, Nonce: req.Nonce, Payload: req.Payload}
-	id, err := b.V.SubmitJob(spec)
+	id, err := b.V.submitJob(ctx, spec)
 	if err != nil {
 		return job.View{}, mapErr(err)
 	}
-	jv, _ := b.V.Job(id)
-	return jv, nil
+	jv, _, err := b.V.job(ctx, id)
+	return jv, mapErr(err)
 }
 
 // Job implements httpapi.Backend.
-func (b Backend) Job(id cip11.Hash) (job.View, bool) { return b.V.Job(id) }
+func (b Backend) Job(ctx context.Context, id cip11.Hash) (job.View, bool, error) {
+	jv, ok, err := b.V.job(ctx, id)
+	if errors.Is(err, ErrClosed) {
+		return jv, ok, nil // as before: a closing validator knows no job
+	}
+	return jv, ok, mapErr(err)
+}
 
 // RunnerJobs implements httpapi.Backend.
-func (b Backend) RunnerJobs(r cip11.Address) ([]*wire.JobAssignment, error) { return b.V.RunnerJobs(r) }
+func (b Backend) RunnerJobs(ctx context.Context, r cip11.Address) ([]*wire.JobAssignment, error) {
+	return b.V.runnerJobs(ctx, r)
+}
 
 // RunnerJobsFor implements httpapi.KeyedPoller.
-func (b Backend) RunnerJobsFor(r cip11.Address, key wire.PubKey) ([]*wire.JobAssignment, error) {
-	return b.V.RunnerJobsFor(r, key)
+func (b Backend) RunnerJobsFor(ctx context.Context, r cip11.Address, key wire.PubKey) ([]*wire.JobAssignment, error) {
+	return b.V.runnerJobsFor(ctx, r, key)
 }
 
 var _ httpapi.KeyedPoller = Backend{}
 
 // SubmitTx implements httpapi.Backend.
-func (b Backend) SubmitTx(_ context.Context, raw []byte) (httpapi.SubmitResult, error) {
-	tx, err := b.V.SubmitTx(raw)
+func (b Backend) SubmitTx(ctx context.Context, raw []byte) (httpapi.SubmitResult, error) {
+	tx, err := b.V.submitTx(ctx, raw)
 	res := httpapi.SubmitResult{Status: httpapi.SubmitAccepted}
 	if tx != nil {
 		res.TxHash = tx.Hash()
@@ -80,10 +88,16 @@ func (b Backend) SubmitTx(_ context.Context, raw []byte) (httpapi.SubmitResult, 
 }
 
 // Status implements httpapi.Backend.
-func (b Backend) Status() httpapi.Status { return b.V.Status() }
+func (b Backend) Status(ctx context.Context) (httpapi.Status, error) {
+	st, err := b.V.status(ctx)
+	return st, mapErr(err)
+}
 
 // Dashboard implements httpapi.Backend (dashboard_data.go).
-func (b Backend) Dashboard() httpapi.Dashboard { return b.V.dashboard() }
+func (b Backend) Dashboard(ctx context.Context) (httpapi.Dashboard, error) {
+	d, err := b.V.dashboardCtx(ctx)
+	return d, mapErr(err)
+}
 
 // Epochs implements httpapi.EpochsBackend (GET /epochs): the committed
 // epochs as chain-log reconfigurations (epoch 0: the genesis set, active

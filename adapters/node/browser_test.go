@@ -261,7 +261,7 @@ func TestBrowserDashboard(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("no runner took a slow job")
 		}
-		for _, r := range (node.Backend{V: v}).Dashboard().Runners {
+		for _, r := range dashboardOf(t, v).Runners {
 			if r.InFlight > 0 && r.Connected {
 				victim = r.Address
 				break
@@ -288,7 +288,7 @@ func TestBrowserDashboard(t *testing.T) {
 		getComputedStyle(document.getElementById('failureEmpty')).display === 'none'`, 20*time.Second)
 	shot("2-failures")
 	// every re-selected job was the killed runner's
-	for _, f := range (node.Backend{V: v}).Dashboard().Failures {
+	for _, f := range dashboardOf(t, v).Failures {
 		if f.Kind != httpapi.FailureReselected || f.Job == nil {
 			continue
 		}
@@ -341,4 +341,14 @@ func TestBrowserDashboard(t *testing.T) {
 			t.Errorf("unexpected console entry after the stop: %s", e)
 		}
 	}
+}
+
+// dashboardOf is the validator's GET /dashboard.json data.
+func dashboardOf(t *testing.T, v *node.Validator) httpapi.Dashboard {
+	t.Helper()
+	d, err := (node.Backend{V: v}).Dashboard(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }

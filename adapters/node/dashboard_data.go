@@ -2,6 +2,8 @@ package node
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"slices"
 	"sync"
 	"time"
@@ -103,7 +105,17 @@ func (f *newestFailures) add(x httpapi.Failure) {
 // outside the loop, the core on it (do), the dashboard record under its own
 // lock; no lock is held across another.
 func (v *Validator) dashboard() httpapi.Dashboard {
-	st := v.Status()
+	d, _ := v.dashboardCtx(context.Background())
+	return d
+}
+
+// dashboardCtx is dashboard for a caller with a context (the HTTP API):
+// ErrBusy when the loop does not take a read before ctx ends.
+func (v *Validator) dashboardCtx(ctx context.Context) (httpapi.Dashboard, error) {
+	st, err := v.status(ctx)
+	if err != nil {
+		return httpapi.Dashboard{}, err
+	}
 	srv := v.srv // nil in PhaseOff (§14: no transport)
 	present, conn := []cip11.Address{}, []cip11.Address{}
 	var sst cquic.ServerStats
@@ -124,7 +136,7 @@ func (v *Validator) dashboard() httpapi.Dashboard {
 		cfails   []chain.Failure
 		modeA    *httpapi.ModeAStatus
 	)
-	_ = v.do(func(c *chain.Core) {
+	if err := v.doCtx(ctx, func(c *chain.Core) {
 		now = v.now()
 		recent = c.RecentBlocks()
 		slices.Reverse(recent) // oldest first here
@@ -146,7 +158,9 @@ func (v *Validator) dashboard() httpapi.Dashboard {
 			}
 			modeA = ma
 		}
-	})
+	}); errors.Is(err, ErrBusy) {
+		return httpapi.Dashboard{}, err
+	}
 	fails := newestFailures{n: httpapi.MaxDashboardFailures}
 	for _, f := range cfails {
 		j := f.Job
@@ -212,5 +226,5 @@ func (v *Validator) dashboard() httpapi.Dashboard {
 	return httpapi.Dashboard{Status: st, RecentBlocks: blocks, Jobs: counts, PushLatencyMillis: lat,
 		ConnectedRunners: conn[:min(len(conn), httpapi.MaxDashboardRunners)],
 		PresentRunners:   present[:min(len(present), httpapi.MaxDashboardRunners)],
-		Now:              now, StartedAt: started, Totals: tot, Failures: fails.list, Runners: rows, ModeA: modeA}
+		Now:              now, StartedAt: started, Totals: tot, Failures: fails.list, Runners: rows, ModeA: modeA}, nil
 }

@@ -43,6 +43,13 @@ const DefaultHTTPShutdown = 5 * time.Second
 func (s *HTTPServer) Shutdown(timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
+	return s.ShutdownContext(ctx)
+}
+
+// ShutdownContext is Shutdown until ctx ends: it stops accepting, waits
+// for requests in flight while ctx lasts, closes the rest and waits for
+// the Serve goroutine (which ends once its connections are closed).
+func (s *HTTPServer) ShutdownContext(ctx context.Context) error {
 	err := s.srv.Shutdown(ctx)
 	if err != nil {
 		s.log.Warn("HTTP shutdown deadline passed; closing open connections", "err", err)

@@ -17,6 +17,16 @@ type mailbox[T any] struct {
 	dropped atomic.Int64
 }
 
+// Queue bounds: a full queue drops and counts (cip11_queue_dropped_total).
+const (
+	// maxInbox bounds the transport's events waiting for the loop.
+	maxInbox = 1 << 16
+	// maxSendBacklog bounds the committed blocks whose pushes wait for the
+	// sender: a backlog that long means the transport is stuck, and a
+	// dropped block's runners are re-selected at its deadline (§11.2).
+	maxSendBacklog = 1024
+)
+
 func newMailbox[T any](max int) *mailbox[T] {
 	return &mailbox[T]{max: max, ready: make(chan struct{}, 1)}
 }
@@ -37,6 +47,9 @@ func (m *mailbox[T]) post(e T) bool {
 	}
 	return true
 }
+
+// drops is how many posts were dropped.
+func (m *mailbox[T]) drops() int64 { return m.dropped.Load() }
 
 // take returns everything queued (nil if empty).
 func (m *mailbox[T]) take() []T {

@@ -5,14 +5,16 @@ import (
 	"sync"
 	"time"
 
+	cquic "github.com/cip11/cip11/adapters/quic"
 	"github.com/cip11/cip11/job"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
 // The validator's own series (the chain core and its driver). The
-// transport's series come from quic.NewCollector, registered by the
-// validator on ValidatorConfig.Registerer; the HTTP API's from
-// httpapi.NewMetrics (docs/http-api.md lists them all, by owner).
+// transport's series come from quic.NewCollector and the queue drops from
+// the validator's own collector, both read at scrape time and registered
+// by the validator on ValidatorConfig.Registerer; the HTTP API's from
+// httpapi.PrometheusMetrics (docs/http-api.md lists them all, by owner).
 const (
 	MetricAckLatency       = "cip11_ack_latency_seconds"
 	MetricJobs             = "cip11_jobs"
@@ -24,7 +26,29 @@ const (
 	MetricProvenRunners    = "cip11_presence_proven_runners"
 	MetricCertificates     = "cip11_presence_certificates_total"
 	MetricPushesSkipped    = "cip11_pushes_skipped_total"
+	// MetricQueueDropped counts the posts a full bounded queue dropped, by
+	// queue (QueueNames): the loop's inbox of transport events and the
+	// sender's backlog of committed blocks.
+	MetricQueueDropped = "cip11_queue_dropped_total"
+	// The state store's (adapters/pebble Store.Stats, read at scrape time).
+	MetricStoreFailed         = "cip11_store_failed"
+	MetricStoreFailures       = "cip11_store_failures_total"
+	MetricStoreDiskUsage      = "cip11_store_disk_usage_bytes"
+	MetricStoreCompactionDebt = "cip11_store_compaction_debt_bytes"
+	MetricStoreReadAmp        = "cip11_store_read_amplification"
+	MetricStoreFlushes        = "cip11_store_flushes_total"
+	MetricStoreCompactions    = "cip11_store_compactions_total"
+	MetricStoreWALBytes       = "cip11_store_wal_bytes_written_total"
 )
+
+// The queue label values of cip11_queue_dropped_total.
+const (
+	QueueInbox = "inbox" // transport events waiting for the loop
+	QueueSend  = "send"  // committed blocks whose pushes wait for the sender
+)
+
+// QueueNames lists the queue label values.
+func QueueNames() []string { return []string{QueueInbox, QueueSend} }
 
 // AckLatencyBuckets are the cip11_ack_latency_seconds buckets: 1 ms to 10 s.
 func AckLatencyBuckets() []float64 {
@@ -38,9 +62,10 @@ func BlockExecutionBuckets() []float64 {
 }
 
 // Metrics is the validator's Prometheus instrumentation (CometBFT's
-// per-subsystem Metrics). Every method is safe for concurrent use and a
-// no-op on a nil *Metrics. One Metrics may serve successive validators
-// (the devnet's restarts): its counters go on.
+// per-subsystem Metrics: PrometheusMetrics registers it, NopMetrics
+// registers nothing). Every method is safe for concurrent use and a no-op
+// on a nil *Metrics. One Metrics may serve successive validators (the
+// devnet's restarts): its counters go on.
 type Metrics struct {
 	ackLatency       prometheus.Histogram
 	jobs             *prometheus.GaugeVec
@@ -57,12 +82,39 @@ type Metrics struct {
 	jobStates map[job.State]bool
 }
 
-// NewMetrics creates the validator's metrics and registers them with reg;
-// on a registration error those already registered are unregistered.
-func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
+// PrometheusMetrics creates the validator's metrics and registers them
+// with reg; on a registration error those already registered are
+// unregistered. A nil reg wraps ErrNilConfig.
+func PrometheusMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	if reg == nil {
 		return nil, fmt.Errorf("%w: prometheus registerer", ErrNilConfig)
 	}
+	m := newMetrics()
+	for i, c := range m.collectors() {
+		if err := reg.Register(c); err != nil {
+			for _, done := range m.collectors()[:i] {
+				reg.Unregister(done)
+			}
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// NewMetrics is PrometheusMetrics.
+//
+// Deprecated: use PrometheusMetrics.
+func NewMetrics(reg prometheus.Registerer) (*Metrics, error) { return PrometheusMetrics(reg) }
+
+// NopMetrics is a Metrics registered nowhere: it counts in memory and
+// exports nothing.
+func NopMetrics() *Metrics { return newMetrics() }
+
+func (m *Metrics) collectors() []prometheus.Collector {
+	return []prometheus.Collector{m.ackLatency, m.jobs, m.blockExec, m.blocks, m.height, m.mempool, m.resultsForwarded, m.provenRunners, m.certificates, m.pushesSkipped}
+}
+
+func newMetrics() *Metrics {
 	m := &Metrics{
 		ackLatency: prometheus.NewHistogram(prometheus.HistogramOpts{Name: MetricAckLatency,
 			Help:    "Time from the assignment block being applied to the runner's JobAck arriving (§10.1–10.2).",
@@ -87,15 +139,6 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Help: "Pushes (§10.1) not sent because the validator was catching up (replaying, block-syncing or behind the head), by reason."}, []string{"reason"}),
 		jobStates: map[job.State]bool{},
 	}
-	cs := []prometheus.Collector{m.ackLatency, m.jobs, m.blockExec, m.blocks, m.height, m.mempool, m.resultsForwarded, m.provenRunners, m.certificates, m.pushesSkipped}
-	for i, c := range cs {
-		if err := reg.Register(c); err != nil {
-			for _, done := range cs[:i] {
-				reg.Unregister(done)
-			}
-			return nil, err
-		}
-	}
 	for _, s := range job.States() {
 		m.jobs.WithLabelValues(string(s)).Set(0)
 		m.jobStates[s] = true
@@ -105,7 +148,80 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	for _, r := range SkipReasons() {
 		m.pushesSkipped.WithLabelValues(r)
 	}
-	return m, nil
+	return m
+}
+
+// validatorCollector is what a validator registers on
+// ValidatorConfig.Registerer: the transport's series (quic.NewCollector),
+// the validator's queue drops and its state store's health and pebble
+// metrics (pebble.Store.Stats), all read at scrape time
+// (collectors.NewDBStatsCollector's pattern).
+type validatorCollector struct {
+	transport prometheus.Collector
+	v         *Validator
+	dropped   *prometheus.Desc
+	store     [8]*prometheus.Desc // in storeSeries order
+}
+
+// storeSeries are the cip11_store_* series: name, help and whether a
+// counter.
+var storeSeries = [8]struct {
+	name, help string
+	counter    bool
+}{
+	{MetricStoreFailed, "1 once the state store recorded a storage failure (a flush or commit that could not write); the validator stops.", false},
+	{MetricStoreFailures, "Storage failures of the state store, the first and those after it.", true},
+	{MetricStoreDiskUsage, "Disk space the state store's pebble database uses.", false},
+	{MetricStoreCompactionDebt, "Estimated bytes pebble must compact for the state store's LSM to settle.", false},
+	{MetricStoreReadAmp, "Read amplification of the state store's pebble database.", false},
+	{MetricStoreFlushes, "Memtable flushes of the state store since it opened.", true},
+	{MetricStoreCompactions, "Compactions of the state store since it opened.", true},
+	{MetricStoreWALBytes, "Bytes written to the state store's write-ahead log since it opened.", true},
+}
+
+func newValidatorCollector(v *Validator, srv *cquic.Server) *validatorCollector {
+	c := &validatorCollector{transport: cquic.NewCollector(srv), v: v,
+		dropped: prometheus.NewDesc(MetricQueueDropped, "Posts a full bounded queue dropped, by queue (inbox: transport events for the loop; send: committed blocks for the sender).",
+			[]string{"queue"}, nil)}
+	for i, s := range storeSeries {
+		c.store[i] = prometheus.NewDesc(s.name, s.help, nil, nil)
+	}
+	return c
+}
+
+// Describe implements prometheus.Collector.
+func (c *validatorCollector) Describe(ch chan<- *prometheus.Desc) {
+	c.transport.Describe(ch)
+	ch <- c.dropped
+	if c.v.pstore != nil {
+		for _, d := range c.store {
+			ch <- d
+		}
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (c *validatorCollector) Collect(ch chan<- prometheus.Metric) {
+	c.transport.Collect(ch)
+	ch <- prometheus.MustNewConstMetric(c.dropped, prometheus.CounterValue, float64(c.v.inbox.drops()), QueueInbox)
+	ch <- prometheus.MustNewConstMetric(c.dropped, prometheus.CounterValue, float64(c.v.sendq.drops()), QueueSend)
+	ps := c.v.pstore // set by open before the collector is registered, never changed after
+	if ps == nil {
+		return
+	}
+	st := ps.Stats()
+	failed := 0.0
+	if st.Failed {
+		failed = 1
+	}
+	for i, v := range [8]float64{failed, float64(st.Failures), float64(st.DiskUsageBytes), float64(st.CompactionDebtBytes),
+		float64(st.ReadAmp), float64(st.Flushes), float64(st.Compactions), float64(st.WALBytesWritten)} {
+		t := prometheus.GaugeValue
+		if storeSeries[i].counter {
+			t = prometheus.CounterValue
+		}
+		ch <- prometheus.MustNewConstMetric(c.store[i], t, v)
+	}
 }
 
 // ObserveAck records one ack latency; negative durations count as 0.

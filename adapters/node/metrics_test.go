@@ -36,11 +36,11 @@ func TestEverySeriesInTheDocs(t *testing.T) {
 		t.Fatalf("found %d series in the docs' table", len(documented))
 	}
 	reg := prometheus.NewRegistry()
-	vm, err := NewMetrics(reg)
+	vm, err := PrometheusMetrics(reg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	am, err := httpapi.NewMetrics(reg)
+	am, err := httpapi.PrometheusMetrics(reg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,6 +115,8 @@ func TestEverySeriesInTheDocs(t *testing.T) {
 		"cip11_admissions_total 3",
 		`cip11_pushes_total{outcome="success"} 3`,
 		"cip11_poll_requests_total 1",
+		`cip11_queue_dropped_total{queue="inbox"} 0`,
+		`cip11_queue_dropped_total{queue="send"} 0`,
 	} {
 		if !strings.Contains(text, line+"\n") {
 			t.Errorf("scrape lacks %q", line)

@@ -48,7 +48,12 @@ func healthName(h state.Health) string {
 // block (GET /runner/{addr}); ok is false when it is not registered (or no
 // block is committed yet).
 func (v *Validator) Runner(runner cip11.Address) (rv httpapi.RunnerView, ok bool, err error) {
-	derr := v.do(func(c *chain.Core) {
+	return v.runner(context.Background(), runner)
+}
+
+// runner is Runner for a caller with a context (the HTTP API).
+func (v *Validator) runner(ctx context.Context, runner cip11.Address) (rv httpapi.RunnerView, ok bool, err error) {
+	derr := v.doCtx(ctx, func(c *chain.Core) {
 		h := c.Height()
 		if h == 0 {
 			return
@@ -103,8 +108,8 @@ func assignedIn(jv job.View, runner cip11.Address, height uint64) bool {
 }
 
 // Runner implements httpapi.Backend (GET /runner/{addr}).
-func (b Backend) Runner(r cip11.Address) (httpapi.RunnerView, bool, error) {
-	rv, ok, err := b.V.Runner(r)
+func (b Backend) Runner(ctx context.Context, r cip11.Address) (httpapi.RunnerView, bool, error) {
+	rv, ok, err := b.V.runner(ctx, r)
 	return rv, ok, mapErr(err)
 }
 

@@ -58,10 +58,11 @@ type ValidatorConfig struct {
 	Seed   uint64
 	Logger *slog.Logger
 	// Metrics, if set, receives the validator's own Prometheus series
-	// (NewMetrics). One Metrics may serve successive validators.
+	// (PrometheusMetrics). One Metrics may serve successive validators.
 	Metrics *Metrics
-	// Registerer, if set, receives the transport's collector
-	// (quic.NewCollector, read at scrape time); Close unregisters it.
+	// Registerer, if set, receives the validator's collector, read at
+	// scrape time: the transport's series (quic.NewCollector), the queue
+	// drops and the state store's (metrics.go); Close unregisters it.
 	Registerer prometheus.Registerer
 	// Producer overrides block production (default: Solo from the keys).
 	Producer Producer
@@ -271,7 +272,7 @@ func NewValidator(cfg ValidatorConfig) (*Validator, error) {
 	v := &Validator{
 		cfg: cfg, g: cfg.Genesis, p: cfg.Genesis.P(), hdr: cfg.Genesis.Header(), log: cfg.Logger, now: cfg.Now,
 		dir: cfg.DataDir, prod: cfg.Producer,
-		reqs: make(chan func()), inbox: newMailbox[event](1 << 16), sendq: newMailbox[sendItem](1 << 30),
+		reqs: make(chan func()), inbox: newMailbox[event](maxInbox), sendq: newMailbox[sendItem](maxSendBacklog),
 		stop: make(chan struct{}), done: make(chan struct{}),
 	}
 	if v.dir == "" {
@@ -407,7 +408,7 @@ func (v *Validator) open() (created []string, err error) {
 	}
 	v.srv = srv
 	if v.cfg.Registerer != nil {
-		v.collector = cquic.NewCollector(srv)
+		v.collector = newValidatorCollector(v, srv)
 		if err := v.cfg.Registerer.Register(v.collector); err != nil {
 			srv.Close()
 			v.collector = nil
@@ -543,14 +544,27 @@ func (v *Validator) loop() {
 	}
 }
 
-// do runs fn on the loop with the core and waits for it. It returns
-// ErrClosed once the validator is closing.
-func (v *Validator) do(fn func(c *chain.Core)) error {
+// ErrBusy: the validator's loop did not take a request before the
+// caller's context ended (it was committing a block, an fsync was slow).
+// Nothing was done; the caller may retry. The HTTP API answers 503.
+var ErrBusy = errors.New("node: busy")
+
+// do is doCtx without a deadline: the consensus engine's steps and the
+// in-process callers, which wait for the loop however long it takes.
+func (v *Validator) do(fn func(c *chain.Core)) error { return v.doCtx(context.Background(), fn) }
+
+// doCtx runs fn on the loop with the core and waits for it. It returns
+// ErrClosed once the validator is closing, and ErrBusy (wrapping ctx's
+// cause) when ctx ends before the loop takes fn; once taken, fn runs to
+// its end and doCtx waits for it (fn writes its caller's variables).
+func (v *Validator) doCtx(ctx context.Context, fn func(c *chain.Core)) error {
 	ran := make(chan struct{})
 	select {
 	case v.reqs <- func() { fn(v.core); close(ran) }:
 	case <-v.done:
 		return ErrClosed
+	case <-ctx.Done():
+		return fmt.Errorf("%w: %w", ErrBusy, context.Cause(ctx))
 	}
 	<-ran
 	return nil
@@ -845,7 +859,10 @@ func (v *Validator) commit(c *chain.Core, start time.Time) error {
 			v.log.Error("the transport cannot take the new epoch's snapshot", "height", h, "err", err)
 		}
 	}
-	v.sendq.post(sendItem{h: h, pushes: pushes, cancels: res.Cancels, included: v.included}) // also ticks the server to h
+	if !v.sendq.post(sendItem{h: h, pushes: pushes, cancels: res.Cancels, included: v.included}) { // also ticks the server to h
+		v.log.Warn("the transport is stuck: a committed block's pushes are dropped", "height", h, "pushes", len(pushes),
+			"backlog", maxSendBacklog)
+	}
 	v.included = nil
 	v.log.Debug("block", "height", h, "txs", len(b.Txs), "assignments", len(b.Out.Assignments), "heartbeats", len(b.Heartbeats),
 		"pushes", len(pushes), "cancels", len(res.Cancels))
@@ -944,7 +961,12 @@ func (m *validatorMempool) Submit(raw []byte, _ wire.Transaction) error {
 // path): decode and verify, then hand to the mempool or the verifier. With
 // an Engine the transaction goes to the engine's mempool, whose admission
 // check is AdmitTx on every validator.
-func (v *Validator) SubmitTx(raw []byte) (*Tx, error) {
+func (v *Validator) SubmitTx(raw []byte) (*Tx, error) { return v.submitTx(context.Background(), raw) }
+
+// submitTx is SubmitTx for a caller with a context (the HTTP API): without
+// an Engine, ErrBusy when the loop does not take the admission before ctx
+// ends.
+func (v *Validator) submitTx(ctx context.Context, raw []byte) (*Tx, error) {
 	if e := v.cfg.Engine; e != nil {
 		tx, err := DecodeTx(raw)
 		if err != nil {
@@ -952,15 +974,17 @@ func (v *Validator) SubmitTx(raw []byte) (*Tx, error) {
 		}
 		return tx, e.BroadcastTx(raw)
 	}
-	return v.AdmitTx(raw)
+	return v.admitTx(ctx, raw)
 }
 
 // AdmitTx is the core's transaction admission (SubmitTx without an Engine;
 // the engine's mempool check with one).
-func (v *Validator) AdmitTx(raw []byte) (*Tx, error) {
+func (v *Validator) AdmitTx(raw []byte) (*Tx, error) { return v.admitTx(context.Background(), raw) }
+
+func (v *Validator) admitTx(ctx context.Context, raw []byte) (*Tx, error) {
 	var tx *Tx
 	var err error
-	if derr := v.do(func(c *chain.Core) { tx, err = c.SubmitTx(raw, v.now()) }); derr != nil {
+	if derr := v.doCtx(ctx, func(c *chain.Core) { tx, err = c.SubmitTx(raw, v.now()) }); derr != nil {
 		return nil, derr
 	}
 	if err == nil && tx != nil && (tx.Kind == TxCommit || tx.Kind == TxReveal) {
@@ -1010,21 +1034,32 @@ func (v *Validator) NoteIncluded(raw [][]byte) {
 // the spec goes to the engine's mempool, whose admission check is
 // AdmitJob on every validator.
 func (v *Validator) SubmitJob(spec *JobSpec) (cip11.Hash, error) {
+	return v.submitJob(context.Background(), spec)
+}
+
+// submitJob is SubmitJob for a caller with a context (the HTTP API):
+// without an Engine, ErrBusy when the loop does not take the admission
+// before ctx ends.
+func (v *Validator) submitJob(ctx context.Context, spec *JobSpec) (cip11.Hash, error) {
 	if e := v.cfg.Engine; e != nil {
 		if err := spec.Check(); err != nil {
 			return spec.ID(), err
 		}
 		return spec.ID(), e.BroadcastJob(spec.Encode())
 	}
-	return v.AdmitJob(spec)
+	return v.admitJob(ctx, spec)
 }
 
 // AdmitJob is the core's job admission (SubmitJob without an Engine; the
 // engine's mempool check with one).
 func (v *Validator) AdmitJob(spec *JobSpec) (cip11.Hash, error) {
+	return v.admitJob(context.Background(), spec)
+}
+
+func (v *Validator) admitJob(ctx context.Context, spec *JobSpec) (cip11.Hash, error) {
 	var id cip11.Hash
 	var err error
-	if derr := v.do(func(c *chain.Core) {
+	if derr := v.doCtx(ctx, func(c *chain.Core) {
 		id, err = c.SubmitJob(spec, v.now())
 		if err != nil && c.Err() != nil {
 			err = v.fail(c, err)
@@ -1061,8 +1096,14 @@ func (v *Validator) JobStates() (counts map[job.State]int, open []cip11.Hash) {
 // Job returns a job's view (an ended job's from the archive once it left
 // memory).
 func (v *Validator) Job(id cip11.Hash) (jv job.View, ok bool) {
-	_ = v.do(func(c *chain.Core) { jv, ok = c.Job(id) })
+	jv, ok, _ = v.job(context.Background(), id)
 	return jv, ok
+}
+
+// job is Job for a caller with a context (the HTTP API).
+func (v *Validator) job(ctx context.Context, id cip11.Hash) (jv job.View, ok bool, err error) {
+	err = v.doCtx(ctx, func(c *chain.Core) { jv, ok = c.Job(id) })
+	return jv, ok, err
 }
 
 // Settled reports whether runner's part of job is over.
@@ -1076,10 +1117,15 @@ func (v *Validator) Settled(id cip11.Hash, runner cip11.Address) (settled bool, 
 // delivered. In Phase3 (CIP11_POLL_DISABLED) it is ErrPollDisabled, the
 // HTTP API's 410 Gone.
 func (v *Validator) RunnerJobs(runner cip11.Address) (out []*wire.JobAssignment, err error) {
+	return v.runnerJobs(context.Background(), runner)
+}
+
+// runnerJobs is RunnerJobs for a caller with a context (the HTTP API).
+func (v *Validator) runnerJobs(ctx context.Context, runner cip11.Address) (out []*wire.JobAssignment, err error) {
 	if v.p.PollDisabled {
 		return nil, ErrPollDisabled
 	}
-	if derr := v.do(func(c *chain.Core) { out, err = c.RunnerJobs(runner) }); derr != nil {
+	if derr := v.doCtx(ctx, func(c *chain.Core) { out, err = c.RunnerJobs(runner) }); derr != nil {
 		return nil, derr
 	}
 	return out, err
@@ -1089,17 +1135,29 @@ func (v *Validator) RunnerJobs(runner cip11.Address) (out []*wire.JobAssignment,
 // (httpapi.KeyedPoller): the key is learned first, so a validator that
 // restarted answers before the runner's next transaction.
 func (v *Validator) RunnerJobsFor(runner cip11.Address, key wire.PubKey) (out []*wire.JobAssignment, err error) {
+	return v.runnerJobsFor(context.Background(), runner, key)
+}
+
+// runnerJobsFor is RunnerJobsFor for a caller with a context (the HTTP API).
+func (v *Validator) runnerJobsFor(ctx context.Context, runner cip11.Address, key wire.PubKey) ([]*wire.JobAssignment, error) {
 	if a, aerr := key.RunnerAddress(); aerr != nil || a != runner {
 		return nil, fmt.Errorf("%w: the key is not runner %s's", ErrBadRequest, runner)
 	}
-	if derr := v.do(func(c *chain.Core) { c.LearnRunnerKey(runner, key) }); derr != nil {
+	if derr := v.doCtx(ctx, func(c *chain.Core) { c.LearnRunnerKey(runner, key) }); derr != nil {
 		return nil, derr
 	}
-	return v.RunnerJobs(runner)
+	return v.runnerJobs(ctx, runner)
 }
 
 // Status is the node's identity and counts (GET /status).
 func (v *Validator) Status() httpapi.Status {
+	st, _ := v.status(context.Background())
+	return st
+}
+
+// status is Status for a caller with a context (the HTTP API): ErrBusy
+// when the loop does not take the read before ctx ends.
+func (v *Validator) status(ctx context.Context) (httpapi.Status, error) {
 	var h uint64
 	var mp, n, connected, present int
 	quicAddr := "off"
@@ -1109,13 +1167,15 @@ func (v *Validator) Status() httpapi.Status {
 	facts, engine := v.consensusFacts()
 	var last job.BlockSummary
 	var applied bool
-	_ = v.do(func(c *chain.Core) {
+	if err := v.doCtx(ctx, func(c *chain.Core) {
 		h, mp = c.Height(), c.MempoolLen()
 		if view, err := v.x.Store().Registry().At(h); err == nil {
 			n = len(view.ActiveRunners())
 		}
 		last, applied = lastApplied(c)
-	})
+	}); errors.Is(err, ErrBusy) {
+		return httpapi.Status{}, err
+	}
 	snap := v.activeSnapshot(h)
 	st := httpapi.Status{
 		ChainID: uint64(v.g.ChainID), Height: h, BlockTimeMillis: v.blockTimeMillis(),
@@ -1124,7 +1184,7 @@ func (v *Validator) Status() httpapi.Status {
 		Mempool: mp, PollDisabled: v.p.PollDisabled, Version: "cip11 r1.3.1",
 	}
 	v.addHealth(&st, v.now(), last, applied, facts, engine) // health.go
-	return st
+	return st, nil
 }
 
 // committedRegistry is the QUIC server's view of the registry: views at

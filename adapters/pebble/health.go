@@ -110,6 +110,42 @@ func (h *health) Fatalf(format string, args ...any) {
 // is not nil; Failed signals the same without polling.
 func (s *Store) Err() error { return s.health.Err() }
 
+// Stats is a snapshot of a store's health and of pebble's own metrics,
+// read at scrape time by the node's collector (cip11_store_*,
+// client_golang's collectors.NewDBStatsCollector pattern).
+type Stats struct {
+	// Failed: the store recorded its storage failure (Err); Failures
+	// counts it and the failures after it.
+	Failed   bool
+	Failures uint64
+	// Pebble's: disk space used, estimated compaction debt and read
+	// amplification now; flushes, compactions and WAL bytes written since
+	// Open. Zero once the store is closed.
+	DiskUsageBytes      uint64
+	CompactionDebtBytes uint64
+	ReadAmp             int
+	Flushes             int64
+	Compactions         int64
+	WALBytesWritten     uint64
+}
+
+// Stats returns the store's Stats. It takes no lock a block commit holds.
+func (s *Store) Stats() Stats {
+	var st Stats
+	if s.health.Err() != nil {
+		st.Failed, st.Failures = true, 1+s.health.repeats.Load()
+	}
+	s.dbMu.RLock()
+	defer s.dbMu.RUnlock()
+	if s.closed.Load() {
+		return st
+	}
+	m := s.db.Metrics()
+	st.DiskUsageBytes, st.CompactionDebtBytes, st.ReadAmp = m.DiskSpaceUsage(), m.Compact.EstimatedDebt, m.ReadAmp()
+	st.Flushes, st.Compactions, st.WALBytesWritten = m.Flush.Count, m.Compact.Count, m.WAL.BytesWritten
+	return st
+}
+
 // Failed is closed when the store records its storage failure (Err).
 func (s *Store) Failed() <-chan struct{} { return s.health.failed }
 

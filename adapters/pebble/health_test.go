@@ -103,6 +103,9 @@ func TestBackgroundErrorFailsFast(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("no failure recorded 20 s after a flush that cannot write")
 	}
+	if st := s.Stats(); !st.Failed || st.Failures < 1 {
+		t.Fatalf("Stats after the failure: %+v", st)
+	}
 	err = s.Err()
 	if !errors.Is(err, ErrStorageFailed) || !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("Err = %v, want ErrStorageFailed wrapping ENOSPC", err)
@@ -295,4 +298,25 @@ func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// Stats (read by the node's cip11_store_* collector at scrape time)
+// reports pebble's metrics while the store is open and zeros, without
+// touching the closed database, after Close.
+func TestStatsOpenAndClosed(t *testing.T) {
+	s, err := Open(t.TempDir(), Options{Sync: SyncNever})
+	if err != nil {
+		t.Fatal(err)
+	}
+	must(t, s.Register(1, addr(1)))
+	must(t, s.Begin(2))
+	must(t, s.Registrar().Register(state.Runner{Address: addr(2)}))
+	must(t, s.Commit())
+	if st := s.Stats(); st.Failed || st.Failures != 0 || st.DiskUsageBytes == 0 || st.WALBytesWritten == 0 {
+		t.Fatalf("Stats of an open store: %+v", st)
+	}
+	must(t, s.Close())
+	if st := s.Stats(); st != (Stats{}) {
+		t.Fatalf("Stats of a closed store: %+v", st)
+	}
 }

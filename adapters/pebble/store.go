@@ -123,6 +123,10 @@ type Store struct {
 	sync   bool
 	keep   uint64
 
+	// dbMu: Close holds it to close db, Stats to read db's metrics (a
+	// scrape never waits for a block commit, which holds mu).
+	dbMu sync.RWMutex
+
 	hasCommitted bool
 	committed    uint64
 	floor        uint64 // oldest height At serves
@@ -728,6 +732,8 @@ func (s *Store) Close() error {
 	}
 	clear(s.snaps)
 	s.snapMu.Unlock()
+	s.dbMu.Lock()
+	defer s.dbMu.Unlock()
 	return errors.Join(err, s.db.Close())
 }
 

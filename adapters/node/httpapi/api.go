@@ -30,38 +30,42 @@ var (
 	ErrNotFound = errors.New("httpapi: not found")
 	// ErrNilBackend: [NewHandler] was given a nil [Backend].
 	ErrNilBackend = errors.New("httpapi: nil backend")
-	// ErrNilRegisterer: [NewMetrics] was given a nil prometheus.Registerer.
+	// ErrNilRegisterer: [PrometheusMetrics] was given a nil prometheus.Registerer.
 	ErrNilRegisterer = errors.New("httpapi: nil prometheus registerer")
 )
 
 // Backend is what the node provides to the HTTP API. Its methods are called
-// concurrently from request goroutines and must be safe for that.
+// concurrently from request goroutines and must be safe for that. Each
+// takes the request's context, bounded by Options.BackendTimeout: a
+// backend that cannot start the work before it ends returns an error
+// wrapping ErrUnavailable or the context's error (503), never blocks on.
 type Backend interface {
 	// SubmitJob admits a new job (POST /jobs). The request has already passed
 	// [JobRequest.Validate]. Errors wrapping ErrBadRequest answer 400,
 	// ErrConflict 409, ErrUnavailable 503, anything else 500.
 	SubmitJob(ctx context.Context, req JobRequest) (job.View, error)
 	// Job returns the job with the given id (GET /jobs/{id}); false answers
-	// 404.
-	Job(id cip11.Hash) (job.View, bool)
+	// 404, an error as SubmitJob's.
+	Job(ctx context.Context, id cip11.Hash) (job.View, bool, error)
 	// RunnerJobs returns the assignments currently open for runner (GET
 	// /runner/{addr}/jobs, the §14 poll fallback). It is not called when
 	// Options.PollDisabled is set (CIP11_POLL_DISABLED: 410 Gone).
-	RunnerJobs(runner cip11.Address) ([]*wire.JobAssignment, error)
+	RunnerJobs(ctx context.Context, runner cip11.Address) ([]*wire.JobAssignment, error)
 	// Runner returns runner's Runner Registry record as of the node's
 	// committed height (GET /runner/{addr}: the runner's on-chain
 	// last_heartbeat, §7.1); false answers 404 (not registered).
-	Runner(runner cip11.Address) (RunnerView, bool, error)
+	Runner(ctx context.Context, runner cip11.Address) (RunnerView, bool, error)
 	// SubmitTx admits raw tx_bytes (the node's Transaction::write encoding)
 	// through the normal transaction-admission path (POST /submit, §10.3).
 	// Errors wrapping ErrBadRequest (undecodable or invalid transaction)
 	// answer 400; ErrConflict (already known) answers 409 with the returned
 	// SubmitResult still in the body; ErrUnavailable 503; anything else 500.
 	SubmitTx(ctx context.Context, raw []byte) (SubmitResult, error)
-	// Status reports the node's current state (GET /status).
-	Status() Status
+	// Status reports the node's current state (GET /status; GET /healthz
+	// answers 503 on an error).
+	Status(ctx context.Context) (Status, error)
 	// Dashboard returns the data behind GET / and GET /dashboard.json.
-	Dashboard() Dashboard
+	Dashboard(ctx context.Context) (Dashboard, error)
 }
 
 // JobRequest is the body of POST /jobs. Submitter, job_kind, runners and
@@ -436,6 +440,11 @@ type RunnerRow struct {
 // not positive.
 const DefaultMaxBodyBytes int64 = 1 << 20
 
+// DefaultBackendTimeout bounds each Backend call when
+// Options.BackendTimeout is zero: a node whose loop is stuck behind a slow
+// block commit answers 503 then instead of holding the request.
+const DefaultBackendTimeout = 10 * time.Second
+
 // Options configures [NewHandler]. The zero value is usable.
 type Options struct {
 	// PollDisabled is CIP11_POLL_DISABLED (§14 phase 3): GET
@@ -450,6 +459,10 @@ type Options struct {
 	// MaxBodyBytes limits request bodies (413 beyond it). Zero or negative:
 	// DefaultMaxBodyBytes.
 	MaxBodyBytes int64
+	// BackendTimeout bounds each Backend call: the request's context is
+	// given this deadline (503 when the backend cannot serve within it).
+	// Zero: DefaultBackendTimeout; negative: the request's context alone.
+	BackendTimeout time.Duration
 	// Metrics, if set, counts the poll-fallback requests the handler serves
 	// (Metrics.PollServed). Nil: not counted.
 	Metrics *Metrics

@@ -5,7 +5,7 @@
 //
 // The package knows nothing about the node itself. The node implements
 // [Backend] and hands it to [NewHandler]; it reports what it does through a
-// [Metrics] built with [NewMetrics]. docs/http-api.md documents every
+// [Metrics] built with [PrometheusMetrics] (or [NopMetrics]). docs/http-api.md documents every
 // endpoint, body, status code and metric name.
 //
 // Wire conventions (DECISIONS D18): hashes, addresses and byte strings are

@@ -22,16 +22,20 @@ type rejectBackend struct{}
 func (rejectBackend) SubmitJob(context.Context, JobRequest) (job.View, error) {
 	return job.View{}, fmt.Errorf("rejected: %w", ErrBadRequest)
 }
-func (rejectBackend) Job(cip11.Hash) (job.View, bool) { return job.View{}, false }
-func (rejectBackend) RunnerJobs(cip11.Address) ([]*wire.JobAssignment, error) {
+func (rejectBackend) Job(context.Context, cip11.Hash) (job.View, bool, error) {
+	return job.View{}, false, nil
+}
+func (rejectBackend) RunnerJobs(context.Context, cip11.Address) ([]*wire.JobAssignment, error) {
 	return nil, fmt.Errorf("unknown runner: %w", ErrNotFound)
 }
 func (rejectBackend) SubmitTx(context.Context, []byte) (SubmitResult, error) {
 	return SubmitResult{}, fmt.Errorf("undecodable transaction: %w", ErrBadRequest)
 }
-func (rejectBackend) Runner(cip11.Address) (RunnerView, bool, error) { return RunnerView{}, false, nil }
-func (rejectBackend) Status() Status                                 { return Status{} }
-func (rejectBackend) Dashboard() Dashboard                           { return Dashboard{} }
+func (rejectBackend) Runner(context.Context, cip11.Address) (RunnerView, bool, error) {
+	return RunnerView{}, false, nil
+}
+func (rejectBackend) Status(context.Context) (Status, error)       { return Status{}, nil }
+func (rejectBackend) Dashboard(context.Context) (Dashboard, error) { return Dashboard{}, nil }
 
 // fuzzContentTypes are the Content-Type headers target selects among (besides
 // the fuzzed one).

@@ -38,8 +38,9 @@ type handler struct {
 	log     *slog.Logger
 	poll    bool
 	maxBody int64
-	metrics http.Handler // nil: /metrics answers 404
-	m       *Metrics     // nil-safe
+	timeout time.Duration // Options.BackendTimeout; <= 0: none
+	metrics http.Handler  // nil: /metrics answers 404
+	m       *Metrics      // nil-safe
 	mux     *http.ServeMux
 }
 
@@ -55,6 +56,12 @@ func NewHandler(b Backend, o Options) (http.Handler, error) {
 	}
 	if h.maxBody <= 0 {
 		h.maxBody = DefaultMaxBodyBytes
+	}
+	switch h.timeout = o.BackendTimeout; {
+	case h.timeout == 0:
+		h.timeout = DefaultBackendTimeout
+	case h.timeout < 0:
+		h.timeout = 0
 	}
 	if !isNilValue(o.Gatherer) {
 		h.metrics = promhttp.HandlerFor(o.Gatherer, promhttp.HandlerOpts{
@@ -78,6 +85,14 @@ func NewHandler(b Backend, o Options) (http.Handler, error) {
 }
 
 func isNil(b Backend) bool { return isNilValue(b) }
+
+// ctx is r's context bounded by the backend timeout (Options.BackendTimeout).
+func (h *handler) ctx(r *http.Request) (context.Context, context.CancelFunc) {
+	if h.timeout <= 0 {
+		return context.WithCancel(r.Context())
+	}
+	return context.WithTimeout(r.Context(), h.timeout)
+}
 
 // isNilValue reports a nil interface or a typed nil inside one.
 func isNilValue(b any) bool {
@@ -487,7 +502,9 @@ func (h *handler) submitJob(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, http.StatusBadRequest, err.Error(), nil)
 		return
 	}
-	v, err := h.b.SubmitJob(r.Context(), req)
+	ctx, cancel := h.ctx(r)
+	defer cancel()
+	v, err := h.b.SubmitJob(ctx, req)
 	if err != nil {
 		h.failBackend(w, r, err)
 		return
@@ -503,7 +520,13 @@ func (h *handler) job(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, http.StatusBadRequest, "job id must be 64 lowercase hex digits", nil)
 		return
 	}
-	v, ok := h.b.Job(id)
+	ctx, cancel := h.ctx(r)
+	defer cancel()
+	v, ok, err := h.b.Job(ctx, id)
+	if err != nil {
+		h.failBackend(w, r, err)
+		return
+	}
 	if !ok {
 		h.fail(w, r, http.StatusNotFound, "job not found", nil)
 		return
@@ -536,7 +559,7 @@ type RunnerJobsResponse struct {
 // assignments (§14). The handler has checked that the key is a runner key
 // whose address is runner.
 type KeyedPoller interface {
-	RunnerJobsFor(runner cip11.Address, key wire.PubKey) ([]*wire.JobAssignment, error)
+	RunnerJobsFor(ctx context.Context, runner cip11.Address, key wire.PubKey) ([]*wire.JobAssignment, error)
 }
 
 // parseRunnerKey parses a compressed secp256k1 runner key in lowercase hex
@@ -575,6 +598,8 @@ func (h *handler) runnerJobs(w http.ResponseWriter, r *http.Request) {
 		jobs []*wire.JobAssignment
 		err  error
 	)
+	ctx, cancel := h.ctx(r)
+	defer cancel()
 	if q := r.URL.Query().Get("pubkey"); q != "" {
 		pk, perr := parseRunnerKey(q, addr)
 		if perr != nil {
@@ -582,12 +607,12 @@ func (h *handler) runnerJobs(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if kp, ok := h.b.(KeyedPoller); ok {
-			jobs, err = kp.RunnerJobsFor(addr, pk)
+			jobs, err = kp.RunnerJobsFor(ctx, addr, pk)
 		} else {
-			jobs, err = h.b.RunnerJobs(addr)
+			jobs, err = h.b.RunnerJobs(ctx, addr)
 		}
 	} else {
-		jobs, err = h.b.RunnerJobs(addr)
+		jobs, err = h.b.RunnerJobs(ctx, addr)
 	}
 	if err != nil {
 		h.failBackend(w, r, err)
@@ -610,7 +635,9 @@ func (h *handler) runner(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, http.StatusBadRequest, "runner address must be 40 lowercase hex digits", nil)
 		return
 	}
-	v, ok, err := h.b.Runner(addr)
+	ctx, cancel := h.ctx(r)
+	defer cancel()
+	v, ok, err := h.b.Runner(ctx, addr)
 	if err != nil {
 		h.failBackend(w, r, err)
 		return
@@ -656,7 +683,9 @@ func (h *handler) submitTx(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	res, err := h.b.SubmitTx(r.Context(), raw)
+	ctx, cancel := h.ctx(r)
+	defer cancel()
+	res, err := h.b.SubmitTx(ctx, raw)
 	if err != nil {
 		if errors.Is(err, ErrConflict) {
 			c := submitConflict{Status: SubmitDuplicate, Error: err.Error()}
@@ -677,7 +706,13 @@ func (h *handler) submitTx(w http.ResponseWriter, r *http.Request) {
 
 // GET /status
 func (h *handler) status(w http.ResponseWriter, r *http.Request) {
-	s := h.b.Status()
+	ctx, cancel := h.ctx(r)
+	defer cancel()
+	s, err := h.b.Status(ctx)
+	if err != nil {
+		h.failBackend(w, r, err)
+		return
+	}
 	s.PollDisabled = h.poll
 	h.reply(w, r, http.StatusOK, s)
 }
@@ -685,7 +720,14 @@ func (h *handler) status(w http.ResponseWriter, r *http.Request) {
 // GET /healthz: 200 with {"status":"ok",…} when healthy, else 503 with
 // the status and the reason (HealthOf).
 func (h *handler) healthz(w http.ResponseWriter, r *http.Request) {
-	hl := HealthOf(h.b.Status())
+	ctx, cancel := h.ctx(r)
+	defer cancel()
+	s, err := h.b.Status(ctx)
+	if err != nil {
+		h.failBackend(w, r, err) // 503 for a busy or closing node
+		return
+	}
+	hl := HealthOf(s)
 	code := http.StatusOK
 	if hl.Status != HealthOK {
 		code = http.StatusServiceUnavailable
@@ -705,7 +747,13 @@ func (h *handler) serveMetrics(w http.ResponseWriter, r *http.Request) {
 
 // GET /dashboard.json
 func (h *handler) dashboardJSON(w http.ResponseWriter, r *http.Request) {
-	d := h.b.Dashboard()
+	ctx, cancel := h.ctx(r)
+	defer cancel()
+	d, err := h.b.Dashboard(ctx)
+	if err != nil {
+		h.failBackend(w, r, err)
+		return
+	}
 	d.Status.PollDisabled = h.poll
 	h.reply(w, r, http.StatusOK, sanitizeDashboard(d))
 }

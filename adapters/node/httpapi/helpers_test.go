@@ -59,14 +59,14 @@ func (f *fakeBackend) SubmitJob(_ context.Context, req JobRequest) (job.View, er
 	return v, nil
 }
 
-func (f *fakeBackend) Job(id cip11.Hash) (job.View, bool) {
+func (f *fakeBackend) Job(_ context.Context, id cip11.Hash) (job.View, bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	v, ok := f.jobs[id]
-	return v, ok
+	return v, ok, nil
 }
 
-func (f *fakeBackend) RunnerJobs(runner cip11.Address) ([]*wire.JobAssignment, error) {
+func (f *fakeBackend) RunnerJobs(_ context.Context, runner cip11.Address) ([]*wire.JobAssignment, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.gotPolls = append(f.gotPolls, runner)
@@ -83,26 +83,26 @@ func (f *fakeBackend) SubmitTx(_ context.Context, raw []byte) (SubmitResult, err
 	return SubmitResult{TxHash: cip11.Keccak256(raw), Status: SubmitAccepted}, nil
 }
 
-func (f *fakeBackend) Runner(addr cip11.Address) (RunnerView, bool, error) {
+func (f *fakeBackend) Runner(_ context.Context, addr cip11.Address) (RunnerView, bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	v, ok := f.runners[addr]
 	return v, ok, f.runnerErr
 }
 
-func (f *fakeBackend) Status() Status {
+func (f *fakeBackend) Status(context.Context) (Status, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.panicked {
 		panic("fake backend: status exploded")
 	}
-	return f.status
+	return f.status, nil
 }
 
-func (f *fakeBackend) Dashboard() Dashboard {
+func (f *fakeBackend) Dashboard(context.Context) (Dashboard, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.dash
+	return f.dash, nil
 }
 
 func (f *fakeBackend) calls() (jobs, txs, polls int) {

@@ -12,9 +12,9 @@ import (
 func newRegistry(t testing.TB) (*prometheus.Registry, *Metrics) {
 	t.Helper()
 	reg := prometheus.NewRegistry()
-	m, err := NewMetrics(reg)
+	m, err := PrometheusMetrics(reg)
 	if err != nil {
-		t.Fatalf("NewMetrics: %v", err)
+		t.Fatalf("PrometheusMetrics: %v", err)
 	}
 	return reg, m
 }
