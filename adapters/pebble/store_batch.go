@@ -1,13 +1,13 @@
 package pebble
 
 import (
-	pdb "github.com/cockroachdb/pebble/v2"
-
 	"bytes"
 	"errors"
 	"fmt"
 	"slices"
 	"weak"
+
+	pdb "github.com/cockroachdb/pebble/v2"
 
 	"github.com/cip11/cip11/store"
 )
