@@ -3,7 +3,6 @@ package cometbft
 import (
 	"bytes"
 	"crypto/ed25519"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -24,6 +23,7 @@ import (
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/adapters/node"
 	"github.com/cip11/cip11/chainlog"
+	"github.com/cip11/cip11/internal/devkeys"
 	"github.com/cip11/cip11/nodetx"
 	"github.com/cip11/cip11/seed"
 	"github.com/cip11/cip11/wire"
@@ -54,7 +54,7 @@ type NetworkOptions struct {
 	// other home and runner dials it there: the genesis validator_set and
 	// the persistent peers name it.
 	Hosts []string
-	// Params override the devnet parameters (node.DevnetParams).
+	// Params override the devnet parameters (node.DefaultGenesisParams).
 	Params *cip11.Params
 	// Timeouts of CometBFT's consensus (defaults: propose 400 ms, prevote
 	// and precommit 100 ms, commit 0).
@@ -197,9 +197,7 @@ type Home struct {
 	Index   int // epoch-0 share index − 1 (−1: not in epoch 0)
 }
 
-func derive(label string, s, i uint64) [32]byte {
-	return cip11.Keccak256([]byte("cip11-network/"+label), binary.BigEndian.AppendUint64(nil, s), binary.BigEndian.AppendUint64(nil, i))
-}
+func derive(label string, s, i uint64) [32]byte { return devkeys.Network(label, s, i) }
 
 type keccakReader struct {
 	s   uint64
@@ -263,7 +261,7 @@ func NewNetwork(o NetworkOptions) (*Network, error) {
 		o.TimeoutVote = 100 * time.Millisecond
 	}
 	// The CIP-11 genesis of a one-validator devnet, then the network's set.
-	d, err := node.NewDevnet(node.GenesisOptions{Runners: o.Runners, Seed: o.Seed, ChainID: o.ChainID, Params: o.Params,
+	d, err := node.GenerateGenesis(node.GenesisOptions{Runners: o.Runners, Seed: o.Seed, ChainID: o.ChainID, Params: o.Params,
 		QUIC: hostPort(hosts[0], o.BasePort+1), HTTP: hostPort(hosts[0], o.BasePort+2)})
 	if err != nil {
 		return nil, err

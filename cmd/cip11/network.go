@@ -19,6 +19,7 @@ import (
 	"github.com/cip11/cip11/adapters/cometbft"
 	"github.com/cip11/cip11/adapters/node"
 	"github.com/cip11/cip11/blockexec"
+	"github.com/cip11/cip11/internal/devnet"
 )
 
 // The network commands (issue 19 §4): a genesis of N validators, one
@@ -30,7 +31,7 @@ import (
 // Network.Write into dir.
 // overlap, if not 0, is OVERLAP_BLOCKS (a network with reconfigurations).
 func writeNetwork(stdout, stderr io.Writer, dir string, o cometbft.NetworkOptions, ph node.Phase, overlap uint64) int {
-	p, err := node.WithPhase(node.DevnetParams(), ph)
+	p, err := node.WithPhase(node.DefaultGenesisParams(), ph)
 	if err != nil {
 		fmt.Fprintf(stderr, "cip11 genesis: %v\n", err)
 		return 2
@@ -268,17 +269,17 @@ func closeWithin(close func() error, bounded bool, d time.Duration) error {
 
 // netDevnet runs the network devnet; tests replace it to check the flags'
 // wiring without running a network.
-var netDevnet = cometbft.RunDevnet
+var netDevnet = devnet.RunNetwork
 
-// runNetworkDevnet is cip11 devnet -validators: cometbft.RunDevnet and its
+// runNetworkDevnet is cip11 devnet -validators: devnet.RunNetwork and its
 // report. Exit 1 if a job was lost or the validators' app hashes differ,
 // and with -chaos if the killed validator did not catch up or its block
 // log does not replay (RunDevnet replays it only then).
-func runNetworkDevnet(stdout, stderr io.Writer, cfg cometbft.DevnetConfig, asJSON, quiet bool) int {
+func runNetworkDevnet(stdout, stderr io.Writer, cfg devnet.NetworkConfig, asJSON, quiet bool) int {
 	tty := isTerminal(stderr)
 	if !quiet {
 		line := progressLine(stderr, tty)
-		cfg.Progress = func(p cometbft.DevnetProgress) {
+		cfg.Progress = func(p devnet.NetworkProgress) {
 			line(p.Elapsed, p.Draining, fmt.Sprintf("height %d, jobs %d submitted, %d completed", p.Height, p.Submitted, p.Completed))
 		}
 	}
@@ -372,7 +373,7 @@ func yesNo(b bool) string {
 	return "NO"
 }
 
-func printNetworkReport(w io.Writer, r *cometbft.DevnetReport, cfg cometbft.DevnetConfig) {
+func printNetworkReport(w io.Writer, r *devnet.NetworkReport, cfg devnet.NetworkConfig) {
 	fmt.Fprintf(w, "cip11 devnet: %d validators (CometBFT), %d runners, %d blocks in %.1f s (GOMAXPROCS %d)\n", r.Validators, r.Runners, r.Blocks, r.Elapsed, r.GoMaxProcs)
 	fmt.Fprintf(w, "  jobs        submitted %d, completed %d, expired %d, lost %d\n", r.Submitted, r.Completed, r.Expired, r.Lost)
 	fmt.Fprintf(w, "  pushes      %d for %d committee seats of %d assignments (%.2f a seat); %d duplicate acks; %d not held (another validator of Sub(R) delivered)\n",

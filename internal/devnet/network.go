@@ -1,4 +1,4 @@
-package cometbft
+package devnet
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"maps"
 	"math/rand/v2"
-	"net"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -19,9 +18,11 @@ import (
 	cmtlog "github.com/cometbft/cometbft/libs/log"
 
 	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/adapters/cometbft"
 	"github.com/cip11/cip11/adapters/node"
 	"github.com/cip11/cip11/adapters/node/chain"
 	"github.com/cip11/cip11/blockexec"
+	"github.com/cip11/cip11/internal/devkeys"
 	"github.com/cip11/cip11/job"
 	"github.com/cip11/cip11/presence"
 	"github.com/cip11/cip11/presence/validators"
@@ -29,11 +30,11 @@ import (
 	"github.com/cip11/cip11/wire"
 )
 
-// DevnetConfig shapes an in-process network devnet: Validators validators
+// NetworkConfig shapes an in-process network devnet: Validators validators
 // (each with its own Pebble and CometBFT directories), Runners runners over
 // QUIC dialing their Sub(R), and a job generator (cip11 devnet
 // -validators N).
-type DevnetConfig struct {
+type NetworkConfig struct {
 	Validators    int           // 4
 	Runners       int           // 50
 	Duration      time.Duration // job generation time (20 s)
@@ -46,7 +47,7 @@ type DevnetConfig struct {
 	Chaos bool
 	Kills int
 	// Pause holds the last validator's consensus that long once, 3 s in
-	// (Node.Pause: its runners stay connected), and reports its catch-up
+	// (cometbft.Node.Pause: its runners stay connected), and reports its catch-up
 	// pushes (issue 28). Not with Chaos.
 	Pause time.Duration
 	// NoGossip turns presence gossip off: each proposer proposes its own
@@ -78,7 +79,7 @@ type DevnetConfig struct {
 	// Uncertified runners (the first ones) never submit a certificate
 	// (with ModeA): in shadow they must still be drawn, effective never.
 	Uncertified int
-	// TimeoutCommit is CometBFT's timeout_commit (NetworkOptions; default 0).
+	// TimeoutCommit is CometBFT's timeout_commit (cometbft.NetworkOptions; default 0).
 	TimeoutCommit time.Duration
 	// CometLogger, if set, receives the validators' CometBFT logs.
 	CometLogger cmtlog.Logger
@@ -87,7 +88,7 @@ type DevnetConfig struct {
 	Seed        uint64
 	Logger      *slog.Logger
 	// Progress is called about once a second.
-	Progress func(DevnetProgress)
+	Progress func(NetworkProgress)
 }
 
 // OverlapTimeline is one epoch change seen from the runners (§5.3): the
@@ -105,16 +106,16 @@ type OverlapTimeline struct {
 	OldPairLastUp  uint64 `json:"old_pair_last_up"`
 }
 
-// DevnetProgress is a progress snapshot.
-type DevnetProgress struct {
+// NetworkProgress is a progress snapshot of the network devnet.
+type NetworkProgress struct {
 	Elapsed              time.Duration
 	Height               uint64
 	Submitted, Completed int64
 	Draining             bool
 }
 
-// DevnetReport is the network devnet's summary (-json).
-type DevnetReport struct {
+// NetworkReport is the network devnet's summary (-json).
+type NetworkReport struct {
 	Validators      int     `json:"validators"`
 	Runners         int     `json:"runners"`
 	Blocks          uint64  `json:"blocks"`
@@ -192,10 +193,10 @@ type DevnetReport struct {
 	Elapsed    float64 `json:"elapsed_s"`
 }
 
-func (c *DevnetConfig) defaults() error {
+func (c *NetworkConfig) defaults() error {
 	switch {
-	case c.Validators < 0 || c.Validators > MaxDevnetValidators:
-		return fmt.Errorf("%w: devnet: validators %d (1 … %d)", node.ErrBadRequest, c.Validators, MaxDevnetValidators)
+	case c.Validators < 0 || c.Validators > MaxValidators:
+		return fmt.Errorf("%w: devnet: validators %d (1 … %d)", node.ErrBadRequest, c.Validators, MaxValidators)
 	case c.Uncertified < 0 || c.Uncertified > c.Runners || (c.Uncertified > 0 && !c.ModeA):
 		return fmt.Errorf("%w: devnet: uncertified %d needs ModeA and at most the %d runners", node.ErrBadRequest, c.Uncertified, c.Runners)
 	case c.Subset < 0 || c.Subset > 64:
@@ -266,13 +267,13 @@ const ReconfigureSubmitLead = blockexec.ReconfigureLeadBlocks + 4
 
 // netDevnet is a running network devnet.
 type netDevnet struct {
-	nw *Network
+	nw *cometbft.Network
 	// -reconfigure: the in-band epochs submitted so far
 	submitted int
-	cfg       DevnetConfig
+	cfg       NetworkConfig
 	homes     []string
 	mu        sync.Mutex // nodes, the records below
-	nodes     []*Node
+	nodes     []*cometbft.Node
 	// per height: the first time any validator finalized it, and every
 	// validator's digest
 	first   map[uint64]time.Time
@@ -320,10 +321,10 @@ func (n *netDevnet) hook(i int) func(uint64, cip11.Hash) {
 }
 
 func (n *netDevnet) start(ctx context.Context, i int) error {
-	var nd *Node
+	var nd *cometbft.Node
 	var err error
 	for range 50 { // a restarted validator's ports may take a moment to free
-		if nd, err = StartNode(ctx, NodeConfig{Home: n.homes[i], NoSync: n.cfg.NoSync, Logger: n.cfg.Logger, OnFinalized: n.hook(i),
+		if nd, err = cometbft.StartNode(ctx, cometbft.NodeConfig{Home: n.homes[i], NoSync: n.cfg.NoSync, Logger: n.cfg.Logger, OnFinalized: n.hook(i),
 			NoGossip: n.cfg.NoGossip, CometLogger: n.cfg.CometLogger, OnPushes: n.notePushes(i)}); err == nil {
 			break
 		}
@@ -390,7 +391,7 @@ func (n *netDevnet) stop(i int) error {
 }
 
 // addSkipped adds nd's skipped pushes (n.mu held).
-func (n *netDevnet) addSkipped(nd *Node) {
+func (n *netDevnet) addSkipped(nd *cometbft.Node) {
 	if n.skipped == nil {
 		n.skipped = map[string]uint64{}
 	}
@@ -400,7 +401,7 @@ func (n *netDevnet) addSkipped(nd *Node) {
 }
 
 // evict has every running validator drop its connection under id, after
-// that validator stopped (Node.DropPeer).
+// that validator stopped (cometbft.Node.DropPeer).
 func (n *netDevnet) evict(id string) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -421,6 +422,14 @@ func (n *netDevnet) live(i int) (*node.Validator, error) {
 		}
 	}
 	return nil, node.ErrClosed
+}
+
+// follow is runner i's chain view (node.FollowChain): the running
+// validator furthest ahead, preferring validator i among equals, as a
+// runner's chain view follows the finalized tip; a killed validator's
+// runners move on (D33).
+func (n *netDevnet) follow(i int) func() (*node.Validator, error) {
+	return func() (*node.Validator, error) { return n.ahead(i) }
 }
 
 // ahead is the running validator with the greatest committed height,
@@ -453,89 +462,13 @@ func (n *netDevnet) height() uint64 {
 	return h
 }
 
-// netChain is a runner's Chain: the running validator furthest ahead
-// (ties: the runner's own index first), as a runner's chain view follows
-// the finalized tip; a killed validator's runners move on (D33).
-type netChain struct {
-	n *netDevnet
-	i int
-}
-
-func (c netChain) v() (*node.Validator, error) { return c.n.ahead(c.i) }
-
-// Epochs implements node.EpochSource: the committed epochs, so that the
-// runners follow in-band reconfigurations (§5.3).
-func (c netChain) Epochs(context.Context) ([]node.EpochSet, error) {
-	v, err := c.v()
-	if err != nil {
-		return nil, err
-	}
-	return v.Epochs(), nil
-}
-
-func (c netChain) Height(context.Context) (uint64, error) {
-	v, err := c.v()
-	if err != nil {
-		return 0, err
-	}
-	return v.Height(), nil
-}
-
-func (c netChain) Submit(ctx context.Context, tx []byte) error {
-	v, err := c.v()
-	if err != nil {
-		return err
-	}
-	return node.LocalChain{V: v}.Submit(ctx, tx)
-}
-
-func (c netChain) Settled(ctx context.Context, j cip11.Hash, r cip11.Address) (bool, error) {
-	v, err := c.v()
-	if err != nil {
-		return false, err
-	}
-	return node.LocalChain{V: v}.Settled(ctx, j, r)
-}
-
-func (c netChain) Poll(ctx context.Context, r cip11.Address) ([]*wire.JobAssignment, error) {
-	v, err := c.v()
-	if err != nil {
-		return nil, err
-	}
-	return node.LocalChain{V: v}.Poll(ctx, r)
-}
-
-func (c netChain) PollKeyed(ctx context.Context, r cip11.Address, k wire.PubKey) ([]*wire.JobAssignment, error) {
-	v, err := c.v()
-	if err != nil {
-		return nil, err
-	}
-	return node.LocalChain{V: v}.PollKeyed(ctx, r, k)
-}
-
-func (c netChain) LastHeartbeat(ctx context.Context, r cip11.Address) (uint64, bool, error) {
-	v, err := c.v()
-	if err != nil {
-		return 0, false, err
-	}
-	return node.LocalChain{V: v}.LastHeartbeat(ctx, r)
-}
-
-func (c netChain) Assigned(ctx context.Context, j cip11.Hash, r cip11.Address, h uint64) (bool, error) {
-	v, err := c.v()
-	if err != nil {
-		return false, err
-	}
-	return node.LocalChain{V: v}.Assigned(ctx, j, r, h)
-}
-
-// MaxDevnetValidators bounds DevnetConfig.Validators: enough for the
+// MaxValidators bounds DevnetConfig.Validators: enough for the
 // effective Mode-A run (k ≥ K_HARD_MIN = 20, §8.4) in one process.
-const MaxDevnetValidators = 24
+const MaxValidators = 24
 
-// RunDevnet runs a network devnet until cfg.Duration has passed and every
+// RunNetwork runs a network devnet until cfg.Duration has passed and every
 // job has ended (or the drain bound ran out), and reports.
-func RunDevnet(ctx context.Context, cfg DevnetConfig) (*DevnetReport, error) {
+func RunNetwork(ctx context.Context, cfg NetworkConfig) (*NetworkReport, error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, err
 	}
@@ -548,12 +481,12 @@ func RunDevnet(ctx context.Context, cfg DevnetConfig) (*DevnetReport, error) {
 		dir = d
 		defer os.RemoveAll(d)
 	}
-	o := NetworkOptions{Validators: cfg.Validators, Runners: cfg.Runners, Seed: cfg.Seed, TimeoutCommit: cfg.TimeoutCommit}
-	p := node.DevnetParams()
+	o := cometbft.NetworkOptions{Validators: cfg.Validators, Runners: cfg.Runners, Seed: cfg.Seed, TimeoutCommit: cfg.TimeoutCommit}
+	p := node.DefaultGenesisParams()
 	if cfg.Reconfigure { // one more in the pool: joins at AddAt; member 0 leaves at RemoveAt
 		p.OverlapBlocks = cfg.Overlap
 		o.Params = &p
-		o.Members, o.Epochs = AddThenRemove(cfg.Validators, cfg.AddAt, cfg.RemoveAt)
+		o.Members, o.Epochs = cometbft.AddThenRemove(cfg.Validators, cfg.AddAt, cfg.RemoveAt)
 		o.InBand = true
 	}
 	if cfg.ModeA || cfg.Subset > 0 || cfg.ProofTTL > 0 { // governance parameters (§8.3, §8.4, §13)
@@ -569,8 +502,8 @@ func RunDevnet(ctx context.Context, cfg DevnetConfig) (*DevnetReport, error) {
 		}
 		o.Params = &p
 	}
-	o.BasePort = freePorts(max(o.Members, o.Validators))
-	nw, err := NewNetwork(o)
+	o.BasePort = cometbft.FreeBasePort(max(o.Members, o.Validators))
+	nw, err := cometbft.NewNetwork(o)
 	if err != nil {
 		return nil, err
 	}
@@ -578,7 +511,7 @@ func RunDevnet(ctx context.Context, cfg DevnetConfig) (*DevnetReport, error) {
 		return nil, err
 	}
 	members := len(nw.Homes)
-	n := &netDevnet{nw: nw, cfg: cfg, nodes: make([]*Node, members), first: map[uint64]time.Time{}, digests: map[uint64]map[int]cip11.Hash{}, g: nw.Homes[0].Genesis}
+	n := &netDevnet{nw: nw, cfg: cfg, nodes: make([]*cometbft.Node, members), first: map[uint64]time.Time{}, digests: map[uint64]map[int]cip11.Hash{}, g: nw.Homes[0].Genesis}
 	for i := range members {
 		n.homes = append(n.homes, filepath.Join(dir, fmt.Sprintf("v%d", i)))
 	}
@@ -601,12 +534,12 @@ func RunDevnet(ctx context.Context, cfg DevnetConfig) (*DevnetReport, error) {
 		}
 	}()
 	for i := range cfg.Runners {
-		k, err := wire.NewRunnerKey(node.RunnerSecret(cfg.Seed, i))
+		k, err := wire.NewRunnerKey(devkeys.Runner(cfg.Seed, i))
 		if err != nil {
 			return nil, err
 		}
 		n.runnerKeys[i] = k
-		if runners[i], err = node.NewRunner(rctx, node.RunnerConfig{Genesis: g, Key: k, Chain: netChain{n, i % cfg.Validators},
+		if runners[i], err = node.NewRunner(rctx, node.RunnerConfig{Genesis: g, Key: k, Chain: node.FollowChain{Pick: n.follow(i % cfg.Validators)},
 			WorkTime: cfg.WorkTime, Tick: 10 * time.Millisecond, Logger: cfg.Logger, Seed: cfg.Seed*1000 + uint64(i), NoCertificates: i < cfg.Uncertified}); err != nil {
 			return nil, err
 		}
@@ -614,17 +547,17 @@ func RunDevnet(ctx context.Context, cfg DevnetConfig) (*DevnetReport, error) {
 	return n.run(ctx, runners)
 }
 
-func (n *netDevnet) run(ctx context.Context, runners []*node.Runner) (*DevnetReport, error) {
+func (n *netDevnet) run(ctx context.Context, runners []*node.Runner) (*NetworkReport, error) {
 	cfg := n.cfg
-	rep := &DevnetReport{Validators: cfg.Validators, Runners: cfg.Runners, GoMaxProcs: runtime.GOMAXPROCS(0)}
+	rep := &NetworkReport{Validators: cfg.Validators, Runners: cfg.Runners, GoMaxProcs: runtime.GOMAXPROCS(0)}
 	n.admittedAtCutoff = -1
 	reconfigDone := uint64(0) // -reconfigure: run on past the last cutoff
 	if cfg.Reconfigure {
 		reconfigDone = cfg.RemoveAt + cfg.Overlap + 10
 	}
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0xde7))
+	gen := jobGen{rng: rng, perBlock: cfg.JobsPerBlock, multiPerMille: cfg.MultiPerMille, timeout: cfg.TimeoutBlocks, work: cfg.WorkTime}
 	start := time.Now()
-	var nonce uint64
 	last := uint64(0)
 	drainUntil := uint64(0)
 	victim, downAt, downUntil := cfg.Validators-1, uint64(0), time.Time{}
@@ -647,15 +580,8 @@ func (n *netDevnet) run(ctx context.Context, runners []*node.Runner) (*DevnetRep
 		h := n.height()
 		draining := now.Sub(start) >= cfg.Duration
 		if h > last && !draining && h >= 3 {
-			for range cfg.JobsPerBlock {
-				nonce++
-				m := uint32(1)
-				if rng.IntN(1000) < cfg.MultiPerMille {
-					m = 2 + uint32(rng.IntN(2))
-				}
-				spec := &node.JobSpec{Submitter: node.DevnetSubmitter(rng.IntN(8)), Kind: uint8(rng.IntN(6)), Runners: m,
-					TimeoutBlocks: cfg.TimeoutBlocks, WorkMillis: uint32(cfg.WorkTime.Milliseconds()), Nonce: nonce}
-				v, err := n.live(int(nonce) % cfg.Validators)
+			for _, spec := range gen.block() {
+				v, err := n.live(int(spec.Nonce) % cfg.Validators)
 				if err != nil {
 					return nil, err
 				}
@@ -667,7 +593,7 @@ func (n *netDevnet) run(ctx context.Context, runners []*node.Runner) (*DevnetRep
 		if h > last {
 			lastAdvance = now
 		}
-		if err := n.failure(); err != nil { // health.go
+		if err := n.failure(); err != nil {
 			return nil, err
 		}
 		if now.Sub(lastAdvance) > stallAfter {
@@ -735,7 +661,7 @@ func (n *netDevnet) run(ctx context.Context, runners []*node.Runner) (*DevnetRep
 			lastProgress = now
 			if v, err := n.live(0); err == nil {
 				s := v.Stats()
-				cfg.Progress(DevnetProgress{Elapsed: now.Sub(start), Height: h, Submitted: s.Submitted, Completed: s.Completed, Draining: draining})
+				cfg.Progress(NetworkProgress{Elapsed: now.Sub(start), Height: h, Submitted: s.Submitted, Completed: s.Completed, Draining: draining})
 			}
 		}
 		if draining && downUntil.IsZero() && !catching && (cfg.Pause == 0 || resumed) && (!cfg.Chaos || rep.ValidatorKills >= cfg.Kills) && h >= reconfigDone {
@@ -854,7 +780,7 @@ func (n *netDevnet) epochs() []node.EpochSet {
 // runners held only by validators of their Sub(R) in the epoch active at h
 // (re-homed) or by another (stray), and the removed validator's admissions
 // after its cutoff (§5.3 point 4: it must receive no new connections).
-func (n *netDevnet) reportReconfig(rep *DevnetReport, h uint64) error {
+func (n *netDevnet) reportReconfig(rep *NetworkReport, h uint64) error {
 	es := n.epochs()
 	hist, err := node.HistoryOf(es)
 	if err != nil {
@@ -931,7 +857,7 @@ func (n *netDevnet) sampleLinks(runners []*node.Runner, h uint64) {
 
 // reportGoodbyes sums the Goodbyes the validators and the runners sent, by
 // §12.5 reason.
-func (n *netDevnet) reportGoodbyes(rep *DevnetReport, runners []*node.Runner) {
+func (n *netDevnet) reportGoodbyes(rep *NetworkReport, runners []*node.Runner) {
 	rep.GoodbyesByValidators, rep.GoodbyesByRunners = map[string]int64{}, map[string]int64{}
 	n.mu.Lock()
 	for _, nd := range n.nodes {
@@ -997,7 +923,15 @@ func (n *netDevnet) peerKeys() []cip11.Hash {
 }
 
 // ErrStalled: the devnet's chain stopped making blocks.
-var ErrStalled = errors.New("cometbft: devnet chain stalled")
+var ErrStalled = errors.New("devnet: chain stalled")
+
+// failure is the first running validator's fatal failure, naming the
+// validator (cometbft.FirstFailure): the devnet reports it and ends.
+func (n *netDevnet) failure() error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return cometbft.FirstFailure(n.nodes)
+}
 
 // stallAfter bounds a devnet's wait for the next block.
 const stallAfter = 60 * time.Second
@@ -1080,7 +1014,7 @@ func (n *netDevnet) sampleCoverage() {
 	n.mu.Unlock()
 }
 
-func (n *netDevnet) report(rep *DevnetReport, v *node.Validator, open int, catchUp []uint64, elapsed time.Duration) (*DevnetReport, error) {
+func (n *netDevnet) report(rep *NetworkReport, v *node.Validator, open int, catchUp []uint64, elapsed time.Duration) (*NetworkReport, error) {
 	s := v.Stats()
 	rep.Blocks = v.Height()
 	rep.Submitted, rep.Completed, rep.Expired, rep.Assignments = s.Submitted, s.Completed, s.Expired, s.Assigned
@@ -1217,34 +1151,4 @@ func (n *netDevnet) replays(i int) (bool, error) {
 		n.cfg.Logger.Error("devnet: a block log does not replay", "validator", i, "err", err)
 	}
 	return err == nil && sum.Blocks > 0, nil
-}
-
-// freePorts picks a base port whose n validators' TCP and UDP ports are
-// free on loopback now (0: NewNetwork's default).
-func freePorts(n int) int {
-	for range 100 {
-		base := 20000 + 10*rand.IntN(4000)
-		if portsFree(base, n) {
-			return base
-		}
-	}
-	return 0
-}
-
-func portsFree(base, n int) bool {
-	for i := range n {
-		for _, off := range []int{0, 2} {
-			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", base+10*i+off))
-			if err != nil {
-				return false
-			}
-			l.Close()
-		}
-		u, err := net.ListenPacket("udp", fmt.Sprintf("127.0.0.1:%d", base+10*i+1))
-		if err != nil {
-			return false
-		}
-		u.Close()
-	}
-	return true
 }
