@@ -138,7 +138,7 @@ func newByzNet(t *testing.T, o NetworkOptions, byz int, honest []int, ghosts int
 
 // aheadOf picks the running validator of nodes with the greatest committed
 // height, preferring i among equals: a runner's chain view follows the
-// finalized tip (the devnets' runners use the same, internal/devnet).
+// finalized tip (the devnets' runners use the same, cmd/internal/devnet).
 func aheadOf(nodes []*Node, i int) func() (*node.Validator, error) {
 	return func() (*node.Validator, error) {
 		var best *node.Validator

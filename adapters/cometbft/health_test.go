@@ -160,7 +160,7 @@ func hexOf(b []byte) string {
 
 // TestDevnetReportsFailure: the network devnet's run loop ends on a
 // validator's fatal failure, naming the validator and the cause
-// (FirstFailure, which internal/devnet calls); a healthy network reports
+// (FirstFailure, which cmd/internal/devnet calls); a healthy network reports
 // none.
 func TestDevnetReportsFailure(t *testing.T) {
 	if testing.Short() {

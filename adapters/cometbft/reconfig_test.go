@@ -53,7 +53,7 @@ func TestNetworkPlansRejected(t *testing.T) {
 }
 
 // submitLead is how many blocks before an activation the in-band admin
-// submits its reconfiguration (internal/devnet.ReconfigureSubmitLead:
+// submits its reconfiguration (cmd/internal/devnet.ReconfigureSubmitLead:
 // blockexec.ReconfigureLeadBlocks and 4 blocks for its inclusion).
 const submitLead = blockexec.ReconfigureLeadBlocks + 4
 

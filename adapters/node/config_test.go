@@ -9,7 +9,7 @@ import (
 
 // TestConfigsValidate: each config refuses an out-of-range value with a
 // typed error before anything starts (issue 17 §5: one Validate per
-// config; the devnet's: internal/devnet TestConfigValidate).
+// config; the devnet's: cmd/internal/devnet TestConfigValidate).
 func TestConfigsValidate(t *testing.T) {
 	d, err := GenerateGenesis(GenesisOptions{Seed: 1, Runners: 1, QUIC: "127.0.0.1:0"})
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/cip11/cip11/adapters/node"
-	"github.com/cip11/cip11/internal/devnet"
+	"github.com/cip11/cip11/cmd/internal/devnet"
 )
 
 // TestGenesisRefusesOverwrite (issue 18 #13): a second `cip11 genesis -o

@@ -19,7 +19,7 @@ import (
 	"github.com/cip11/cip11/adapters/cometbft"
 	"github.com/cip11/cip11/adapters/node"
 	"github.com/cip11/cip11/blockexec"
-	"github.com/cip11/cip11/internal/devnet"
+	"github.com/cip11/cip11/cmd/internal/devnet"
 )
 
 // The network commands (issue 19 §4): a genesis of N validators, one
@@ -274,7 +274,7 @@ var netDevnet = devnet.RunNetwork
 // runNetworkDevnet is cip11 devnet -validators: devnet.RunNetwork and its
 // report. Exit 1 if a job was lost or the validators' app hashes differ,
 // and with -chaos if the killed validator did not catch up or its block
-// log does not replay (RunDevnet replays it only then).
+// log does not replay (RunNetwork replays it only then).
 func runNetworkDevnet(stdout, stderr io.Writer, cfg devnet.NetworkConfig, asJSON, quiet bool) int {
 	tty := isTerminal(stderr)
 	if !quiet {

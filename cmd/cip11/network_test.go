@@ -15,7 +15,7 @@ import (
 
 	"github.com/cip11/cip11/adapters/cometbft"
 	"github.com/cip11/cip11/adapters/node"
-	"github.com/cip11/cip11/internal/devnet"
+	"github.com/cip11/cip11/cmd/internal/devnet"
 )
 
 // Issue 19 §4 item 1: cip11 genesis -validators N writes N validator homes
@@ -103,7 +103,7 @@ func fakeNetDevnet(t *testing.T, rep *devnet.NetworkReport, err error) *devnet.N
 	old := netDevnet
 	netDevnet = func(_ context.Context, cfg devnet.NetworkConfig) (*devnet.NetworkReport, error) {
 		if called {
-			t.Error("RunDevnet called twice")
+			t.Error("RunNetwork called twice")
 		}
 		called = true
 		*got = cfg
@@ -125,7 +125,7 @@ func goodNetReport() *devnet.NetworkReport {
 // devnet.RunNetwork, prints the report as JSON (-json) or text, and
 // exits 1 when the report shows a lost job, differing app hashes, a
 // killed validator that did not catch up (-chaos) or a replay that
-// disagrees, or RunDevnet fails.
+// disagrees, or RunNetwork fails.
 func TestDevnetNetworkWiring(t *testing.T) {
 	rep := goodNetReport()
 	got := fakeNetDevnet(t, rep, nil)
@@ -136,7 +136,7 @@ func TestDevnetNetworkWiring(t *testing.T) {
 	}
 	if got.Validators != 4 || got.Runners != 7 || got.Duration != 3*time.Second || got.JobsPerBlock != 5 || got.MultiPerMille != -1 ||
 		!got.Chaos || got.Kills != 2 || got.Seed != 9 || got.Dir != "" || !got.NoSync || got.Logger == nil || got.Progress != nil {
-		t.Fatalf("RunDevnet got %+v", *got)
+		t.Fatalf("RunNetwork got %+v", *got)
 	}
 	if got.NoGossip {
 		t.Fatal("presence gossip is off by default")
@@ -148,7 +148,7 @@ func TestDevnetNetworkWiring(t *testing.T) {
 	got = fakeNetDevnet(t, rep, nil)
 	if code, _, errOut := cli("devnet", "-validators", "4", "-reconfigure", "-add-at", "16", "-remove-at", "40", "-overlap", "9", "-quiet"); code != 0 ||
 		!got.Reconfigure || got.AddAt != 16 || got.RemoveAt != 40 || got.Overlap != 9 {
-		t.Fatalf("-reconfigure: exit %d (%s), RunDevnet got %+v", code, errOut, *got)
+		t.Fatalf("-reconfigure: exit %d (%s), RunNetwork got %+v", code, errOut, *got)
 	}
 	stray := *rep
 	stray.RunnersStray, stray.ReplayAgrees = 2, true
@@ -173,7 +173,7 @@ func TestDevnetNetworkWiring(t *testing.T) {
 	}
 	if got.Validators != 1 || got.Runners != 50 || got.Duration != 20*time.Second || got.JobsPerBlock != 2 || got.MultiPerMille != 400 ||
 		got.Chaos || got.Kills != 3 || got.Seed != 1 || got.Dir != dataDir || got.NoSync || got.Progress == nil {
-		t.Fatalf("defaults: RunDevnet got %+v", *got)
+		t.Fatalf("defaults: RunNetwork got %+v", *got)
 	}
 	for _, want := range []string{"4 validators (CometBFT), 7 runners, 81 blocks in 23.5 s", "submitted 160, completed 158, expired 2, lost 0",
 		"240 for 236 committee seats of 230 assignments (1.04 a seat)", "p50 3.5 ms, p99 12.2 ms", "interval p50 240 ms, p99 610 ms",
@@ -225,7 +225,7 @@ func TestDevnetNetworkWiring(t *testing.T) {
 
 	fakeNetDevnet(t, nil, errors.New("validator 2 would not start"))
 	if code, out, errOut := cli("devnet", "-validators", "4", "-quiet"); code != 1 || out != "" || !strings.Contains(errOut, "validator 2 would not start") {
-		t.Errorf("RunDevnet error: exit %d, stdout %q, stderr %q", code, out, errOut)
+		t.Errorf("RunNetwork error: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }
 

@@ -20,7 +20,7 @@ import (
 	"github.com/cip11/cip11/adapters/node"
 	"github.com/cip11/cip11/adapters/node/httpapi"
 	"github.com/cip11/cip11/blockexec"
-	"github.com/cip11/cip11/internal/devnet"
+	"github.com/cip11/cip11/cmd/internal/devnet"
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/term"
 )

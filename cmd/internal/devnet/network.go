@@ -15,8 +15,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	cmtlog "github.com/cometbft/cometbft/libs/log"
-
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/adapters/cometbft"
 	"github.com/cip11/cip11/adapters/node"
@@ -82,7 +80,7 @@ type NetworkConfig struct {
 	// TimeoutCommit is CometBFT's timeout_commit (cometbft.NetworkOptions; default 0).
 	TimeoutCommit time.Duration
 	// CometLogger, if set, receives the validators' CometBFT logs.
-	CometLogger cmtlog.Logger
+	CometLogger cometbft.CometLogger
 	Dir         string // "": a temporary directory
 	NoSync      bool
 	Seed        uint64

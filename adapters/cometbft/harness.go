@@ -4,7 +4,18 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+
+	cmtlog "github.com/cometbft/cometbft/libs/log"
 )
+
+// Helpers for harnesses that run several nodes in one process (the
+// devnets, cmd/internal/devnet, and the tests): a free port block, the
+// first failure among the nodes (FirstFailure, health.go), and CometBFT's
+// logger type named without importing CometBFT (only this package does,
+// D29).
+
+// CometLogger is CometBFT's logger (NodeConfig.CometLogger, NewLogger).
+type CometLogger = cmtlog.Logger
 
 // FreeBasePort picks a NetworkOptions.BasePort whose n validators' ports
 // (TCP p2p and HTTP, UDP QUIC: BasePort+10·i, +2, +1) are free on loopback
