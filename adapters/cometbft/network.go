@@ -382,7 +382,7 @@ func NewNetwork(o NetworkOptions) (*Network, error) {
 	if o.InBand {
 		base.Schedule.Activations = base.Schedule.Activations[:1]
 		a := net.Dealer.admin.Address()
-		base.DevnetAdmin = &a
+		base.ReconfigAdmin = &a
 	}
 	// CometBFT's side: epoch 0's vote keys, node ids, one genesis document.
 	gd := &cmttypes.GenesisDoc{ChainID: fmt.Sprintf("cip11-%d", o.ChainID), GenesisTime: time.Unix(1_700_000_000, 0).UTC(),

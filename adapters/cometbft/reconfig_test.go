@@ -90,8 +90,8 @@ func testReconfiguration(t *testing.T, inBand bool) {
 	dir := filepath.Dir(nw.Homes[0].Dir)
 	g := nw.Homes[0].Genesis
 	if inBand {
-		if len(g.EpochSets()) != 1 || g.DevnetAdmin == nil {
-			t.Fatalf("in-band genesis: %d epochs, admin %v", len(g.EpochSets()), g.DevnetAdmin)
+		if len(g.EpochSets()) != 1 || g.ReconfigAdmin == nil {
+			t.Fatalf("in-band genesis: %d epochs, admin %v", len(g.EpochSets()), g.ReconfigAdmin)
 		}
 		dealer, err := LoadDealer(filepath.Join(dir, "dealer.json")) // what Write stored
 		if err != nil {
@@ -275,7 +275,7 @@ func TestInBandShareChecked(t *testing.T) {
 	a := hn.apps[0]
 	g := *a.g
 	admin := cip11.Address{1}
-	g.DevnetAdmin = &admin
+	g.ReconfigAdmin = &admin
 	a.g = &g
 	keys, err := node.NewValidatorKeys([32]byte{1}, hn.nw.Homes[0].Keys.Threshold.Bytes())
 	if err != nil {

@@ -107,13 +107,13 @@ type Genesis struct {
 	// scheduled at genesis by the devnet dealer; the schedule's
 	// activations list 1 and then each entry's activation height.
 	Epochs []GenesisEpoch `json:"epochs,omitempty"`
-	// DevnetAdmin, DEVNET ONLY, is the address whose signed TxReconfigure
+	// ReconfigAdmin, DEVNET ONLY, is the address whose signed TxReconfigure
 	// the chain accepts (SPEC-NOTES C11): an in-band reconfiguration adds
 	// or removes one validator at an activation height. Absent (every
 	// non-devnet genesis): reconfigurations are refused. Needs a network
 	// with a height schedule.
-	DevnetAdmin *cip11.Address  `json:"devnet_admin,omitempty"`
-	Runners     []GenesisRunner `json:"runners"`
+	ReconfigAdmin *cip11.Address  `json:"devnet_admin,omitempty"`
+	Runners       []GenesisRunner `json:"runners"`
 }
 
 // GenesisEpoch is one later validator-set epoch of a network (§5.4
@@ -258,7 +258,7 @@ func (g *Genesis) Validate() error {
 	if err := g.validateEpochs(); err != nil {
 		return err
 	}
-	if g.DevnetAdmin != nil && (!g.Network() || !g.Schedule.Height()) {
+	if g.ReconfigAdmin != nil && (!g.Network() || !g.Schedule.Height()) {
 		return fmt.Errorf("%w: devnet_admin needs a network with a height schedule (D30)", ErrGenesis)
 	}
 	seen := make(map[cip11.Address]bool, len(g.Runners))
@@ -315,7 +315,7 @@ func (g *Genesis) validateEpochs() error {
 			}
 		}
 	}
-	if !member && g.DevnetAdmin == nil { // with a devnet admin it may join in band (SPEC-NOTES C11)
+	if !member && g.ReconfigAdmin == nil { // with a devnet admin it may join in band (SPEC-NOTES C11)
 		return fmt.Errorf("%w: validator.peer_pubkey is in no epoch's validator_set", ErrGenesis)
 	}
 	if len(g.Epochs) == 0 && !g.Schedule.Height() {

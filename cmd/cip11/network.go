@@ -66,7 +66,7 @@ func writeNetwork(stdout, stderr io.Writer, dir string, o cometbft.NetworkOption
 	}
 	if d := nw.Dealer; d != nil {
 		fmt.Fprintf(stdout, "  DEVNET in-band reconfiguration: the devnet admin is %s; %s holds its key and every planned epoch's shares (0600)\n",
-			nw.Homes[0].Genesis.DevnetAdmin, filepath.Join(dir, "dealer.json"))
+			nw.Homes[0].Genesis.ReconfigAdmin, filepath.Join(dir, "dealer.json"))
 		for _, e := range d.Epochs {
 			r := e.Reconfigure
 			fmt.Fprintf(stdout, "  epoch %d is planned at height %d with %d validators (OVERLAP_BLOCKS %d): run cip11 reconfigure -net %s -epoch %d at a height from %d to %d\n",
