@@ -18,6 +18,7 @@ import (
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/adapters/node"
 	"github.com/cip11/cip11/blockexec"
+	"github.com/cip11/cip11/internal/devkeys"
 	"github.com/cip11/cip11/nodetx"
 	"github.com/cip11/cip11/replay"
 	"github.com/cip11/cip11/seed"
@@ -93,7 +94,7 @@ func testReconfiguration(t *testing.T, inBand bool) {
 		if len(g.EpochSets()) != 1 || g.ReconfigAdmin == nil {
 			t.Fatalf("in-band genesis: %d epochs, admin %v", len(g.EpochSets()), g.ReconfigAdmin)
 		}
-		dealer, err := LoadDealer(filepath.Join(dir, "dealer.json")) // what Write stored
+		dealer, err := devkeys.LoadDealer(filepath.Join(dir, "dealer.json")) // what Write stored
 		if err != nil {
 			t.Fatal(err)
 		}

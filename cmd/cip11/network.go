@@ -20,6 +20,7 @@ import (
 	"github.com/cip11/cip11/adapters/node"
 	"github.com/cip11/cip11/blockexec"
 	"github.com/cip11/cip11/cmd/internal/devnet"
+	"github.com/cip11/cip11/internal/devkeys"
 )
 
 // The network commands (issue 19 §4): a genesis of N validators, one
@@ -78,7 +79,7 @@ func writeNetwork(stdout, stderr io.Writer, dir string, o cometbft.NetworkOption
 
 // prevActivation is the activation of the epoch before planned epoch e
 // (1 for epoch 1): the earliest height its reconfiguration is accepted.
-func prevActivation(d *cometbft.Dealer, e int) uint64 {
+func prevActivation(d *devkeys.Dealer, e int) uint64 {
 	if e < 2 {
 		return 1
 	}
@@ -114,7 +115,7 @@ unreachable, 2 on a usage error. No positional arguments.`)
 	if *dir == "" || *epoch == 0 {
 		return c.usageError(stderr, "-net and -epoch are required")
 	}
-	d, err := cometbft.LoadDealer(filepath.Join(*dir, "dealer.json"))
+	d, err := devkeys.LoadDealer(filepath.Join(*dir, "dealer.json"))
 	if err != nil {
 		fmt.Fprintf(stderr, "cip11 reconfigure: %v (was %s written by cip11 genesis -validators N -reconfigure -in-band?)\n", err, *dir)
 		return 1
