@@ -361,7 +361,7 @@ func (n *netDevnet) height() uint64 {
 	return h
 }
 
-// MaxValidators bounds DevnetConfig.Validators: enough for the
+// MaxValidators bounds NetworkConfig.Validators: enough for the
 // effective Mode-A run (k ≥ K_HARD_MIN = 20, §8.4) in one process.
 const MaxValidators = 24
 
