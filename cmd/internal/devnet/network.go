@@ -114,32 +114,9 @@ func (c *NetworkConfig) defaults() error {
 	if c.Validators == 0 {
 		c.Validators = 4
 	}
-	if c.Runners == 0 {
-		c.Runners = 50
-	}
-	if c.Duration == 0 {
-		c.Duration = 20 * time.Second
-	}
-	if c.JobsPerBlock == 0 {
-		c.JobsPerBlock = 2
-	}
-	if c.MultiPerMille == 0 {
-		c.MultiPerMille = 400
-	}
-	if c.MultiPerMille < 0 {
-		c.MultiPerMille = 0
-	}
-	if c.TimeoutBlocks == 0 {
-		c.TimeoutBlocks = 12
-	}
-	if c.WorkTime == 0 {
-		c.WorkTime = 30 * time.Millisecond
-	}
+	c.load().defaults()
 	if c.Kills == 0 {
 		c.Kills = 3
-	}
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	if c.Reconfigure {
 		if c.AddAt == 0 {
@@ -157,6 +134,11 @@ func (c *NetworkConfig) defaults() error {
 		}
 	}
 	return nil
+}
+
+func (c *NetworkConfig) load() load {
+	return load{runners: &c.Runners, duration: &c.Duration, perBlock: &c.JobsPerBlock, multiPerMille: &c.MultiPerMille,
+		timeout: &c.TimeoutBlocks, work: &c.WorkTime, logger: &c.Logger}
 }
 
 // ReconfigureSubmitLead is how many blocks before an activation the
@@ -455,7 +437,7 @@ func (n *netDevnet) run(ctx context.Context, runners []*node.Runner) (*NetworkRe
 		reconfigDone = cfg.RemoveAt + cfg.Overlap + 10
 	}
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0xde7))
-	gen := jobGen{rng: rng, perBlock: cfg.JobsPerBlock, multiPerMille: cfg.MultiPerMille, timeout: cfg.TimeoutBlocks, work: cfg.WorkTime}
+	gen := cfg.load().generator(rng)
 	start := time.Now()
 	last := uint64(0)
 	drainUntil := uint64(0)

@@ -174,36 +174,18 @@ func (c *Config) Validate() error {
 
 // defaults fills the zero fields.
 func (c *Config) defaults() {
-	if c.Runners == 0 {
-		c.Runners = 50
-	}
-	if c.Duration == 0 {
-		c.Duration = 20 * time.Second
-	}
+	c.load().defaults()
 	if c.BlockTime == 0 {
 		c.BlockTime = 250 * time.Millisecond
-	}
-	if c.JobsPerBlock == 0 {
-		c.JobsPerBlock = 2
-	}
-	if c.MultiPerMille == 0 {
-		c.MultiPerMille = 400
-	}
-	if c.MultiPerMille < 0 { // none
-		c.MultiPerMille = 0
-	}
-	if c.TimeoutBlocks == 0 {
-		c.TimeoutBlocks = 12
-	}
-	if c.WorkTime == 0 {
-		c.WorkTime = 30 * time.Millisecond
 	}
 	if c.DrainBlocks == 0 {
 		c.DrainBlocks = 4*(c.TimeoutBlocks+1) + 20
 	}
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
-	}
+}
+
+func (c *Config) load() load {
+	return load{runners: &c.Runners, duration: &c.Duration, perBlock: &c.JobsPerBlock, multiPerMille: &c.MultiPerMille,
+		timeout: &c.TimeoutBlocks, work: &c.WorkTime, logger: &c.Logger}
 }
 
 // Run runs the single-validator devnet until cfg.Duration has passed and
@@ -336,7 +318,7 @@ func (n *devnet) serveHTTP(addr string) (*node.HTTPServer, error) {
 func (n *devnet) run(ctx context.Context) (*Report, error) {
 	cfg := n.cfg
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0xdef))
-	gen := jobGen{rng: rng, perBlock: cfg.JobsPerBlock, multiPerMille: cfg.MultiPerMille, timeout: cfg.TimeoutBlocks, work: cfg.WorkTime}
+	gen := cfg.load().generator(rng)
 	start := time.Now()
 	t := time.NewTicker(cfg.BlockTime)
 	defer t.Stop()
