@@ -231,7 +231,7 @@ func (a *App) addEpoch(es node.EpochSet) error {
 		e.share = &sh
 	default:
 		e.share = a.lookupShare(e)
-		if e.share == nil && g.DevnetAdmin == nil {
+		if e.share == nil && g.ReconfigAdmin == nil {
 			return fmt.Errorf("%w: no share of epoch %d in the key file", node.ErrKeyFile, es.Epoch)
 		}
 	}

@@ -30,7 +30,7 @@ func newEpochNet(t *testing.T, act uint64, started int) *epochNet {
 	// OVERLAP_BLOCKS 4 lets epoch 1 activate at a small height: the
 	// schedule must keep activations OVERLAP_BLOCKS apart (§5.4,
 	// node.CheckActivations).
-	p := node.DevnetParams()
+	p := node.DefaultGenesisParams()
 	p.OverlapBlocks = 4
 	o := NetworkOptions{Validators: 4, Members: 5, Seed: 4, BasePort: freeBase(t, 5), Params: &p,
 		Epochs: []EpochPlan{{Activation: act, Members: []int{0, 1, 2, 3, 4}}}}

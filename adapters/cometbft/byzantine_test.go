@@ -23,6 +23,7 @@ import (
 	"github.com/cip11/cip11/blockheader"
 	"github.com/cip11/cip11/blocklayout"
 	"github.com/cip11/cip11/chainlog"
+	"github.com/cip11/cip11/internal/devkeys"
 	"github.com/cip11/cip11/job"
 	"github.com/cip11/cip11/presence"
 	"github.com/cip11/cip11/seed"
@@ -57,7 +58,7 @@ const byzantineRate = 500
 
 // byzNet is a running network for the Byzantine tests: validators on
 // CometBFT in process (startOpts), runners over QUIC dialing their Sub(R)
-// (node.NewRunner on the devnet's netChain), a job generator, validator
+// (node.NewRunner on a node.FollowChain, aheadOf), a job generator, validator
 // byz misbehaving on demand (App.misbehave) and the honest validators.
 type byzNet struct {
 	nw      *Network
@@ -109,7 +110,6 @@ func newByzNet(t *testing.T, o NetworkOptions, byz int, honest []int, ghosts int
 	for i := len(g.Runners) - ghosts; i < len(g.Runners); i++ {
 		bn.ghosts = append(bn.ghosts, i)
 	}
-	dn := &netDevnet{nodes: nodes} // netChain's view: the validator furthest ahead
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	t.Cleanup(func() {
@@ -120,11 +120,11 @@ func newByzNet(t *testing.T, o NetworkOptions, byz int, honest []int, ghosts int
 		}
 	})
 	for i := range len(g.Runners) - ghosts {
-		k, err := wire.NewRunnerKey(node.RunnerSecret(o.Seed, i))
+		k, err := wire.NewRunnerKey(devkeys.Runner(o.Seed, i))
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := node.NewRunner(ctx, node.RunnerConfig{Genesis: g, Key: k, Chain: netChain{dn, i % len(nodes)},
+		r, err := node.NewRunner(ctx, node.RunnerConfig{Genesis: g, Key: k, Chain: node.FollowChain{Pick: aheadOf(nodes, i%len(nodes))},
 			WorkTime: 30 * time.Millisecond, Tick: 10 * time.Millisecond, Seed: o.Seed*1000 + uint64(i)})
 		if err != nil {
 			t.Fatal(err)
@@ -134,6 +134,24 @@ func newByzNet(t *testing.T, o NetworkOptions, byz int, honest []int, ghosts int
 	bn.nodes[byz].App.misbehave(bn.with(nil))
 	wg.Go(func() { bn.jobGenerator(ctx) })
 	return bn
+}
+
+// aheadOf picks the running validator of nodes with the greatest committed
+// height, preferring i among equals: a runner's chain view follows the
+// finalized tip (the devnets' runners use the same, cmd/internal/devnet).
+func aheadOf(nodes []*Node, i int) func() (*node.Validator, error) {
+	return func() (*node.Validator, error) {
+		var best *node.Validator
+		for j := range nodes {
+			if nd := nodes[(i+j)%len(nodes)]; nd != nil && (best == nil || nd.V.Height() > best.Height()) {
+				best = nd.V
+			}
+		}
+		if best == nil {
+			return nil, node.ErrClosed
+		}
+		return best, nil
+	}
 }
 
 // jobGenerator submits two jobs per new height (40 % of them M = 2 or 3)
@@ -164,7 +182,7 @@ func (bn *byzNet) jobGenerator(ctx context.Context) {
 			if rng.IntN(1000) < 400 {
 				m = 2 + uint32(rng.IntN(2))
 			}
-			spec := &node.JobSpec{Submitter: node.DevnetSubmitter(rng.IntN(8)), Kind: uint8(rng.IntN(6)), Runners: m,
+			spec := &node.JobSpec{Submitter: devkeys.Submitter(rng.IntN(8)), Kind: uint8(rng.IntN(6)), Runners: m,
 				TimeoutBlocks: 12, WorkMillis: 30, Nonce: nonce}
 			v := bn.nodes[bn.honest[int(nonce)%len(bn.honest)]].V
 			id, err := v.SubmitJob(spec)
@@ -719,7 +737,7 @@ func (bn *byzNet) presenceAt(h uint64) (presence.Set, error) {
 // gossip on, HEARTBEAT_TIMEOUT_BLOCKS 24 so that on-chain heartbeats flow
 // and the ghosts drop below the floor within seconds.
 func byzTestOpts(t *testing.T, validators, members int) NetworkOptions {
-	p := node.DevnetParams()
+	p := node.DefaultGenesisParams()
 	p.HeartbeatTimeoutBlocks = 24
 	return NetworkOptions{Validators: validators, Members: members, Runners: 14, Seed: 27, BasePort: freeBase(t, max(validators, members)), Params: &p}
 }

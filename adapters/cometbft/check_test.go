@@ -15,6 +15,7 @@ import (
 	"github.com/cip11/cip11/adapters/node/chain"
 	"github.com/cip11/cip11/blockheader"
 	"github.com/cip11/cip11/blocklayout"
+	"github.com/cip11/cip11/internal/devkeys"
 	"github.com/cip11/cip11/presence"
 	"github.com/cip11/cip11/seed"
 	"github.com/cip11/cip11/wire"
@@ -393,7 +394,7 @@ func TestVerifyRejectsUnsignedHeartbeat(t *testing.T) {
 	}
 	const h = 3
 	g := hn.nw.Homes[0].Genesis
-	k, err := wire.NewRunnerKey(node.RunnerSecret(1, 2))
+	k, err := wire.NewRunnerKey(devkeys.Runner(1, 2))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -441,7 +442,7 @@ func TestVerifyRejectsUnsignedResult(t *testing.T) {
 	}
 	var key *wire.RunnerKey
 	for i := range 8 {
-		k, err := wire.NewRunnerKey(node.RunnerSecret(1, i))
+		k, err := wire.NewRunnerKey(devkeys.Runner(1, i))
 		if err != nil {
 			t.Fatal(err)
 		}

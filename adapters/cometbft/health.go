@@ -106,12 +106,12 @@ func (f *consensusFacts) read(cn *cmtnode.Node) node.ConsensusFacts {
 	return out
 }
 
-// failure is the first running devnet validator's fatal failure
-// (Node.Err), naming the validator: the devnet reports it and ends.
-func (n *netDevnet) failure() error {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	for i, nd := range n.nodes {
+// FirstFailure is the fatal failure (Node.Err) of the first node of nodes
+// that has one, naming it by its index ("validator i: …"); nil entries
+// (stopped nodes) are skipped. A harness running several nodes reports it
+// and ends.
+func FirstFailure(nodes []*Node) error {
+	for i, nd := range nodes {
 		if nd == nil {
 			continue
 		}

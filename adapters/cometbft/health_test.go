@@ -160,18 +160,19 @@ func hexOf(b []byte) string {
 
 // TestDevnetReportsFailure: the network devnet's run loop ends on a
 // validator's fatal failure, naming the validator and the cause
-// (netDevnet.failure); a healthy network reports none.
+// (FirstFailure, which cmd/internal/devnet calls); a healthy network reports
+// none.
 func TestDevnetReportsFailure(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a validator")
 	}
 	_, nodes, _ := startNetWith(t, 1, 0, nil)
-	n := &netDevnet{nodes: []*Node{nil, nodes[0]}}
-	if err := n.failure(); err != nil {
+	all := []*Node{nil, nodes[0]}
+	if err := FirstFailure(all); err != nil {
 		t.Fatalf("a healthy network: %v", err)
 	}
 	nodes[0].fail(fmt.Errorf("%w: rename priv_validator_state.json: no space left on device", ErrConsensusFailure))
-	err := n.failure()
+	err := FirstFailure(all)
 	if !errors.Is(err, ErrConsensusFailure) || err.Error() != "validator 1: cometbft: consensus failure: rename priv_validator_state.json: no space left on device" {
 		t.Fatalf("failure: %v", err)
 	}

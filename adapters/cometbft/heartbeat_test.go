@@ -8,6 +8,7 @@ import (
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/adapters/node"
 	"github.com/cip11/cip11/adapters/node/chain"
+	"github.com/cip11/cip11/internal/devkeys"
 	"github.com/cip11/cip11/wire"
 )
 
@@ -16,7 +17,7 @@ import (
 func TestHeartbeatOnNetwork(t *testing.T) {
 	nw, nodes, _ := startNet(t, 4, 4)
 	waitHeight(t, nodes, 3, 60*time.Second)
-	k, err := wire.NewRunnerKey(node.RunnerSecret(nw.Opts.Seed, 2))
+	k, err := wire.NewRunnerKey(devkeys.Runner(nw.Opts.Seed, 2))
 	if err != nil {
 		t.Fatal(err)
 	}

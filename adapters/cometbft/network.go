@@ -3,7 +3,6 @@ package cometbft
 import (
 	"bytes"
 	"crypto/ed25519"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -24,9 +23,8 @@ import (
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/adapters/node"
 	"github.com/cip11/cip11/chainlog"
-	"github.com/cip11/cip11/nodetx"
+	"github.com/cip11/cip11/internal/devkeys"
 	"github.com/cip11/cip11/seed"
-	"github.com/cip11/cip11/wire"
 )
 
 // genesisPower is every validator's CometBFT voting power (D29: equal).
@@ -54,7 +52,7 @@ type NetworkOptions struct {
 	// other home and runner dials it there: the genesis validator_set and
 	// the persistent peers name it.
 	Hosts []string
-	// Params override the devnet parameters (node.DevnetParams).
+	// Params override the devnet parameters (node.DefaultGenesisParams).
 	Params *cip11.Params
 	// Timeouts of CometBFT's consensus (defaults: propose 400 ms, prevote
 	// and precommit 100 ms, commit 0).
@@ -90,90 +88,7 @@ type Network struct {
 	// Dealer is the InBand devnet dealer and admin (nil otherwise):
 	// the planned epochs' sets and shares, handed out by Reconfiguration;
 	// Write stores it as dealer.json.
-	Dealer *Dealer
-}
-
-// DealerFormat names a dealer.json file.
-const DealerFormat = "cip11-devnet-dealer"
-
-// Dealer is a network's DEVNET dealer and admin for in-band
-// reconfigurations (SPEC-NOTES C11, D31): the admin's secp256k1 secret and
-// each planned epoch's set (with its planned activation) and members'
-// secret shares, by pool position (home v<i>). It holds every secret of
-// every later epoch: a devnet convenience, never a production scheme.
-type Dealer struct {
-	Format      string       `json:"format"`
-	ChainID     chainlog.U64 `json:"chain_id"`
-	AdminSecret cip11.Hash   `json:"admin_secp256k1_secret"`
-	Epochs      []DealtEpoch `json:"epochs"`
-	admin       *wire.RunnerKey
-}
-
-// DealtEpoch is one planned epoch: its reconfiguration at the planned
-// activation, and every member's share.
-type DealtEpoch struct {
-	Reconfigure chainlog.Reconfigure `json:"reconfigure"`
-	Shares      []DealtShare         `json:"shares"`
-}
-
-// DealtShare is a member's secret share of an epoch.
-type DealtShare struct {
-	Home   int        `json:"home"` // pool position: the home v<Home>
-	Secret cip11.Hash `json:"bls_secret_key"`
-}
-
-// LoadDealer reads a network directory's dealer.json.
-func LoadDealer(path string) (*Dealer, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var d Dealer
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&d); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", node.ErrKeyFile, path, err)
-	}
-	if d.Format != DealerFormat {
-		return nil, fmt.Errorf("%w: %s: format %q", node.ErrKeyFile, path, d.Format)
-	}
-	if d.admin, err = wire.NewRunnerKey(d.AdminSecret); err != nil {
-		return nil, fmt.Errorf("%w: %s: admin key: %v", node.ErrKeyFile, path, err)
-	}
-	for i, e := range d.Epochs {
-		if uint64(e.Reconfigure.Epoch) != uint64(i+1) {
-			return nil, fmt.Errorf("%w: %s: epochs[%d] is epoch %d", node.ErrKeyFile, path, i, e.Reconfigure.Epoch)
-		}
-	}
-	return &d, nil
-}
-
-// Reconfiguration is the devnet admin's in-band reconfiguration to planned
-// epoch e ≥ 1 (SPEC-NOTES C11), activating at activation (0: the planned
-// height): the signed TxReconfigure, and each member's share of e by pool
-// position, to hand to the members before the activation.
-func (d *Dealer) Reconfiguration(e int, activation uint64) (tx []byte, shares map[int][32]byte, err error) {
-	if d == nil || e < 1 || e > len(d.Epochs) {
-		return nil, nil, fmt.Errorf("%w: no planned in-band epoch %d", node.ErrBadRequest, e)
-	}
-	de := d.Epochs[e-1]
-	r := de.Reconfigure
-	if activation != 0 {
-		r.Activation = chainlog.U64(activation)
-	}
-	payload, err := chainlog.EncodeReconfigure(&r)
-	if err != nil {
-		return nil, nil, err
-	}
-	t, err := nodetx.SignTx(d.admin, uint64(d.ChainID), nodetx.TxReconfigure, uint64(e), cip11.Hash{}, payload)
-	if err != nil {
-		return nil, nil, err
-	}
-	shares = map[int][32]byte{}
-	for _, s := range de.Shares {
-		shares[s.Home] = s.Secret
-	}
-	return t.Bytes(), shares, nil
+	Dealer *devkeys.Dealer
 }
 
 // Home is one validator's files (WriteHome's layout):
@@ -197,9 +112,7 @@ type Home struct {
 	Index   int // epoch-0 share index − 1 (−1: not in epoch 0)
 }
 
-func derive(label string, s, i uint64) [32]byte {
-	return cip11.Keccak256([]byte("cip11-network/"+label), binary.BigEndian.AppendUint64(nil, s), binary.BigEndian.AppendUint64(nil, i))
-}
+func derive(label string, s, i uint64) [32]byte { return devkeys.Network(label, s, i) }
 
 type keccakReader struct {
 	s   uint64
@@ -263,7 +176,7 @@ func NewNetwork(o NetworkOptions) (*Network, error) {
 		o.TimeoutVote = 100 * time.Millisecond
 	}
 	// The CIP-11 genesis of a one-validator devnet, then the network's set.
-	d, err := node.NewDevnet(node.GenesisOptions{Runners: o.Runners, Seed: o.Seed, ChainID: o.ChainID, Params: o.Params,
+	d, err := node.GenerateGenesis(node.GenesisOptions{Runners: o.Runners, Seed: o.Seed, ChainID: o.ChainID, Params: o.Params,
 		QUIC: hostPort(hosts[0], o.BasePort+1), HTTP: hostPort(hosts[0], o.BasePort+2)})
 	if err != nil {
 		return nil, err
@@ -355,11 +268,7 @@ func NewNetwork(o NetworkOptions) (*Network, error) {
 	net := &Network{Opts: o}
 	if o.InBand {
 		as := derive("devnet-admin", o.Seed, 0)
-		k, err := wire.NewRunnerKey(as)
-		if err != nil {
-			return nil, err
-		}
-		net.Dealer = &Dealer{Format: DealerFormat, ChainID: chainlog.U64(o.ChainID), AdminSecret: as, admin: k}
+		net.Dealer = &devkeys.Dealer{Format: devkeys.DealerFormat, ChainID: chainlog.U64(o.ChainID), AdminSecret: as}
 	}
 	for e := 1; e < len(plans); e++ {
 		ge := node.GenesisEpoch{Activation: chainlog.U64(plans[e].Activation), GroupKey: chainlog.PublicKey(epochs[e].group)}
@@ -375,16 +284,19 @@ func NewNetwork(o NetworkOptions) (*Network, error) {
 		if err != nil {
 			return nil, err
 		}
-		de := DealtEpoch{Reconfigure: *r}
+		de := devkeys.DealtEpoch{Reconfigure: *r}
 		for j, m := range plans[e].Members {
-			de.Shares = append(de.Shares, DealtShare{Home: m, Secret: epochs[e].secrets[j]})
+			de.Shares = append(de.Shares, devkeys.DealtShare{Home: m, Secret: epochs[e].secrets[j]})
 		}
 		net.Dealer.Epochs = append(net.Dealer.Epochs, de)
 	}
 	if o.InBand {
 		base.Schedule.Activations = base.Schedule.Activations[:1]
-		a := net.Dealer.admin.Address()
-		base.DevnetAdmin = &a
+		a, err := net.Dealer.Admin()
+		if err != nil {
+			return nil, err
+		}
+		base.ReconfigAdmin = &a
 	}
 	// CometBFT's side: epoch 0's vote keys, node ids, one genesis document.
 	gd := &cmttypes.GenesisDoc{ChainID: fmt.Sprintf("cip11-%d", o.ChainID), GenesisTime: time.Unix(1_700_000_000, 0).UTC(),

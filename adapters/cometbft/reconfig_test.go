@@ -3,7 +3,6 @@ package cometbft
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -18,6 +17,8 @@ import (
 
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/adapters/node"
+	"github.com/cip11/cip11/blockexec"
+	"github.com/cip11/cip11/internal/devkeys"
 	"github.com/cip11/cip11/nodetx"
 	"github.com/cip11/cip11/replay"
 	"github.com/cip11/cip11/seed"
@@ -29,7 +30,7 @@ import (
 // epoch 1 adds member 4 at addAt, epoch 2 removes member 0 at removeAt.
 func reconfigOpts(t *testing.T, addAt, removeAt uint64, runners int) NetworkOptions {
 	t.Helper()
-	p := node.DevnetParams()
+	p := node.DefaultGenesisParams()
 	p.OverlapBlocks = 6
 	o := NetworkOptions{Validators: 4, Runners: runners, Seed: 3, BasePort: freeBase(t, 5), Params: &p}
 	o.Members, o.Epochs = AddThenRemove(4, addAt, removeAt)
@@ -52,6 +53,11 @@ func TestNetworkPlansRejected(t *testing.T) {
 	}
 }
 
+// submitLead is how many blocks before an activation the in-band admin
+// submits its reconfiguration (cmd/internal/devnet.ReconfigureSubmitLead:
+// blockexec.ReconfigureLeadBlocks and 4 blocks for its inclusion).
+const submitLead = blockexec.ReconfigureLeadBlocks + 4
+
 // TestReconfigurationOnNetwork runs a live network through two scheduled
 // reconfigurations: a fifth validator joins at addAt, the first leaves at
 // removeAt. Consensus and CIP-11 change together (D30): CometBFT's commit
@@ -62,7 +68,7 @@ func TestNetworkPlansRejected(t *testing.T) {
 //
 // It runs twice: with the reconfigurations scheduled in the genesis, and in
 // band (SPEC-NOTES C11), where the test is the devnet dealer and admin:
-// ReconfigureSubmitLead blocks before each activation it hands the epoch's
+// submitLead blocks before each activation it hands the epoch's
 // shares to its members and submits the admin's transaction (after
 // checking that a stranger's and one too close to its
 // activation are refused); there a restarted validator rebuilds the
@@ -85,15 +91,15 @@ func testReconfiguration(t *testing.T, inBand bool) {
 	dir := filepath.Dir(nw.Homes[0].Dir)
 	g := nw.Homes[0].Genesis
 	if inBand {
-		if len(g.EpochSets()) != 1 || g.DevnetAdmin == nil {
-			t.Fatalf("in-band genesis: %d epochs, admin %v", len(g.EpochSets()), g.DevnetAdmin)
+		if len(g.EpochSets()) != 1 || g.ReconfigAdmin == nil {
+			t.Fatalf("in-band genesis: %d epochs, admin %v", len(g.EpochSets()), g.ReconfigAdmin)
 		}
-		dealer, err := LoadDealer(filepath.Join(dir, "dealer.json")) // what Write stored
+		dealer, err := devkeys.LoadDealer(filepath.Join(dir, "dealer.json")) // what Write stored
 		if err != nil {
 			t.Fatal(err)
 		}
 		for e, act := range []uint64{addAt, removeAt} {
-			waitHeight(t, nodes, act-ReconfigureSubmitLead, 60*time.Second)
+			waitHeight(t, nodes, act-submitLead, 60*time.Second)
 			tx, shares, err := dealer.Reconfiguration(e+1, act)
 			if err != nil {
 				t.Fatal(err)
@@ -260,46 +266,6 @@ func pubAddr(v node.GenesisValidator) []byte {
 	return cmtAddr(v.ConsensusPubKey[:])
 }
 
-// TestDevnetReconfiguration: the network devnet with jobs flowing through
-// a join and a removal (§5.3, §11.5): no job lost, AppHashes agree at
-// every height on all five members, every runner ends connected only to
-// validators of its final Sub(R), and the removed validator admits no
-// connection after its cutoff.
-func TestDevnetReconfiguration(t *testing.T) {
-	rep, err := RunDevnet(context.Background(), DevnetConfig{Validators: 4, Runners: 20, Duration: 6 * time.Second, NoSync: true, Seed: 5,
-		Reconfigure: true, AddAt: 16, RemoveAt: 30, Overlap: 8})
-	if err != nil {
-		t.Fatal(err)
-	}
-	js, _ := json.Marshal(rep)
-	t.Logf("%s", js)
-	switch {
-	case rep.Lost != 0 || rep.Completed == 0:
-		t.Fatalf("jobs: %d completed, %d lost", rep.Completed, rep.Lost)
-	case !rep.AppHashesAgree || rep.HeightsCompared < 38:
-		t.Fatalf("AppHashes agree %v over %d heights", rep.AppHashesAgree, rep.HeightsCompared)
-	case rep.Epochs != 3:
-		t.Fatalf("epochs %d", rep.Epochs)
-	case rep.RunnersStray != 0 || rep.RunnersRehomed != 20:
-		t.Fatalf("runners re-homed %d, stray %d", rep.RunnersRehomed, rep.RunnersStray)
-	case !rep.ReplayAgrees:
-		t.Fatal("a block log does not replay")
-	case rep.RemovedAdmittedAfter != 0:
-		t.Fatalf("the removed validator admitted %d connections after its cutoff", rep.RemovedAdmittedAfter)
-	case rep.GoodbyesByValidators["OverlapExpired"]+rep.GoodbyesByRunners["OverlapExpired"] == 0:
-		t.Fatalf("no Goodbye{OverlapExpired}: validators %v, runners %v", rep.GoodbyesByValidators, rep.GoodbyesByRunners)
-	case len(rep.Overlap) != 2:
-		t.Fatalf("overlap timeline %+v", rep.Overlap)
-	}
-	// §5.3: every runner holds its new-epoch links from (about) the
-	// activation and none holds an old-epoch link past the cutoff.
-	for _, tl := range rep.Overlap {
-		if tl.Runners != 20 || tl.NewPairFirstUp < tl.Activation || tl.NewPairLastUp > tl.Activation+3 || tl.OldPairLastUp > tl.Cutoff+1 {
-			t.Fatalf("epoch %d: %+v", tl.Epoch, tl)
-		}
-	}
-}
-
 // TestInBandShareChecked: a member of an in-band epoch (SPEC-NOTES C11)
 // signs with the share the devnet dealer handed it only when it is its
 // public share in the epoch's set; without one, or with another, ExtendVote
@@ -310,7 +276,7 @@ func TestInBandShareChecked(t *testing.T) {
 	a := hn.apps[0]
 	g := *a.g
 	admin := cip11.Address{1}
-	g.DevnetAdmin = &admin
+	g.ReconfigAdmin = &admin
 	a.g = &g
 	keys, err := node.NewValidatorKeys([32]byte{1}, hn.nw.Homes[0].Keys.Threshold.Bytes())
 	if err != nil {

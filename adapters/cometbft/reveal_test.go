@@ -11,6 +11,7 @@ import (
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/adapters/node"
 	"github.com/cip11/cip11/adapters/node/chain"
+	"github.com/cip11/cip11/internal/devkeys"
 	"github.com/cip11/cip11/job"
 	"github.com/cip11/cip11/wire"
 )
@@ -106,7 +107,7 @@ func TestHeldRevealWaitsForInclusion(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	for i := range 4 {
-		k, err := wire.NewRunnerKey(node.RunnerSecret(hn.nw.Opts.Seed, i))
+		k, err := wire.NewRunnerKey(devkeys.Runner(hn.nw.Opts.Seed, i))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -28,7 +28,7 @@ func TestScaleValidators(t *testing.T) {
 	if secs <= 0 {
 		secs = 60
 	}
-	p := node.DevnetParams()
+	p := node.DefaultGenesisParams()
 	p.MinSubset, p.MaxSubset = uint32(n), uint32(n) // effective_k = clamp(ceil(log2 n)+1, MIN, MAX) = n (§8.4)
 	p.THard = uint32(n/2 + 1)
 	startAt := time.Now()

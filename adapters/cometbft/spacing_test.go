@@ -16,7 +16,7 @@ import (
 // the in-band rule does (C11(b)): NewNetwork's plan check and the genesis
 // file's Validate (what LoadGenesis and NewValidator run).
 func TestScheduleInsideOverlapRefused(t *testing.T) {
-	p := node.DevnetParams()
+	p := node.DefaultGenesisParams()
 	p.OverlapBlocks = 6
 	plan := func(add, remove uint64) NetworkOptions {
 		o := NetworkOptions{Validators: 4, Seed: 3, Params: &p}

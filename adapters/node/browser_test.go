@@ -89,9 +89,9 @@ func TestBrowserDashboard(t *testing.T) {
 	const blockTime = 200 * time.Millisecond
 	// Mode-A certificates on (§8.3): one validator, k = 1, t_hard = 1; the
 	// §8.4 guard is false, so they are shadow state and change no draw.
-	p := node.DevnetParams()
+	p := node.DefaultGenesisParams()
 	p.PresenceHardExcludeEnabled, p.THard = true, 1
-	d, err := node.NewDevnet(node.GenesisOptions{Seed: 18, Runners: runners, QUIC: "127.0.0.1:0", Params: &p})
+	d, err := node.GenerateGenesis(node.GenesisOptions{Seed: 18, Runners: runners, QUIC: "127.0.0.1:0", Params: &p})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -117,7 +117,7 @@ func TestDashboardHistorySurvivesRestart(t *testing.T) {
 // connected). The core keeps the counts, failures and outcomes the page
 // reads incrementally, so a snapshot scans only the jobs still open.
 func BenchmarkDashboard(b *testing.B) {
-	d, err := NewDevnet(GenesisOptions{Seed: 9, Runners: 3, QUIC: "127.0.0.1:0"})
+	d, err := GenerateGenesis(GenesisOptions{Seed: 9, Runners: 3, QUIC: "127.0.0.1:0"})
 	if err != nil {
 		b.Fatal(err)
 	}

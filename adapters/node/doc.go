@@ -1,7 +1,8 @@
-// Package node runs CIP-11 as processes: a validator ([Validator]), runners
-// ([Runner]) and the one-process devnet ([RunDevnet]), with the genesis and
-// key files that describe a chain (docs/genesis.md) and the HTTP API
-// backend ([Backend], package httpapi).
+// Package node runs CIP-11 as processes: a validator ([Validator]) and
+// runners ([Runner]), with the genesis and key files that describe a chain
+// (docs/genesis.md) and the HTTP API backend ([Backend], package httpapi).
+// The devnets that run them in one process are cmd/internal/devnet (cip11
+// devnet).
 //
 // # Shape
 //

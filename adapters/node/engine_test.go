@@ -20,9 +20,9 @@ func (e *nopEngine) BroadcastJob([]byte) error { e.jobs++; return nil }
 
 // oneValidatorNetwork is a network genesis whose set is the devnet's one
 // validator (its BLS key then is both the group key and share 1).
-func oneValidatorNetwork(t *testing.T) (*Devnet, *Genesis) {
+func oneValidatorNetwork(t *testing.T) (*GeneratedGenesis, *Genesis) {
 	t.Helper()
-	d, err := NewDevnet(GenesisOptions{Seed: 5, Runners: 3, QUIC: "127.0.0.1:0"})
+	d, err := GenerateGenesis(GenesisOptions{Seed: 5, Runners: 3, QUIC: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 // after the validator restarts on its data directory (events.jsonl), in
 // height order among the events the block log rebuilds.
 func TestTransportHistorySurvivesRestart(t *testing.T) {
-	d, err := NewDevnet(GenesisOptions{Seed: 31, Runners: 2, QUIC: "127.0.0.1:0"})
+	d, err := GenerateGenesis(GenesisOptions{Seed: 31, Runners: 2, QUIC: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)
 	}

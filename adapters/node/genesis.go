@@ -3,11 +3,9 @@ package node
 import (
 	"bufio"
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/cip11/cip11/adapters/node/chain"
 	"io"
 	"os"
 	"path/filepath"
@@ -15,8 +13,11 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/cip11/cip11/adapters/node/chain"
+
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/chainlog"
+	"github.com/cip11/cip11/internal/devkeys"
 	"github.com/cip11/cip11/presence/validators"
 	"github.com/cip11/cip11/seed"
 	"github.com/cip11/cip11/state"
@@ -32,8 +33,8 @@ var (
 	ErrClosed     = errors.New("node: closed")
 	ErrBlockLog   = chain.ErrBlockLog
 	ErrBadRequest = chain.ErrBadRequest
-	// ErrGenesisExists: Devnet.Write would overwrite a genesis or key file
-	// (a chain's data directory would be orphaned); Devnet.Overwrite is
+	// ErrGenesisExists: GeneratedGenesis.Write would overwrite a genesis or key file
+	// (a chain's data directory would be orphaned); GeneratedGenesis.Overwrite is
 	// the deliberate form.
 	ErrGenesisExists = errors.New("node: genesis files already exist")
 	// ErrRunnerSpec: a genesis runner entry (ParseGenesisRunner,
@@ -106,13 +107,13 @@ type Genesis struct {
 	// scheduled at genesis by the devnet dealer; the schedule's
 	// activations list 1 and then each entry's activation height.
 	Epochs []GenesisEpoch `json:"epochs,omitempty"`
-	// DevnetAdmin, DEVNET ONLY, is the address whose signed TxReconfigure
+	// ReconfigAdmin, DEVNET ONLY, is the address whose signed TxReconfigure
 	// the chain accepts (SPEC-NOTES C11): an in-band reconfiguration adds
 	// or removes one validator at an activation height. Absent (every
 	// non-devnet genesis): reconfigurations are refused. Needs a network
 	// with a height schedule.
-	DevnetAdmin *cip11.Address  `json:"devnet_admin,omitempty"`
-	Runners     []GenesisRunner `json:"runners"`
+	ReconfigAdmin *cip11.Address  `json:"devnet_admin,omitempty"`
+	Runners       []GenesisRunner `json:"runners"`
 }
 
 // GenesisEpoch is one later validator-set epoch of a network (§5.4
@@ -257,7 +258,7 @@ func (g *Genesis) Validate() error {
 	if err := g.validateEpochs(); err != nil {
 		return err
 	}
-	if g.DevnetAdmin != nil && (!g.Network() || !g.Schedule.Height()) {
+	if g.ReconfigAdmin != nil && (!g.Network() || !g.Schedule.Height()) {
 		return fmt.Errorf("%w: devnet_admin needs a network with a height schedule (D30)", ErrGenesis)
 	}
 	seen := make(map[cip11.Address]bool, len(g.Runners))
@@ -314,7 +315,7 @@ func (g *Genesis) validateEpochs() error {
 			}
 		}
 	}
-	if !member && g.DevnetAdmin == nil { // with a devnet admin it may join in band (SPEC-NOTES C11)
+	if !member && g.ReconfigAdmin == nil { // with a devnet admin it may join in band (SPEC-NOTES C11)
 		return fmt.Errorf("%w: validator.peer_pubkey is in no epoch's validator_set", ErrGenesis)
 	}
 	if len(g.Epochs) == 0 && !g.Schedule.Height() {
@@ -640,9 +641,10 @@ func ReadGenesisRunners(r io.Reader) ([]GenesisRunner, error) {
 	return out, nil
 }
 
-// DevnetParams are the devnet's §13 parameters: the defaults with the
+// DefaultGenesisParams are a generated genesis's §13 parameters
+// (GenerateGenesis, cip11 genesis, the devnets): the defaults with the
 // transport and present-first flags on and MRU active from block 1.
-func DevnetParams() cip11.Params {
+func DefaultGenesisParams() cip11.Params {
 	p := cip11.DefaultParams()
 	p.TransportEnabled = true
 	p.PresentFirstEnabled = true
@@ -650,20 +652,19 @@ func DevnetParams() cip11.Params {
 	return p
 }
 
-// Devnet is a generated genesis with its secret keys.
-type Devnet struct {
+// GeneratedGenesis is a generated genesis with its secret keys
+// (GenerateGenesis).
+type GeneratedGenesis struct {
 	Genesis    *Genesis
 	Validator  *ValidatorKeys
 	RunnerKeys []*wire.RunnerKey
 }
 
-func derive(label string, s, i uint64) [32]byte {
-	return cip11.Keccak256([]byte("cip11-devnet-genesis/"+label), binary.BigEndian.AppendUint64(nil, s), binary.BigEndian.AppendUint64(nil, i))
-}
+func derive(label string, s, i uint64) [32]byte { return devkeys.Genesis(label, s, i) }
 
-// NewDevnet derives a genesis and its keys from o. DEVNET ONLY: every
-// secret is a function of o.Seed.
-func NewDevnet(o GenesisOptions) (*Devnet, error) {
+// GenerateGenesis derives a genesis and its keys from o. DEVNET ONLY:
+// every secret is a function of o.Seed (internal/devkeys).
+func GenerateGenesis(o GenesisOptions) (*GeneratedGenesis, error) {
 	if o.Runners < 0 || o.Runners > 100_000 {
 		return nil, fmt.Errorf("%w: %d runners", ErrGenesis, o.Runners)
 	}
@@ -676,7 +677,7 @@ func NewDevnet(o GenesisOptions) (*Devnet, error) {
 	if o.ChainID == 0 {
 		o.ChainID = 7011
 	}
-	p := DevnetParams()
+	p := DefaultGenesisParams()
 	if o.Params != nil {
 		p = *o.Params
 	}
@@ -703,7 +704,7 @@ func NewDevnet(o GenesisOptions) (*Devnet, error) {
 		},
 		Runners: []GenesisRunner{},
 	}
-	d := &Devnet{Genesis: g, Validator: vk}
+	d := &GeneratedGenesis{Genesis: g, Validator: vk}
 	for i := range o.Runners {
 		k, err := wire.NewRunnerKey(derive("runner", o.Seed, uint64(i)))
 		if err != nil {
@@ -724,15 +725,12 @@ func NewDevnet(o GenesisOptions) (*Devnet, error) {
 	return d, g.Validate()
 }
 
-// RunnerSecret is runner i's secret key bytes (DEVNET ONLY).
-func RunnerSecret(s uint64, i int) [32]byte { return derive("runner", s, uint64(i)) }
-
 // Write stores the devnet in dir: genesis.json, validator.key and
 // runner-NNNN.key (mode 0600). It refuses, with ErrGenesisExists and no
 // file written, when dir already holds any of genesis.json, validator.key
 // or a runner-NNNN.key: a new genesis would orphan the chain that the old
 // one started (its data directory no longer opens, docs/genesis.md).
-func (d *Devnet) Write(dir string, s uint64) error {
+func (d *GeneratedGenesis) Write(dir string, s uint64) error {
 	for _, name := range d.fileNames(dir) {
 		if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
 			return fmt.Errorf("%w: %s (a new genesis orphans the chain it started; remove the files or overwrite deliberately)",
@@ -746,7 +744,7 @@ func (d *Devnet) Write(dir string, s uint64) error {
 
 // fileNames are the genesis and key files in dir: the ones d writes and
 // every runner-NNNN.key already there.
-func (d *Devnet) fileNames(dir string) []string {
+func (d *GeneratedGenesis) fileNames(dir string) []string {
 	names := []string{"genesis.json", "validator.key"}
 	for i := range d.RunnerKeys {
 		names = append(names, runnerKeyName(i))
@@ -763,7 +761,7 @@ func runnerKeyName(i int) string { return fmt.Sprintf("runner-%04d.key", i) }
 // Overwrite is Write without the check: it replaces the genesis and key
 // files in dir and removes runner-NNNN.key files beyond this devnet's
 // runners (stale keys of the replaced genesis).
-func (d *Devnet) Overwrite(dir string, s uint64) error {
+func (d *GeneratedGenesis) Overwrite(dir string, s uint64) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -787,7 +785,7 @@ func (d *Devnet) Overwrite(dir string, s uint64) error {
 		return err
 	}
 	for i, k := range d.RunnerKeys {
-		f := runnerKeyFile{Address: k.Address(), Secret: RunnerSecret(s, i)}
+		f := runnerKeyFile{Address: k.Address(), Secret: devkeys.Runner(s, i)}
 		if err := writeJSON(filepath.Join(dir, runnerKeyName(i)), f, 0o600); err != nil {
 			return err
 		}
@@ -825,9 +823,9 @@ func (k *ValidatorKeys) Ed25519Seed() [32]byte { return k.seedBytes }
 // WriteRunnerKey stores runner i's key file of devnet seed s in dir
 // (runner-NNNN.key, mode 0600). DEVNET ONLY.
 func WriteRunnerKey(dir string, s uint64, i int) error {
-	k, err := wire.NewRunnerKey(RunnerSecret(s, i))
+	k, err := wire.NewRunnerKey(devkeys.Runner(s, i))
 	if err != nil {
 		return err
 	}
-	return writeJSON(filepath.Join(dir, runnerKeyName(i)), runnerKeyFile{Address: k.Address(), Secret: RunnerSecret(s, i)}, 0o600)
+	return writeJSON(filepath.Join(dir, runnerKeyName(i)), runnerKeyFile{Address: k.Address(), Secret: devkeys.Runner(s, i)}, 0o600)
 }

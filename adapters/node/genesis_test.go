@@ -11,9 +11,9 @@ import (
 	"github.com/cip11/cip11"
 )
 
-func newTestDevnet(t *testing.T, s uint64, runners int, extra []GenesisRunner) *Devnet {
+func newTestDevnet(t *testing.T, s uint64, runners int, extra []GenesisRunner) *GeneratedGenesis {
 	t.Helper()
-	d, err := NewDevnet(GenesisOptions{Seed: s, Runners: runners, QUIC: "127.0.0.1:0", Extra: extra})
+	d, err := GenerateGenesis(GenesisOptions{Seed: s, Runners: runners, QUIC: "127.0.0.1:0", Extra: extra})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,12 +149,12 @@ func TestNewDevnetExtraRunners(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "runner-0002.key")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a key file for the extra runner: %v", err)
 	}
-	if _, err := NewDevnet(GenesisOptions{Seed: 1, Extra: []GenesisRunner{x, x}}); !errors.Is(err, ErrGenesis) {
+	if _, err := GenerateGenesis(GenesisOptions{Seed: 1, Extra: []GenesisRunner{x, x}}); !errors.Is(err, ErrGenesis) {
 		t.Errorf("duplicate extra runner: %v", err)
 	}
 	zero := x
 	zero.Stake = cip11.U128{}
-	if _, err := NewDevnet(GenesisOptions{Seed: 1, Extra: []GenesisRunner{zero}}); !errors.Is(err, ErrGenesis) {
+	if _, err := GenerateGenesis(GenesisOptions{Seed: 1, Extra: []GenesisRunner{zero}}); !errors.Is(err, ErrGenesis) {
 		t.Errorf("zero stake: %v", err)
 	}
 }

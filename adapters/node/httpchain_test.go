@@ -191,7 +191,7 @@ func TestHTTPChainPrefersHighest(t *testing.T) {
 // second of loopback blocks, which a 5 s restart of the runner's
 // validator overran by 7 blocks past the floor.
 func TestRunnerHeartbeatMargin(t *testing.T) {
-	d, err := NewDevnet(GenesisOptions{Seed: 1, Runners: 1, QUIC: "127.0.0.1:0"})
+	d, err := GenerateGenesis(GenesisOptions{Seed: 1, Runners: 1, QUIC: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -92,7 +92,7 @@ func TestJournalCorruptLineNamed(t *testing.T) {
 // TestFailedStartLeavesNoFiles (issue 18 item 15): a validator that cannot
 // start on a new data directory removes what it created.
 func TestFailedStartLeavesNoFiles(t *testing.T) {
-	d, err := NewDevnet(GenesisOptions{Seed: 4, Runners: 1, QUIC: "127.0.0.1:0"})
+	d, err := GenerateGenesis(GenesisOptions{Seed: 4, Runners: 1, QUIC: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)
 	}

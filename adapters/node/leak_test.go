@@ -19,7 +19,7 @@ func TestValidatorLifecycleLeaksNoGoroutine(t *testing.T) {
 		t.Skip("-short")
 	}
 	defer goleak.VerifyNone(t)
-	d, err := NewDevnet(GenesisOptions{Seed: 5, Runners: 3, QUIC: "127.0.0.1:0"})
+	d, err := GenerateGenesis(GenesisOptions{Seed: 5, Runners: 3, QUIC: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)
 	}

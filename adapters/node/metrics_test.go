@@ -44,7 +44,7 @@ func TestEverySeriesInTheDocs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := NewDevnet(GenesisOptions{Seed: 21, Runners: 3, QUIC: "127.0.0.1:0"})
+	d, err := GenerateGenesis(GenesisOptions{Seed: 21, Runners: 3, QUIC: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,14 +3,12 @@ package node
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/internal/devkeys"
 	"github.com/cip11/cip11/job"
-	"github.com/cip11/cip11/replay"
 	"github.com/cip11/cip11/wire"
 )
 
@@ -68,63 +66,6 @@ func TestPhaseOf(t *testing.T) {
 	d.Genesis.Params.TransportEnabled = false
 	if err := d.Genesis.Validate(); !errors.Is(err, ErrGenesis) || !errors.Is(err, ErrPhaseFlags) {
 		t.Fatalf("genesis with present-first but no transport: %v", err)
-	}
-}
-
-// §14, one small devnet per phase (4 runners, a few jobs): every job
-// completes in each, and the delivery paths are the phase's: off has no
-// push at all (no QUIC listener) and the runners' poll delivers every job;
-// Phase 1 pushes and still polls while connected; Phases 2 and 3 push and
-// runners ack; Phase 3 never polls.
-func TestDevnetPhases(t *testing.T) {
-	if testing.Short() {
-		t.Skip("devnet runs")
-	}
-	for _, ph := range []Phase{PhaseOff, Phase1, Phase2, Phase3} {
-		t.Run("phase "+ph.String(), func(t *testing.T) {
-			dir := t.TempDir()
-			rep, err := RunDevnet(context.Background(), DevnetConfig{Runners: 4, Duration: 1500 * time.Millisecond,
-				BlockTime: 100 * time.Millisecond, JobsPerBlock: 1, TimeoutBlocks: 20, WorkTime: 20 * time.Millisecond,
-				DataDir: dir, NoSync: true, Seed: 11, Phase: &ph})
-			if err != nil {
-				t.Fatal(err)
-			}
-			f, err := os.Open(filepath.Join(dir, "blocks.jsonl"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			if s, err := replay.Run(f, replay.Config{}); err != nil || uint64(s.Blocks) != rep.Blocks {
-				t.Fatalf("replay of the phase %v block log: %v", ph, err)
-			}
-			t.Logf("%+v", *rep)
-			if rep.Phase != ph.String() {
-				t.Fatalf("report phase %q, want %q", rep.Phase, ph.String())
-			}
-			if rep.Lost != 0 || rep.Submitted == 0 || rep.Completed != rep.Submitted {
-				t.Fatalf("submitted %d, completed %d, expired %d, lost %d", rep.Submitted, rep.Completed, rep.Expired, rep.Lost)
-			}
-			switch ph {
-			case PhaseOff:
-				if rep.Pushed != 0 || rep.Acked != 0 {
-					t.Fatalf("transport off but %d pushes, %d acks", rep.Pushed, rep.Acked)
-				}
-				if rep.Polled < rep.Completed {
-					t.Fatalf("%d poll deliveries for %d completed jobs", rep.Polled, rep.Completed)
-				}
-			case Phase1:
-				if rep.Pushed == 0 || rep.Polled == 0 {
-					t.Fatalf("phase 1: %d pushes, %d poll deliveries; want both", rep.Pushed, rep.Polled)
-				}
-			case Phase2, Phase3:
-				if rep.Pushed == 0 || rep.Acked == 0 {
-					t.Fatalf("phase %v: %d pushes, %d acks", ph, rep.Pushed, rep.Acked)
-				}
-				if ph == Phase3 && rep.Polled != 0 {
-					t.Fatalf("phase 3: %d poll deliveries", rep.Polled)
-				}
-			}
-		})
 	}
 }
 
@@ -186,7 +127,7 @@ func TestPushedJobNotRerunByPollAfterDrop(t *testing.T) {
 	}
 	defer r.Close()
 	waitFor(t, "runner present", func() bool { return v.Server().IsPresent(rk.Address()) })
-	id, err := v.SubmitJob(&JobSpec{Submitter: DevnetSubmitter(0), Runners: 1, TimeoutBlocks: 60, WorkMillis: 800, Nonce: 1})
+	id, err := v.SubmitJob(&JobSpec{Submitter: devkeys.Submitter(0), Runners: 1, TimeoutBlocks: 60, WorkMillis: 800, Nonce: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

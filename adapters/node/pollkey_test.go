@@ -18,7 +18,7 @@ import (
 // with the signed assignment (§14), and a key that is not the runner's is
 // refused with 400.
 func TestPollNamesItsKey(t *testing.T) {
-	d, err := NewDevnet(GenesisOptions{Seed: 41, Runners: 2, QUIC: "127.0.0.1:0"})
+	d, err := GenerateGenesis(GenesisOptions{Seed: 41, Runners: 2, QUIC: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)
 	}

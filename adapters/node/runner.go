@@ -433,7 +433,7 @@ func (r *Runner) followEpochs(ctx context.Context, h uint64) {
 	// Only a chain with a devnet admin adds epochs in band; a genesis
 	// schedule is known from the start.
 	src, ok := r.cfg.Chain.(EpochSource)
-	if !ok || r.cfg.Genesis.DevnetAdmin == nil || (r.epochsAt > 0 && h < r.epochsAt+epochPollBlocks) {
+	if !ok || r.cfg.Genesis.ReconfigAdmin == nil || (r.epochsAt > 0 && h < r.epochsAt+epochPollBlocks) {
 		return
 	}
 	r.epochsAt = h

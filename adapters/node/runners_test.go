@@ -9,7 +9,7 @@ import (
 // startRunners starts one in-process runner per devnet key against v over
 // real QUIC (5 ms tick, 1 ms of work a job). The caller closes them
 // (closeRunners, or one by one where the close itself is under test).
-func startRunners(t testing.TB, ctx context.Context, d *Devnet, v *Validator) []*Runner {
+func startRunners(t testing.TB, ctx context.Context, d *GeneratedGenesis, v *Validator) []*Runner {
 	t.Helper()
 	var rs []*Runner
 	for i := range d.RunnerKeys {

@@ -155,22 +155,6 @@ func (c HTTPChain) Assigned(ctx context.Context, job cip11.Hash, runner cip11.Ad
 	return assignedIn(jv, runner, height), nil
 }
 
-func (c *swapChain) LastHeartbeat(ctx context.Context, r cip11.Address) (uint64, bool, error) {
-	v, err := c.cur()
-	if err != nil {
-		return 0, false, err
-	}
-	return LocalChain{v}.LastHeartbeat(ctx, r)
-}
-
-func (c *swapChain) Assigned(ctx context.Context, j cip11.Hash, r cip11.Address, h uint64) (bool, error) {
-	v, err := c.cur()
-	if err != nil {
-		return false, err
-	}
-	return LocalChain{v}.Assigned(ctx, j, r, h)
-}
-
 // freshSeats are one job's seats created by the last committed block.
 type freshSeats struct {
 	height  uint64

@@ -30,7 +30,7 @@ func TestSoakHeapBounded(t *testing.T) {
 		}
 		blocks = n
 	}
-	d, err := NewDevnet(GenesisOptions{Seed: 11, Runners: 50, QUIC: "127.0.0.1:0"})
+	d, err := GenerateGenesis(GenesisOptions{Seed: 11, Runners: 50, QUIC: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -440,7 +440,7 @@ func (v *Validator) recover(blocksPath string, specs []*chain.JobSpec, sync bool
 	core, err := chain.New(chain.Config{Params: v.p, ChainID: uint64(v.g.ChainID), Runners: v.g.chainRunners(),
 		Key: v.cfg.Keys.Peer, Exec: v.x, Log: blogPort{v}, Journal: journalPort{v}, Archive: v.archive,
 		RetainBlocks: v.cfg.RetainBlocks, Logger: v.log, History: historyPort{v}, ModeA: v.p.PresenceHardExcludeEnabled,
-		Admin: v.g.DevnetAdmin})
+		Admin: v.g.ReconfigAdmin})
 	if err != nil {
 		return err
 	}

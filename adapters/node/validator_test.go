@@ -24,20 +24,20 @@ import (
 	"github.com/cip11/cip11/wire"
 )
 
-func testDevnet(t *testing.T, runners int, mod func(p *cip11.Params)) *Devnet {
+func testDevnet(t *testing.T, runners int, mod func(p *cip11.Params)) *GeneratedGenesis {
 	t.Helper()
-	p := DevnetParams()
+	p := DefaultGenesisParams()
 	if mod != nil {
 		mod(&p)
 	}
-	d, err := NewDevnet(GenesisOptions{Seed: 9, Runners: runners, QUIC: "127.0.0.1:0", Params: &p})
+	d, err := GenerateGenesis(GenesisOptions{Seed: 9, Runners: runners, QUIC: "127.0.0.1:0", Params: &p})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return d
 }
 
-func newTestValidator(t *testing.T, d *Devnet, dir string) *Validator {
+func newTestValidator(t *testing.T, d *GeneratedGenesis, dir string) *Validator {
 	t.Helper()
 	v, err := NewValidator(ValidatorConfig{Genesis: d.Genesis, Keys: d.Validator, DataDir: dir, NoSync: true})
 	if err != nil {
@@ -186,7 +186,7 @@ func TestValidatorRecovery(t *testing.T) {
 		t.Fatalf("corrupted line: %v", err)
 	}
 	// another genesis's log
-	other, err := NewDevnet(GenesisOptions{Seed: 10, ChainID: 99, Runners: 1, QUIC: "127.0.0.1:0"})
+	other, err := GenerateGenesis(GenesisOptions{Seed: 10, ChainID: 99, Runners: 1, QUIC: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)
 	}

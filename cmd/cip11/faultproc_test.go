@@ -15,6 +15,7 @@ import (
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/adapters/node"
 	"github.com/cip11/cip11/adapters/node/httpapi"
+	"github.com/cip11/cip11/internal/devkeys"
 	"github.com/cip11/cip11/presence/local"
 )
 
@@ -106,7 +107,7 @@ func (f *faultNet) flow(to []int, every time.Duration) *jobFlow {
 				return
 			case <-t.C:
 			}
-			b, _ := json.Marshal(httpapi.JobRequest{Submitter: node.DevnetSubmitter(int(nonce % 8)), JobKind: 1, Runners: 1 + uint32(nonce%2),
+			b, _ := json.Marshal(httpapi.JobRequest{Submitter: devkeys.Submitter(int(nonce % 8)), JobKind: 1, Runners: 1 + uint32(nonce%2),
 				TimeoutBlocks: 20, WorkMillis: 20, Nonce: nonce})
 			resp, err := hc.Post(f.api(to[int(nonce)%len(to)])+"/jobs", "application/json", bytes.NewReader(b))
 			var jv struct {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/cip11/cip11/adapters/node"
+	"github.com/cip11/cip11/cmd/internal/devnet"
 )
 
 // TestGenesisRefusesOverwrite (issue 18 #13): a second `cip11 genesis -o
@@ -169,7 +170,7 @@ func TestDevnetPhaseReport(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	var rep node.Report
+	var rep devnet.Report
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("report %q: %v", out, err)
 	}

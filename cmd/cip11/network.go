@@ -19,6 +19,8 @@ import (
 	"github.com/cip11/cip11/adapters/cometbft"
 	"github.com/cip11/cip11/adapters/node"
 	"github.com/cip11/cip11/blockexec"
+	"github.com/cip11/cip11/cmd/internal/devnet"
+	"github.com/cip11/cip11/internal/devkeys"
 )
 
 // The network commands (issue 19 §4): a genesis of N validators, one
@@ -30,7 +32,7 @@ import (
 // Network.Write into dir.
 // overlap, if not 0, is OVERLAP_BLOCKS (a network with reconfigurations).
 func writeNetwork(stdout, stderr io.Writer, dir string, o cometbft.NetworkOptions, ph node.Phase, overlap uint64) int {
-	p, err := node.WithPhase(node.DevnetParams(), ph)
+	p, err := node.WithPhase(node.DefaultGenesisParams(), ph)
 	if err != nil {
 		fmt.Fprintf(stderr, "cip11 genesis: %v\n", err)
 		return 2
@@ -65,7 +67,7 @@ func writeNetwork(stdout, stderr io.Writer, dir string, o cometbft.NetworkOption
 	}
 	if d := nw.Dealer; d != nil {
 		fmt.Fprintf(stdout, "  DEVNET in-band reconfiguration: the devnet admin is %s; %s holds its key and every planned epoch's shares (0600)\n",
-			nw.Homes[0].Genesis.DevnetAdmin, filepath.Join(dir, "dealer.json"))
+			nw.Homes[0].Genesis.ReconfigAdmin, filepath.Join(dir, "dealer.json"))
 		for _, e := range d.Epochs {
 			r := e.Reconfigure
 			fmt.Fprintf(stdout, "  epoch %d is planned at height %d with %d validators (OVERLAP_BLOCKS %d): run cip11 reconfigure -net %s -epoch %d at a height from %d to %d\n",
@@ -77,7 +79,7 @@ func writeNetwork(stdout, stderr io.Writer, dir string, o cometbft.NetworkOption
 
 // prevActivation is the activation of the epoch before planned epoch e
 // (1 for epoch 1): the earliest height its reconfiguration is accepted.
-func prevActivation(d *cometbft.Dealer, e int) uint64 {
+func prevActivation(d *devkeys.Dealer, e int) uint64 {
 	if e < 2 {
 		return 1
 	}
@@ -113,7 +115,7 @@ unreachable, 2 on a usage error. No positional arguments.`)
 	if *dir == "" || *epoch == 0 {
 		return c.usageError(stderr, "-net and -epoch are required")
 	}
-	d, err := cometbft.LoadDealer(filepath.Join(*dir, "dealer.json"))
+	d, err := devkeys.LoadDealer(filepath.Join(*dir, "dealer.json"))
 	if err != nil {
 		fmt.Fprintf(stderr, "cip11 reconfigure: %v (was %s written by cip11 genesis -validators N -reconfigure -in-band?)\n", err, *dir)
 		return 1
@@ -268,17 +270,17 @@ func closeWithin(close func() error, bounded bool, d time.Duration) error {
 
 // netDevnet runs the network devnet; tests replace it to check the flags'
 // wiring without running a network.
-var netDevnet = cometbft.RunDevnet
+var netDevnet = devnet.RunNetwork
 
-// runNetworkDevnet is cip11 devnet -validators: cometbft.RunDevnet and its
+// runNetworkDevnet is cip11 devnet -validators: devnet.RunNetwork and its
 // report. Exit 1 if a job was lost or the validators' app hashes differ,
 // and with -chaos if the killed validator did not catch up or its block
-// log does not replay (RunDevnet replays it only then).
-func runNetworkDevnet(stdout, stderr io.Writer, cfg cometbft.DevnetConfig, asJSON, quiet bool) int {
+// log does not replay (RunNetwork replays it only then).
+func runNetworkDevnet(stdout, stderr io.Writer, cfg devnet.NetworkConfig, asJSON, quiet bool) int {
 	tty := isTerminal(stderr)
 	if !quiet {
 		line := progressLine(stderr, tty)
-		cfg.Progress = func(p cometbft.DevnetProgress) {
+		cfg.Progress = func(p devnet.NetworkProgress) {
 			line(p.Elapsed, p.Draining, fmt.Sprintf("height %d, jobs %d submitted, %d completed", p.Height, p.Submitted, p.Completed))
 		}
 	}
@@ -372,7 +374,7 @@ func yesNo(b bool) string {
 	return "NO"
 }
 
-func printNetworkReport(w io.Writer, r *cometbft.DevnetReport, cfg cometbft.DevnetConfig) {
+func printNetworkReport(w io.Writer, r *devnet.NetworkReport, cfg devnet.NetworkConfig) {
 	fmt.Fprintf(w, "cip11 devnet: %d validators (CometBFT), %d runners, %d blocks in %.1f s (GOMAXPROCS %d)\n", r.Validators, r.Runners, r.Blocks, r.Elapsed, r.GoMaxProcs)
 	fmt.Fprintf(w, "  jobs        submitted %d, completed %d, expired %d, lost %d\n", r.Submitted, r.Completed, r.Expired, r.Lost)
 	fmt.Fprintf(w, "  pushes      %d for %d committee seats of %d assignments (%.2f a seat); %d duplicate acks; %d not held (another validator of Sub(R) delivered)\n",

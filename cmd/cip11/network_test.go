@@ -15,6 +15,7 @@ import (
 
 	"github.com/cip11/cip11/adapters/cometbft"
 	"github.com/cip11/cip11/adapters/node"
+	"github.com/cip11/cip11/cmd/internal/devnet"
 )
 
 // Issue 19 §4 item 1: cip11 genesis -validators N writes N validator homes
@@ -93,16 +94,16 @@ func TestGenesisNetwork(t *testing.T) {
 	}
 }
 
-// fakeNetDevnet replaces cometbft.RunDevnet for the wiring tests: it
+// fakeNetDevnet replaces devnet.RunNetwork for the wiring tests: it
 // records the configuration and returns rep or err.
-func fakeNetDevnet(t *testing.T, rep *cometbft.DevnetReport, err error) *cometbft.DevnetConfig {
+func fakeNetDevnet(t *testing.T, rep *devnet.NetworkReport, err error) *devnet.NetworkConfig {
 	t.Helper()
-	got := new(cometbft.DevnetConfig)
+	got := new(devnet.NetworkConfig)
 	called := false
 	old := netDevnet
-	netDevnet = func(_ context.Context, cfg cometbft.DevnetConfig) (*cometbft.DevnetReport, error) {
+	netDevnet = func(_ context.Context, cfg devnet.NetworkConfig) (*devnet.NetworkReport, error) {
 		if called {
-			t.Error("RunDevnet called twice")
+			t.Error("RunNetwork called twice")
 		}
 		called = true
 		*got = cfg
@@ -112,8 +113,8 @@ func fakeNetDevnet(t *testing.T, rep *cometbft.DevnetReport, err error) *cometbf
 	return got
 }
 
-func goodNetReport() *cometbft.DevnetReport {
-	return &cometbft.DevnetReport{Validators: 4, Runners: 7, Blocks: 81, Submitted: 160, Completed: 158, Expired: 2,
+func goodNetReport() *devnet.NetworkReport {
+	return &devnet.NetworkReport{Validators: 4, Runners: 7, Blocks: 81, Submitted: 160, Completed: 158, Expired: 2,
 		Assignments: 230, Seats: 236, Pushes: 240, PushesPerAssign: 1.04, PushP50Millis: 3.5, PushP99Millis: 12.25,
 		BlockP50Millis: 240, BlockP99Millis: 610, AppHashesAgree: true, HeightsCompared: 81, ValidatorKills: 2,
 		CaughtUp: true, ReplayAgrees: true, Elapsed: 23.5}
@@ -121,10 +122,10 @@ func goodNetReport() *cometbft.DevnetReport {
 
 // Issue 19 §4 item 3 (the flags' wiring; the network itself is
 // TestDevnetNetworkRuns): devnet -validators hands every flag to
-// cometbft.RunDevnet, prints the report as JSON (-json) or text, and
+// devnet.RunNetwork, prints the report as JSON (-json) or text, and
 // exits 1 when the report shows a lost job, differing app hashes, a
 // killed validator that did not catch up (-chaos) or a replay that
-// disagrees, or RunDevnet fails.
+// disagrees, or RunNetwork fails.
 func TestDevnetNetworkWiring(t *testing.T) {
 	rep := goodNetReport()
 	got := fakeNetDevnet(t, rep, nil)
@@ -135,7 +136,7 @@ func TestDevnetNetworkWiring(t *testing.T) {
 	}
 	if got.Validators != 4 || got.Runners != 7 || got.Duration != 3*time.Second || got.JobsPerBlock != 5 || got.MultiPerMille != -1 ||
 		!got.Chaos || got.Kills != 2 || got.Seed != 9 || got.Dir != "" || !got.NoSync || got.Logger == nil || got.Progress != nil {
-		t.Fatalf("RunDevnet got %+v", *got)
+		t.Fatalf("RunNetwork got %+v", *got)
 	}
 	if got.NoGossip {
 		t.Fatal("presence gossip is off by default")
@@ -147,7 +148,7 @@ func TestDevnetNetworkWiring(t *testing.T) {
 	got = fakeNetDevnet(t, rep, nil)
 	if code, _, errOut := cli("devnet", "-validators", "4", "-reconfigure", "-add-at", "16", "-remove-at", "40", "-overlap", "9", "-quiet"); code != 0 ||
 		!got.Reconfigure || got.AddAt != 16 || got.RemoveAt != 40 || got.Overlap != 9 {
-		t.Fatalf("-reconfigure: exit %d (%s), RunDevnet got %+v", code, errOut, *got)
+		t.Fatalf("-reconfigure: exit %d (%s), RunNetwork got %+v", code, errOut, *got)
 	}
 	stray := *rep
 	stray.RunnersStray, stray.ReplayAgrees = 2, true
@@ -155,7 +156,7 @@ func TestDevnetNetworkWiring(t *testing.T) {
 	if code, _, errOut := cli("devnet", "-validators", "4", "-reconfigure", "-quiet"); code != 1 || !strings.Contains(errOut, "outside their Sub(R)") {
 		t.Fatalf("-reconfigure with stray runners: exit %d, stderr %q", code, errOut)
 	}
-	var back cometbft.DevnetReport
+	var back devnet.NetworkReport
 	if err := json.Unmarshal([]byte(out), &back); err != nil || !reflect.DeepEqual(back, *rep) {
 		t.Fatalf("-json printed %q (%v), want the report %+v", out, err, *rep)
 	}
@@ -172,7 +173,7 @@ func TestDevnetNetworkWiring(t *testing.T) {
 	}
 	if got.Validators != 1 || got.Runners != 50 || got.Duration != 20*time.Second || got.JobsPerBlock != 2 || got.MultiPerMille != 400 ||
 		got.Chaos || got.Kills != 3 || got.Seed != 1 || got.Dir != dataDir || got.NoSync || got.Progress == nil {
-		t.Fatalf("defaults: RunDevnet got %+v", *got)
+		t.Fatalf("defaults: RunNetwork got %+v", *got)
 	}
 	for _, want := range []string{"4 validators (CometBFT), 7 runners, 81 blocks in 23.5 s", "submitted 160, completed 158, expired 2, lost 0",
 		"240 for 236 committee seats of 230 assignments (1.04 a seat)", "p50 3.5 ms, p99 12.2 ms", "interval p50 240 ms, p99 610 ms",
@@ -187,14 +188,14 @@ func TestDevnetNetworkWiring(t *testing.T) {
 
 	for _, tc := range []struct {
 		name  string
-		edit  func(*cometbft.DevnetReport)
+		edit  func(*devnet.NetworkReport)
 		chaos bool
 		want  string
 	}{
-		{"lost", func(r *cometbft.DevnetReport) { r.Lost = 2 }, false, "2 jobs lost"},
-		{"app hashes", func(r *cometbft.DevnetReport) { r.AppHashesAgree = false }, false, "app hashes differ"},
-		{"catch-up", func(r *cometbft.DevnetReport) { r.CaughtUp = false }, true, "did not catch up"},
-		{"replay", func(r *cometbft.DevnetReport) { r.ReplayAgrees = false }, true, "does not replay"},
+		{"lost", func(r *devnet.NetworkReport) { r.Lost = 2 }, false, "2 jobs lost"},
+		{"app hashes", func(r *devnet.NetworkReport) { r.AppHashesAgree = false }, false, "app hashes differ"},
+		{"catch-up", func(r *devnet.NetworkReport) { r.CaughtUp = false }, true, "did not catch up"},
+		{"replay", func(r *devnet.NetworkReport) { r.ReplayAgrees = false }, true, "does not replay"},
 	} {
 		r := goodNetReport()
 		tc.edit(r)
@@ -224,7 +225,7 @@ func TestDevnetNetworkWiring(t *testing.T) {
 
 	fakeNetDevnet(t, nil, errors.New("validator 2 would not start"))
 	if code, out, errOut := cli("devnet", "-validators", "4", "-quiet"); code != 1 || out != "" || !strings.Contains(errOut, "validator 2 would not start") {
-		t.Errorf("RunDevnet error: exit %d, stdout %q, stderr %q", code, out, errOut)
+		t.Errorf("RunNetwork error: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }
 
@@ -242,7 +243,7 @@ func TestDevnetNetworkRuns(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	var rep cometbft.DevnetReport
+	var rep devnet.NetworkReport
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("report %q: %v", out, err)
 	}

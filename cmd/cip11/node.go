@@ -20,6 +20,7 @@ import (
 	"github.com/cip11/cip11/adapters/node"
 	"github.com/cip11/cip11/adapters/node/httpapi"
 	"github.com/cip11/cip11/blockexec"
+	"github.com/cip11/cip11/cmd/internal/devnet"
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/term"
 )
@@ -197,11 +198,11 @@ genesis orphans the chain the old one started. No positional arguments.`)
 			extra.rs = append(extra.rs, r)
 		}
 	}
-	p, err := node.WithPhase(node.DevnetParams(), node.Phase(*phase))
+	p, err := node.WithPhase(node.DefaultGenesisParams(), node.Phase(*phase))
 	if err != nil {
 		return c.usageError(stderr, "-phase: %v", err)
 	}
-	d, err := node.NewDevnet(node.GenesisOptions{ChainID: *chainID, Seed: *seed, Runners: *runners, QUIC: *quicAddr, HTTP: *httpAddr, Params: &p, Extra: extra.rs})
+	d, err := node.GenerateGenesis(node.GenesisOptions{ChainID: *chainID, Seed: *seed, Runners: *runners, QUIC: *quicAddr, HTTP: *httpAddr, Params: &p, Extra: extra.rs})
 	if err == nil {
 		if *force {
 			err = d.Overwrite(*dir, *seed)
@@ -491,8 +492,8 @@ accepted or, effective, a seat went to an unproven runner. -block-time,
 	failRate := c.intVar("fail-per-mille", 0, 0, 1000, "`N` demo executions per thousand that fail (0 to 1000)")
 	quiet := c.fs.Bool("quiet", false, "no progress lines")
 	level := c.strVar("log", "warn", logLevel, "log `LEVEL` (debug, info, warn, error)")
-	validators := c.intVarText("validators", 0, 0, cometbft.MaxDevnetValidators, fmt.Sprintf("0 (today's single-validator devnet) or a count from 1 to %d", cometbft.MaxDevnetValidators),
-		fmt.Sprintf("run a network of `N` validators agreeing through CometBFT in this process (1 to %d; 0: the single-validator devnet)", cometbft.MaxDevnetValidators))
+	validators := c.intVarText("validators", 0, 0, devnet.MaxValidators, fmt.Sprintf("0 (today's single-validator devnet) or a count from 1 to %d", devnet.MaxValidators),
+		fmt.Sprintf("run a network of `N` validators agreeing through CometBFT in this process (1 to %d; 0: the single-validator devnet)", devnet.MaxValidators))
 	modeA := c.fs.Bool("mode-a", false, "with -validators: Mode-A presence certificates (§8.3): PRESENCE_HARD_EXCLUDE_ENABLED, t_hard = floor(k/2)+1; effective only with k ≥ 20 (-validators 20 -subset 20), else shadow")
 	subset := c.intVar("subset", 0, 0, 64, "with -validators: governance MIN_SUBSET = MAX_SUBSET = `K` (0: the §13 defaults 3 and 8)")
 	uncertified := c.intVar("uncertified", 0, 0, 5000, "with -mode-a: the first `N` runners never submit a certificate (shadow: they are still drawn; effective: never)")
@@ -538,7 +539,7 @@ accepted or, effective, a seat went to an unproven runner. -block-time,
 		if *rc.on && *chaos {
 			return c.usageError(stderr, "-reconfigure and -chaos do not combine")
 		}
-		if lead := cometbft.ReconfigureSubmitLead; *rc.on && (*rc.addAt < lead+3 || *rc.removeAt < *rc.addAt+max(*rc.overlap, lead)) {
+		if lead := devnet.ReconfigureSubmitLead; *rc.on && (*rc.addAt < lead+3 || *rc.removeAt < *rc.addAt+max(*rc.overlap, lead)) {
 			return c.usageError(stderr, "-reconfigure in band: -add-at %d must be at least %d and -remove-at %d at least -add-at + max(-overlap %d, %d) (the admin's transaction goes in %d blocks ahead, SPEC-NOTES C11)",
 				*rc.addAt, lead+3, *rc.removeAt, *rc.overlap, lead, lead)
 		}
@@ -554,7 +555,7 @@ accepted or, effective, a seat went to an unproven runner. -block-time,
 		if *uncertified > *runners {
 			return c.usageError(stderr, "-uncertified %d is more than the %d runners", *uncertified, *runners)
 		}
-		return runNetworkDevnet(stdout, stderr, cometbft.DevnetConfig{Validators: *validators, Runners: *runners, Duration: *duration,
+		return runNetworkDevnet(stdout, stderr, devnet.NetworkConfig{Validators: *validators, Runners: *runners, Duration: *duration,
 			JobsPerBlock: *jobs, MultiPerMille: m, Chaos: *chaos, Kills: *kills,
 			Reconfigure: *rc.on, AddAt: uint64(*rc.addAt), RemoveAt: uint64(*rc.removeAt), Overlap: uint64(*rc.overlap), Dir: *data, NoSync: *data == "", Seed: *seed, Logger: log, NoGossip: !*gossip, CometLogger: cl,
 			ModeA: *modeA, Subset: *subset, Uncertified: *uncertified, ProofTTL: uint64(*proofTTL), TimeoutCommit: *timeoutCommit}, *asJSON, *quiet)
@@ -563,19 +564,19 @@ accepted or, effective, a seat went to an unproven runner. -block-time,
 		return code
 	}
 	ph := node.Phase(*phase)
-	cfg := node.DevnetConfig{Phase: &ph, Runners: *runners, Duration: *duration, BlockTime: *blockTime, JobsPerBlock: *jobs, MultiPerMille: m,
+	cfg := devnet.Config{Phase: &ph, Runners: *runners, Duration: *duration, BlockTime: *blockTime, JobsPerBlock: *jobs, MultiPerMille: m,
 		Chaos: *chaos, HTTP: *httpAddr, DataDir: *data, Seed: *seed, FailPerMille: uint32(*failRate), Logger: log, NoSync: *data == ""}
 	tty := isTerminal(stderr)
 	if !*quiet {
 		line := progressLine(stderr, tty)
-		cfg.Progress = func(p node.DevnetProgress) {
+		cfg.Progress = func(p devnet.Progress) {
 			line(p.Elapsed, p.Draining, fmt.Sprintf("height %d, present %d, jobs %d submitted, %d completed, %d expired",
 				p.Height, p.Present, p.Submitted, p.Completed, p.Expired))
 		}
 	}
 	ctx, cancel := signalContext()
 	defer cancel()
-	rep, err := node.RunDevnet(ctx, cfg)
+	rep, err := devnet.Run(ctx, cfg)
 	if tty && !*quiet {
 		fmt.Fprintln(stderr)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/cip11/cip11/adapters/node"
 	"github.com/cip11/cip11/adapters/node/httpapi"
+	"github.com/cip11/cip11/internal/devkeys"
 )
 
 // TestPushLatencyProcesses is a harness (CIP11_BENCH_PROC=1; rounds
@@ -149,7 +150,7 @@ func pushRun(t *testing.T, network bool, seed uint64) []float64 {
 			if rng.IntN(1000) < 400 {
 				m = 2 + uint32(rng.IntN(2))
 			}
-			b, _ := json.Marshal(httpapi.JobRequest{Submitter: node.DevnetSubmitter(rng.IntN(8)), JobKind: uint8(rng.IntN(6)), Runners: m,
+			b, _ := json.Marshal(httpapi.JobRequest{Submitter: devkeys.Submitter(rng.IntN(8)), JobKind: uint8(rng.IntN(6)), Runners: m,
 				TimeoutBlocks: 12, WorkMillis: 30, Nonce: nonce})
 			resp, err := hc.Post(apis[int(nonce)%len(apis)]+"/jobs", "application/json", bytes.NewReader(b))
 			if err != nil {

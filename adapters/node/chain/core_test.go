@@ -20,7 +20,7 @@ import (
 // the way the single-validator Solo driver drives it.
 type world struct {
 	t       *testing.T
-	d       *node.Devnet
+	d       *node.GeneratedGenesis
 	x       *blockexec.Executor
 	log     *chain.MemBlockLog
 	jrnl    *chain.MemJournal
@@ -38,7 +38,7 @@ func newWorld(t *testing.T, runners int, retain uint64) *world {
 
 func newWorldWith(t *testing.T, runners int, tune func(*chain.Config)) *world {
 	t.Helper()
-	d, err := node.NewDevnet(node.GenesisOptions{Seed: 3, Runners: runners, QUIC: "127.0.0.1:0"})
+	d, err := node.GenerateGenesis(node.GenesisOptions{Seed: 3, Runners: runners, QUIC: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package node
+package devnet
 
 import (
 	"context"
@@ -14,16 +14,17 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/adapters/node"
 	"github.com/cip11/cip11/adapters/node/httpapi"
 	"github.com/cip11/cip11/job"
 	"github.com/cip11/cip11/wire"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// DevnetConfig shapes a one-process devnet: a validator, N runners over
-// real QUIC on loopback, a job generator.
-type DevnetConfig struct {
+// Config shapes the single-validator devnet (cip11 devnet): a validator
+// producing blocks itself, N runners over real QUIC on loopback, the job
+// generator.
+type Config struct {
 	Runners   int           // 50
 	Duration  time.Duration // job generation time (20 s)
 	BlockTime time.Duration // 250 ms
@@ -47,20 +48,20 @@ type DevnetConfig struct {
 	Seed    uint64
 	Logger  *slog.Logger
 	// Progress is called about once a second.
-	Progress func(DevnetProgress)
-	// PushWindow is the validator's push pacing (ValidatorConfig.PushWindow).
+	Progress func(Progress)
+	// PushWindow is the validator's push pacing (node.ValidatorConfig.PushWindow).
 	PushWindow int
 	// DrainBlocks bounds the blocks produced after Duration while the last
 	// jobs end (default 4 × (TimeoutBlocks + 1) + 20: every job ends by
 	// rule within that many blocks, D26's three re-selections included).
 	DrainBlocks uint64
-	// Phase is the §14 phase the genesis flags select (WithPhase); nil:
-	// Phase2, DevnetParams' flags.
-	Phase *Phase
+	// Phase is the §14 phase the genesis flags select (node.WithPhase);
+	// nil: Phase2, node.DefaultGenesisParams' flags.
+	Phase *node.Phase
 }
 
-// DevnetProgress is a progress snapshot.
-type DevnetProgress struct {
+// Progress is a progress snapshot of the single-validator devnet.
+type Progress struct {
 	Elapsed              time.Duration
 	Height               uint64
 	Present              int
@@ -103,66 +104,37 @@ type Report struct {
 	Elapsed         float64       `json:"elapsed_s"`
 }
 
-// swapChain is the runners' Chain across validator restarts.
+// swapChain is the validator of the current start (nil while it
+// restarts): the runners' chain (node.FollowChain) and the HTTP API's.
 type swapChain struct {
 	mu sync.RWMutex
-	v  *Validator
+	v  *node.Validator
 }
 
-func (c *swapChain) cur() (*Validator, error) {
+func (c *swapChain) cur() (*node.Validator, error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if c.v == nil {
-		return nil, ErrClosed
+		return nil, node.ErrClosed
 	}
 	return c.v, nil
 }
 
-func (c *swapChain) Height(ctx context.Context) (uint64, error) {
-	v, err := c.cur()
-	if err != nil {
-		return 0, err
-	}
-	return LocalChain{v}.Height(ctx)
-}
-func (c *swapChain) Submit(ctx context.Context, tx []byte) error {
-	v, err := c.cur()
-	if err != nil {
-		return err
-	}
-	return LocalChain{v}.Submit(ctx, tx)
-}
-func (c *swapChain) Settled(ctx context.Context, j cip11.Hash, r cip11.Address) (bool, error) {
-	v, err := c.cur()
-	if err != nil {
-		return false, err
-	}
-	return LocalChain{v}.Settled(ctx, j, r)
-}
-func (c *swapChain) PollKeyed(ctx context.Context, r cip11.Address, key wire.PubKey) ([]*wire.JobAssignment, error) {
-	v, err := c.cur()
-	if err != nil {
-		return nil, err
-	}
-	return LocalChain{v}.PollKeyed(ctx, r, key)
-}
-func (c *swapChain) Poll(ctx context.Context, r cip11.Address) ([]*wire.JobAssignment, error) {
-	v, err := c.cur()
-	if err != nil {
-		return nil, err
-	}
-	return LocalChain{v}.Poll(ctx, r)
+func (c *swapChain) set(v *node.Validator) {
+	c.mu.Lock()
+	c.v = v
+	c.mu.Unlock()
 }
 
 // devnet is a running devnet.
 type devnet struct {
 	ctx     context.Context // the runners' lifetime
-	cfg     DevnetConfig
-	d       *Devnet
+	cfg     Config
+	d       *node.GeneratedGenesis
 	chain   *swapChain
-	vcfg    ValidatorConfig
-	runners []*Runner
-	metrics *Metrics         // the validator's series, kept across restarts
+	vcfg    node.ValidatorConfig
+	runners []*node.Runner
+	metrics *node.Metrics    // the validator's series, kept across restarts
 	api     *httpapi.Metrics // the HTTP API's
 	reg     *prometheus.Registry
 	rep     Report
@@ -174,10 +146,10 @@ type devnet struct {
 }
 
 // Validate reports the first field out of range (zero values take their
-// defaults), wrapping ErrBadRequest.
-func (c *DevnetConfig) Validate() error {
+// defaults), wrapping node.ErrBadRequest.
+func (c *Config) Validate() error {
 	bad := func(f string, a ...any) error {
-		return fmt.Errorf("%w: devnet: "+f, append([]any{ErrBadRequest}, a...)...)
+		return fmt.Errorf("%w: devnet: "+f, append([]any{node.ErrBadRequest}, a...)...)
 	}
 	switch {
 	case c.Runners < 0 || c.Runners > 100_000:
@@ -194,66 +166,48 @@ func (c *DevnetConfig) Validate() error {
 		return bad("work time %v is negative", c.WorkTime)
 	case c.FailPerMille > 1000:
 		return bad("fail per mille %d (0 … 1000)", c.FailPerMille)
-	case c.Phase != nil && *c.Phase > Phase3:
+	case c.Phase != nil && *c.Phase > node.Phase3:
 		return bad("phase %d (0 … 3)", *c.Phase)
 	}
 	return nil
 }
 
 // defaults fills the zero fields.
-func (c *DevnetConfig) defaults() {
-	if c.Runners == 0 {
-		c.Runners = 50
-	}
-	if c.Duration == 0 {
-		c.Duration = 20 * time.Second
-	}
+func (c *Config) defaults() {
+	c.load().defaults()
 	if c.BlockTime == 0 {
 		c.BlockTime = 250 * time.Millisecond
-	}
-	if c.JobsPerBlock == 0 {
-		c.JobsPerBlock = 2
-	}
-	if c.MultiPerMille == 0 {
-		c.MultiPerMille = 400
-	}
-	if c.MultiPerMille < 0 { // none
-		c.MultiPerMille = 0
-	}
-	if c.TimeoutBlocks == 0 {
-		c.TimeoutBlocks = 12
-	}
-	if c.WorkTime == 0 {
-		c.WorkTime = 30 * time.Millisecond
 	}
 	if c.DrainBlocks == 0 {
 		c.DrainBlocks = 4*(c.TimeoutBlocks+1) + 20
 	}
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
-	}
 }
 
-// RunDevnet runs a devnet until cfg.Duration has passed and every job has
-// ended (or cfg.Drain ran out), and reports.
-func RunDevnet(ctx context.Context, cfg DevnetConfig) (*Report, error) {
+func (c *Config) load() load {
+	return load{runners: &c.Runners, duration: &c.Duration, perBlock: &c.JobsPerBlock, multiPerMille: &c.MultiPerMille,
+		timeout: &c.TimeoutBlocks, work: &c.WorkTime, logger: &c.Logger}
+}
+
+// Run runs the single-validator devnet until cfg.Duration has passed and
+// every job has ended (or cfg.DrainBlocks ran out), and reports.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	cfg.defaults()
-	p := DevnetParams()
+	p := node.DefaultGenesisParams()
 	if cfg.Phase != nil {
 		var err error
-		if p, err = WithPhase(p, *cfg.Phase); err != nil {
+		if p, err = node.WithPhase(p, *cfg.Phase); err != nil {
 			return nil, err
 		}
 	}
-	d, err := NewDevnet(GenesisOptions{Seed: cfg.Seed, Runners: cfg.Runners, QUIC: "127.0.0.1:0", HTTP: cfg.HTTP, Params: &p})
+	d, err := node.GenerateGenesis(node.GenesisOptions{Seed: cfg.Seed, Runners: cfg.Runners, QUIC: "127.0.0.1:0", HTTP: cfg.HTTP, Params: &p})
 	if err != nil {
 		return nil, err
 	}
 	n := &devnet{ctx: ctx, cfg: cfg, d: d, chain: &swapChain{}, reg: prometheus.NewRegistry()}
-	if n.metrics, err = NewMetrics(n.reg); err != nil {
+	if n.metrics, err = node.NewMetrics(n.reg); err != nil {
 		return nil, err
 	}
 	if n.api, err = httpapi.NewMetrics(n.reg); err != nil {
@@ -261,22 +215,24 @@ func RunDevnet(ctx context.Context, cfg DevnetConfig) (*Report, error) {
 	}
 	dir := cfg.DataDir
 	tmp := dir == ""
-	n.vcfg = ValidatorConfig{Genesis: d.Genesis, Keys: d.Validator, DataDir: dir, BlockTime: cfg.BlockTime,
+	if tmp { // one temporary directory for every validator start, removed at the end
+		if dir, err = os.MkdirTemp("", "cip11-devnet-"); err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(dir)
+	}
+	n.vcfg = node.ValidatorConfig{Genesis: d.Genesis, Keys: d.Validator, DataDir: dir, BlockTime: cfg.BlockTime,
 		NoSync: cfg.NoSync, Seed: cfg.Seed, Logger: cfg.Logger, Metrics: n.metrics, Registerer: n.reg, SkipPerMille: 20, PushWindow: cfg.PushWindow}
-	v, err := NewValidator(n.vcfg)
+	v, err := node.NewValidator(n.vcfg)
 	if err != nil {
 		return nil, err
-	}
-	if tmp { // one temporary directory for every validator start, removed at the end
-		v.tmp = false
-		defer os.RemoveAll(v.Dir())
 	}
 	n.vcfg.DataDir = v.Dir()
 	if a := v.Addr(); a != nil { // restarts reuse the port
 		n.vcfg.Listen = a.String()
 	}
 	n.rep.Phase = v.Phase().String()
-	n.chain.v = v
+	n.chain.set(v)
 	n.rep.ValidatorStarts = 1
 	n.rep.Runners = cfg.Runners
 	if !tmp {
@@ -297,7 +253,7 @@ func RunDevnet(ctx context.Context, cfg DevnetConfig) (*Report, error) {
 		if err != nil {
 			return nil, err
 		}
-		defer srv.Shutdown(DefaultHTTPShutdown)
+		defer srv.Shutdown(node.DefaultHTTPShutdown)
 	}
 	for i := range cfg.Runners {
 		r, err := n.startRunner(i)
@@ -309,8 +265,8 @@ func RunDevnet(ctx context.Context, cfg DevnetConfig) (*Report, error) {
 	return n.run(ctx)
 }
 
-func (n *devnet) startRunner(i int) (*Runner, error) {
-	return NewRunner(n.ctx, RunnerConfig{Genesis: n.d.Genesis, Key: n.d.RunnerKeys[i], Chain: n.chain, WorkTime: n.cfg.WorkTime,
+func (n *devnet) startRunner(i int) (*node.Runner, error) {
+	return node.NewRunner(n.ctx, node.RunnerConfig{Genesis: n.d.Genesis, Key: n.d.RunnerKeys[i], Chain: node.FollowChain{Pick: n.chain.cur}, WorkTime: n.cfg.WorkTime,
 		FailPerMille: n.cfg.FailPerMille, Tick: 10 * time.Millisecond, Validator: n.vcfg.Listen, Logger: n.cfg.Logger,
 		Seed: n.cfg.Seed*1000 + uint64(i)})
 }
@@ -320,7 +276,7 @@ func (n *devnet) startRunner(i int) (*Runner, error) {
 type handlerSwap struct {
 	n  *devnet
 	mu sync.Mutex
-	v  *Validator
+	v  *node.Validator
 	h  http.Handler
 }
 
@@ -334,7 +290,7 @@ func (hs *handlerSwap) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	hs.mu.Lock()
 	if hs.v != v {
-		h, err := httpapi.NewHandler(Backend{v}, httpapi.Options{PollDisabled: v.p.PollDisabled, Gatherer: hs.n.reg, Metrics: hs.n.api, Logger: hs.n.cfg.Logger})
+		h, err := httpapi.NewHandler(node.Backend{V: v}, httpapi.Options{PollDisabled: v.Genesis().P().PollDisabled, Gatherer: hs.n.reg, Metrics: hs.n.api, Logger: hs.n.cfg.Logger})
 		if err != nil {
 			hs.mu.Unlock()
 			w.Header().Set("Content-Type", "application/json")
@@ -349,12 +305,12 @@ func (hs *handlerSwap) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.ServeHTTP(w, r)
 }
 
-func (n *devnet) serveHTTP(addr string) (*HTTPServer, error) {
+func (n *devnet) serveHTTP(addr string) (*node.HTTPServer, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
-	srv := ServeHTTP(ln, &handlerSwap{n: n}, n.cfg.Logger)
+	srv := node.ServeHTTP(ln, &handlerSwap{n: n}, n.cfg.Logger)
 	n.cfg.Logger.Info("devnet HTTP API and dashboard", "addr", "http://"+ln.Addr().String())
 	return srv, nil
 }
@@ -362,10 +318,10 @@ func (n *devnet) serveHTTP(addr string) (*HTTPServer, error) {
 func (n *devnet) run(ctx context.Context) (*Report, error) {
 	cfg := n.cfg
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0xdef))
+	gen := cfg.load().generator(rng)
 	start := time.Now()
 	t := time.NewTicker(cfg.BlockTime)
 	defer t.Stop()
-	var nonce uint64
 	lastProgress := start
 	nextChaos := start.Add(2 * time.Second)
 	draining, started := false, false
@@ -389,17 +345,10 @@ func (n *devnet) run(ctx context.Context) (*Report, error) {
 			return nil, err
 		}
 		if !started { // PhaseOff: no presence; the runners' heartbeats are in after two blocks
-			started = presentCount(v) >= (cfg.Runners+1)/2 || now.Sub(start) > 3*time.Second || (v.srv == nil && v.Height() >= 2)
+			started = presentCount(v) >= (cfg.Runners+1)/2 || now.Sub(start) > 3*time.Second || (v.Server() == nil && v.Height() >= 2)
 		}
 		if !draining && started {
-			for range cfg.JobsPerBlock {
-				nonce++
-				m := uint32(1)
-				if rng.IntN(1000) < cfg.MultiPerMille {
-					m = 2 + uint32(rng.IntN(2))
-				}
-				spec := &JobSpec{Submitter: DevnetSubmitter(rng.IntN(8)), Kind: uint8(rng.IntN(6)), Runners: m,
-					TimeoutBlocks: cfg.TimeoutBlocks, WorkMillis: uint32(cfg.WorkTime.Milliseconds()), Nonce: nonce}
+			for _, spec := range gen.block() {
 				if _, err := v.SubmitJob(spec); err != nil {
 					return nil, fmt.Errorf("submit: %w", err)
 				}
@@ -418,7 +367,7 @@ func (n *devnet) run(ctx context.Context) (*Report, error) {
 			lastProgress = now
 			v, _ := n.chain.cur()
 			s := v.Stats()
-			cfg.Progress(DevnetProgress{Elapsed: now.Sub(start), Height: v.Height(), Present: presentCount(v),
+			cfg.Progress(Progress{Elapsed: now.Sub(start), Height: v.Height(), Present: presentCount(v),
 				Submitted: s.Submitted, Completed: s.Completed, Expired: s.Expired, Draining: draining})
 		}
 		if draining {
@@ -433,17 +382,11 @@ func (n *devnet) run(ctx context.Context) (*Report, error) {
 }
 
 // presentCount is the validator's local presence size (0 in PhaseOff).
-func presentCount(v *Validator) int {
-	if v.srv == nil {
+func presentCount(v *node.Validator) int {
+	if v.Server() == nil {
 		return 0
 	}
-	return len(v.srv.Present())
-}
-
-// DevnetSubmitter is the devnets' i-th job submitter address (DEVNET ONLY).
-func DevnetSubmitter(i int) cip11.Address {
-	h := cip11.Keccak256([]byte("cip11-devnet/submitter"), []byte{byte(i)})
-	return cip11.Address(h[12:])
+	return len(v.Server().Present())
 }
 
 // chaos injects one fault: kill a runner that is mid-job (and start it
@@ -455,7 +398,7 @@ func (n *devnet) chaos(rng *rand.Rand) error {
 	case 1: // kill a runner mid-job (one executing, if any), restart it
 		i := rng.IntN(len(n.runners))
 		for j := range n.runners {
-			if k := (i + j) % len(n.runners); n.runners[k].active.Load() > 0 {
+			if k := (i + j) % len(n.runners); n.runners[k].Busy() > 0 {
 				i = k
 				break
 			}
@@ -470,23 +413,21 @@ func (n *devnet) chaos(rng *rand.Rand) error {
 	case 2: // drop a connection: the validator says Goodbye, the runner reconnects
 		v, _ := n.chain.cur()
 		i := rng.IntN(len(n.runners))
-		if v.srv != nil { // PhaseOff: no connections
-			_ = v.srv.Goodbye(n.runners[i].Address(), wire.GoodbyeShutdown, "chaos", nil)
+		if v.Server() != nil { // PhaseOff: no connections
+			_ = v.Server().Goodbye(n.runners[i].Address(), wire.GoodbyeShutdown, "chaos", nil)
 			n.rep.ConnDrops++
 		}
 	case 0: // restart the validator on its directory
 		v, _ := n.chain.cur()
 		n.keep(v)
-		n.chain.mu.Lock()
-		n.chain.v = nil
-		n.chain.mu.Unlock()
+		n.chain.set(nil)
 		if err := v.Close(); err != nil {
 			return err
 		}
-		var nv *Validator
+		var nv *node.Validator
 		var err error
 		for range 50 { // the UDP port is free again at once on Linux; retry briefly otherwise
-			if nv, err = NewValidator(n.vcfg); err == nil || !errors.Is(err, syscall.EADDRINUSE) {
+			if nv, err = node.NewValidator(n.vcfg); err == nil || !errors.Is(err, syscall.EADDRINUSE) {
 				break
 			}
 			time.Sleep(20 * time.Millisecond)
@@ -494,9 +435,7 @@ func (n *devnet) chaos(rng *rand.Rand) error {
 		if err != nil {
 			return fmt.Errorf("validator restart: %w", err)
 		}
-		n.chain.mu.Lock()
-		n.chain.v = nv
-		n.chain.mu.Unlock()
+		n.chain.set(nv)
 		n.rep.ValidatorStarts++
 	}
 	return nil
@@ -504,7 +443,7 @@ func (n *devnet) chaos(rng *rand.Rand) error {
 
 // keep carries a stopping validator's transport-side counts into the
 // report (a restart rebuilds the chain-derived ones from its block log).
-func (n *devnet) keep(v *Validator) {
+func (n *devnet) keep(v *node.Validator) {
 	s := v.Stats()
 	n.pushed += s.Pushed
 	n.acked += s.Acked
@@ -513,7 +452,7 @@ func (n *devnet) keep(v *Validator) {
 	n.ackLat.Merge(&s.AckMicros)
 }
 
-func (n *devnet) report(v *Validator, open int, elapsed time.Duration) *Report {
+func (n *devnet) report(v *node.Validator, open int, elapsed time.Duration) *Report {
 	s := v.Stats()
 	r := n.rep
 	r.Blocks = v.Height()

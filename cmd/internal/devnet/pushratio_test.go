@@ -1,4 +1,4 @@
-package cometbft
+package devnet
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cip11/cip11/adapters/node"
 	"github.com/cip11/cip11/job"
 )
 
@@ -41,13 +40,13 @@ func TestPushLatencyRatio(t *testing.T) {
 	t.Logf("GOMAXPROCS %d on %d CPUs", procs, runtime.NumCPU())
 	var singleAll, netAll job.Histogram
 	for round := range rounds() {
-		single, err := node.RunDevnet(context.Background(), node.DevnetConfig{Runners: runners, Duration: dur, NoSync: true, Seed: uint64(10 + round)})
+		single, err := Run(context.Background(), Config{Runners: runners, Duration: dur, NoSync: true, Seed: uint64(10 + round)})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Logf("round %d single: p50 %.2f ms p99 %.2f ms, %d pushes, lost %d (load %s)", round, single.PushP50Millis, single.PushP99Millis, single.Pushed, single.Lost, load())
 		tc, _ := time.ParseDuration(os.Getenv("CIP11_BENCH_COMMIT"))
-		net, err := RunDevnet(context.Background(), DevnetConfig{Validators: 4, Runners: runners, Duration: dur, NoSync: true, Seed: uint64(10 + round), TimeoutCommit: tc})
+		net, err := RunNetwork(context.Background(), NetworkConfig{Validators: 4, Runners: runners, Duration: dur, NoSync: true, Seed: uint64(10 + round), TimeoutCommit: tc})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package cometbft
+package devnet
 
 import (
 	"context"
@@ -27,7 +27,7 @@ func TestModeAShadowOnNetwork(t *testing.T) {
 		t.Skip("a 4-validator network")
 	}
 	dir := t.TempDir()
-	rep, err := RunDevnet(context.Background(), DevnetConfig{Validators: 4, Runners: 12, Uncertified: 4, ModeA: true,
+	rep, err := RunNetwork(context.Background(), NetworkConfig{Validators: 4, Runners: 12, Uncertified: 4, ModeA: true,
 		Duration: 5 * time.Second, NoSync: true, Seed: 21, Dir: dir})
 	if err != nil {
 		t.Fatal(err)
@@ -81,7 +81,7 @@ func TestModeAEffectiveNetwork(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	rep, err := RunDevnet(context.Background(), DevnetConfig{Validators: 20, Subset: 20, ModeA: true, Runners: 30,
+	rep, err := RunNetwork(context.Background(), NetworkConfig{Validators: 20, Subset: 20, ModeA: true, Runners: 30,
 		Duration: 90 * time.Second, NoSync: true, Seed: 20})
 	if err != nil {
 		t.Fatal(err)
@@ -125,7 +125,7 @@ func TestModeAAcrossReconfiguration(t *testing.T) {
 		t.Skip("a 5-member network")
 	}
 	dir := t.TempDir()
-	rep, err := RunDevnet(context.Background(), DevnetConfig{Validators: 4, Runners: 12, Uncertified: 2, ModeA: true, ProofTTL: 12,
+	rep, err := RunNetwork(context.Background(), NetworkConfig{Validators: 4, Runners: 12, Uncertified: 2, ModeA: true, ProofTTL: 12,
 		Duration: 6 * time.Second, NoSync: true, Seed: 23, Dir: dir, Reconfigure: true, AddAt: 16, RemoveAt: 30, Overlap: 6})
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package cometbft
+package devnet
 
 import (
 	"encoding/json"
