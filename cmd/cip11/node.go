@@ -319,11 +319,11 @@ DIR/data; restarted on the same home it catches up from its peers.
 // on a new registry (GET /metrics).
 func validatorMetrics() (*prometheus.Registry, *httpapi.Metrics, *node.Metrics, error) {
 	reg := prometheus.NewRegistry()
-	m, err := httpapi.NewMetrics(reg)
+	m, err := httpapi.PrometheusMetrics(reg)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	vm, err := node.NewMetrics(reg)
+	vm, err := node.PrometheusMetrics(reg)
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -207,10 +207,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	n := &devnet{ctx: ctx, cfg: cfg, d: d, chain: &swapChain{}, reg: prometheus.NewRegistry()}
-	if n.metrics, err = node.NewMetrics(n.reg); err != nil {
+	if n.metrics, err = node.PrometheusMetrics(n.reg); err != nil {
 		return nil, err
 	}
-	if n.api, err = httpapi.NewMetrics(n.reg); err != nil {
+	if n.api, err = httpapi.PrometheusMetrics(n.reg); err != nil {
 		return nil, err
 	}
 	dir := cfg.DataDir
