@@ -101,11 +101,6 @@ func PrometheusMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	return m, nil
 }
 
-// NewMetrics is PrometheusMetrics.
-//
-// Deprecated: use PrometheusMetrics.
-func NewMetrics(reg prometheus.Registerer) (*Metrics, error) { return PrometheusMetrics(reg) }
-
 // NopMetrics is a Metrics registered nowhere: it counts in memory and
 // exports nothing.
 func NopMetrics() *Metrics { return newMetrics() }
