@@ -67,10 +67,13 @@ const (
 	GenesisVersion = 1
 )
 
-// Genesis is a single-validator chain's configuration (docs/genesis.md):
-// the chain id, the validator's public identity and threshold key, the
-// §13 parameters and flags, the seed schedule and the genesis runners.
-// Secret keys live in separate key files.
+// Genesis is a chain's configuration as one validator holds it
+// (docs/genesis.md), for a single-validator chain or a network (D29–D31):
+// the chain id, this validator's public identity and threshold key, a
+// network's validator set and later epochs, the §13 parameters and flags,
+// the seed schedule and the genesis runners. Every validator of a network
+// holds the same file but for Validator. Secret keys live in separate key
+// files (keys.go).
 type Genesis struct {
 	Format  string       `json:"format"`
 	Version int          `json:"version"`
