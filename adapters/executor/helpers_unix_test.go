@@ -154,12 +154,18 @@ func readPgid(t *testing.T, path string) int {
 	}
 }
 
-// groupGone checks that no process of the group is left:
+// groupGone checks that the executor reaped the shell and that no
+// process of the group is left:
 // kill(-pgid, 0) is ESRCH. Killed members are reaped by init, which may
 // take a moment; if it never does (an init that does not reap), the group
 // must at least hold only zombies.
 func groupGone(t *testing.T, pgid int) {
 	t.Helper()
+	// The shell (pid pgid) was waited for: it is no zombie child of ours.
+	var ws syscall.WaitStatus
+	if pid, err := syscall.Wait4(pgid, &ws, syscall.WNOHANG, nil); !errors.Is(err, syscall.ECHILD) {
+		t.Fatalf("the shell %d was not waited for (wait4: %d, %v)", pgid, pid, err)
+	}
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {
