@@ -10,7 +10,7 @@ import (
 
 func ExampleNewHandler() {
 	reg := prometheus.NewRegistry()
-	m, err := NewMetrics(reg)
+	m, err := PrometheusMetrics(reg)
 	if err != nil {
 		panic(err)
 	}
@@ -30,7 +30,7 @@ func ExampleNewHandler() {
 
 func ExampleMetrics() {
 	reg := prometheus.NewRegistry()
-	m, err := NewMetrics(reg)
+	m, err := PrometheusMetrics(reg)
 	if err != nil {
 		panic(err)
 	}

@@ -51,14 +51,14 @@ func TestMetricsNotConfigured(t *testing.T) {
 }
 
 func TestNewMetricsErrors(t *testing.T) {
-	if _, err := NewMetrics(nil); !errors.Is(err, ErrNilRegisterer) {
+	if _, err := PrometheusMetrics(nil); !errors.Is(err, ErrNilRegisterer) {
 		t.Fatalf("nil registerer: %v", err)
 	}
 	reg := prometheus.NewRegistry()
-	if _, err := NewMetrics(reg); err != nil {
+	if _, err := PrometheusMetrics(reg); err != nil {
 		t.Fatal(err)
 	}
-	_, err := NewMetrics(reg)
+	_, err := PrometheusMetrics(reg)
 	var are prometheus.AlreadyRegisteredError
 	if !errors.As(err, &are) {
 		t.Fatalf("second NewMetrics on one registry: %v, want AlreadyRegisteredError", err)
