@@ -59,6 +59,9 @@ type NodeConfig struct {
 	// StallBlocks: as node.ValidatorConfig's (the unit is one CometBFT
 	// round, roundInterval).
 	StallBlocks int
+	// RetainHeight: as node.ValidatorConfig's, the RetainHeight App.Commit
+	// returns to CometBFT (nil: keep every block).
+	RetainHeight func(committed uint64) uint64
 }
 
 // Node is one validator of a network: the CIP-11 validator (QUIC server,
@@ -191,7 +194,7 @@ func StartNode(ctx context.Context, cfg NodeConfig) (*Node, error) {
 	eng := &mempoolEngine{}
 	v, err := node.NewValidator(node.ValidatorConfig{Genesis: h.Genesis, Keys: h.Keys, DataDir: filepath.Join(cfg.Home, "node"),
 		NoSync: cfg.NoSync, RetainBlocks: cfg.RetainBlocks, Logger: cfg.Logger, Metrics: cfg.Metrics, Registerer: cfg.Registerer,
-		Engine: eng, OnPushes: cfg.OnPushes, StallBlocks: cfg.StallBlocks})
+		Engine: eng, OnPushes: cfg.OnPushes, StallBlocks: cfg.StallBlocks, RetainHeight: cfg.RetainHeight})
 	if err != nil {
 		return nil, err
 	}

@@ -66,22 +66,22 @@ func TestEngineValidator(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, _, err := v.ProposeBlock(cs, nil)
+		p, err := v.ProposeBlock(cs, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		fb, err := v.FinalizeBlock(b)
+		fb, err := v.FinalizeBlock(p.Block, nil)
 		if err != nil || fb.Out.StateDigest == (cip11.Hash{}) {
 			t.Fatalf("FinalizeBlock %d: %v", h, err)
 		}
-		if err := v.CommitBlock(); err != nil {
-			t.Fatal(err)
+		if retain, err := v.CommitBlock(); err != nil || retain != 0 {
+			t.Fatalf("CommitBlock %d: %v, retain height %d (the default policy keeps everything)", h, err, retain)
 		}
 	}
 	if v.Height() != 3 || v.Status().BlockTimeMillis != 0 {
 		t.Fatalf("height %d, block_time_ms %d", v.Height(), v.Status().BlockTimeMillis)
 	}
-	if err := v.CheckBlock(&chainlog.Block{Height: 9}); !errors.Is(err, chain.ErrOutOfOrder) {
+	if err := v.CheckBlock(&chainlog.Block{Height: 9}, nil); !errors.Is(err, chain.ErrOutOfOrder) {
 		t.Fatalf("CheckBlock of a block not next: %v", err)
 	}
 	fail := fmt.Errorf("%w: injected", chain.ErrFailed)
