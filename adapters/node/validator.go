@@ -204,10 +204,10 @@ type Validator struct {
 	included []chain.Assignment
 	// spent is the time the steps of the open block took so far (loop
 	// only): its execution time at commit.
-	spent time.Duration
-	notHeld  atomic.Uint64
-	dupAcks  atomic.Uint64
-	seats    atomic.Uint64
+	spent   time.Duration
+	notHeld atomic.Uint64
+	dupAcks atomic.Uint64
+	seats   atomic.Uint64
 	// fresh are the seats the last committed block created (§10.1 still
 	// assigned, answered without the loop: Assigned)
 	fresh atomic.Pointer[map[cip11.Hash]freshSeats]
