@@ -233,6 +233,11 @@ func StartNode(ctx context.Context, cfg NodeConfig) (*Node, error) {
 		return nil, errors.Join(fmt.Errorf("cometbft: start: %w", err), dbs.closeAll())
 	}
 	nd.cmt = cn
+	for _, spec := range v.RecoveredJobs() { // CometBFT's mempool, the only one, lost them with the restart
+		if err := eng.BroadcastJob(spec); err != nil {
+			app.log.Warn("a recovered job could not re-enter the consensus mempool", "err", err)
+		}
+	}
 	return nd, nil
 }
 

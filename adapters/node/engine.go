@@ -128,6 +128,16 @@ func (v *Validator) CommitBlock() (retain uint64, err error) {
 	return retain, err
 }
 
+// RecoveredJobs are the encoded specs of the journaled jobs no block has
+// included yet, recovered at start (chain.Core.Recovered): the engine's
+// mempool lost them with the restart, so its driver offers them again
+// (Engine.BroadcastJob), each taken back once by AdmitJob.
+func (v *Validator) RecoveredJobs() [][]byte {
+	var out [][]byte
+	_ = v.do(func(c *chain.Core) { out = c.Recovered() })
+	return out
+}
+
 // PresenceInput is the proposer's local PresenceInputV1 for block h
 // (§7.2: over registry(h−1)); nil when h is 1 or the transport is off.
 func (v *Validator) PresenceInput(h uint64) ([]byte, error) {

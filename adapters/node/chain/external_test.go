@@ -188,3 +188,30 @@ func TestCoreRetainHeight(t *testing.T) {
 		t.Fatalf("retain heights %v, want the policy's capped at the committed height", got)
 	}
 }
+
+// TestCoreRecoveredReoffered: under an engine's mempool a journaled job
+// that no block included is recovered for the driver to offer the engine
+// again; admission takes it back once without journaling it twice, and a
+// second submission is a duplicate.
+func TestCoreRecoveredReoffered(t *testing.T) {
+	w, _ := external(t)
+	spec := &chain.JobSpec{Submitter: cip11.Address{0xaa}, Kind: 1, Runners: 1, TimeoutBlocks: 10, Nonce: 1}
+	w.c.LoadJob(spec)
+	if got := w.c.Recovered(); len(got) != 1 || string(got[0]) != string(spec.Encode()) {
+		t.Fatalf("recovered %d specs, want the journaled one", len(got))
+	}
+	if _, err := w.c.SubmitJob(spec, w.now); err != nil {
+		t.Fatalf("the recovered job offered again: %v", err)
+	}
+	if _, err := w.c.SubmitJob(spec, w.now); !errors.Is(err, chain.ErrDuplicate) {
+		t.Fatalf("a second submission: %v, want ErrDuplicate", err)
+	}
+	if len(w.jrnl.Specs) != 0 || len(w.c.Recovered()) != 0 {
+		t.Fatalf("journal %d, recovered %d after the offer: want neither", len(w.jrnl.Specs), len(w.c.Recovered()))
+	}
+	own := newWorld(t, 3, 0)
+	own.c.LoadJob(spec)
+	if len(own.c.Recovered()) != 0 || own.c.MempoolLen() != 1 {
+		t.Fatalf("with its own pool: recovered %d, mempool %d: want none (the pool keeps it), 1", len(own.c.Recovered()), own.c.MempoolLen())
+	}
+}

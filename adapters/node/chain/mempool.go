@@ -84,7 +84,11 @@ func (c *Core) SubmitJob(spec *JobSpec, now time.Time) (cip11.Hash, error) {
 		// registered runners (issue 18 item 17, docs/http-api.md)
 		return id, fmt.Errorf("%w: the job asks for %d runners and %d are registered", ErrBadRequest, spec.Runners, n)
 	}
-	if c.jobs[id] != nil {
+	if t := c.jobs[id]; t != nil {
+		if t.reoffer && t.state == job.StateSubmitted {
+			t.reoffer = false // journaled and tracked already: back in the engine's mempool
+			return id, nil
+		}
 		return id, fmt.Errorf("%w: job %s", ErrDuplicate, id)
 	}
 	if n := c.mem.Len(); n >= c.cfg.MaxMempool {
@@ -121,10 +125,26 @@ func (c *Core) LoadJob(spec *JobSpec) {
 	if c.jobs[id] != nil {
 		return
 	}
-	c.track(spec)
+	t := c.track(spec)
 	if !c.cfg.ExternalMempool {
 		c.mem.submits = append(c.mem.submits, id)
 	}
+	t.reoffer = c.cfg.ExternalMempool
+}
+
+// Recovered are the specs of the journaled jobs no block has included
+// yet, in submission order, under an engine's mempool
+// (Config.ExternalMempool): it lost them with the restart, so the driver
+// hands them to it again, and SubmitJob takes each back once without
+// journaling it twice. Nil with the core's own pool, which keeps them.
+func (c *Core) Recovered() [][]byte {
+	var out [][]byte
+	for _, id := range c.live {
+		if t := c.jobs[id]; t.reoffer && t.state == job.StateSubmitted {
+			out = append(out, t.p)
+		}
+	}
+	return out
 }
 
 // FinishRecovery ends recovery: journaled jobs the block log included leave

@@ -40,9 +40,13 @@ type trackedJob struct {
 	// transactions, which a network block carries beside the ResultSubmit
 	// and Verified derived from them (SPEC-NOTES C7).
 	commitTx, revealTx map[cip11.Address][]byte
-	verified           bool      // Verified placed in a block
-	appliedAt          time.Time // when the last assignment block committed
-	events             []job.Event
+	verified           bool // Verified placed in a block
+	// reoffer: recovered from the journal under an engine's mempool, which
+	// lost it with the restart; the engine may hand it back once
+	// (Core.Recovered, SubmitJob).
+	reoffer   bool
+	appliedAt time.Time // when the last assignment block committed
+	events    []job.Event
 }
 
 type endedJob struct {
