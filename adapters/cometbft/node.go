@@ -90,7 +90,17 @@ type mempoolEngine struct {
 	facts *consensusFacts // set before n (health.go)
 }
 
-func (e *mempoolEngine) BroadcastTx(raw []byte) error   { return e.broadcast(raw) }
+func (e *mempoolEngine) BroadcastTx(raw []byte) error { return e.broadcast(raw) }
+
+// Size is the number of transactions in CometBFT's mempool
+// (node.EngineSizer); 0 while the engine is not running.
+func (e *mempoolEngine) Size() int {
+	if n := e.n.Load(); n != nil {
+		return n.Mempool().Size()
+	}
+	return 0
+}
+
 func (e *mempoolEngine) BroadcastJob(spec []byte) error { return e.broadcast(spec) }
 
 func (e *mempoolEngine) broadcast(tx []byte) error {

@@ -20,6 +20,13 @@ type Engine interface {
 	BroadcastJob(spec []byte) error
 }
 
+// EngineSizer is an Engine that reports how many transactions its
+// mempool holds (GET /status mempool, cip11_mempool_transactions): under
+// an engine its mempool is the only one.
+type EngineSizer interface {
+	Size() int
+}
+
 // The consensus steps below are the step API both drivers call the same
 // way (D32): an engine's application (adapters/cometbft: ABCI++
 // PrepareProposal, ProcessProposal, FinalizeBlock, Commit) and the

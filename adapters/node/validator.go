@@ -824,7 +824,7 @@ func (v *Validator) commit(c *chain.Core, spent time.Duration) (uint64, error) {
 		m.ObserveBlock(exec)
 		m.SetJobs(c.Counts())
 		m.BlockProduced(h)
-		m.SetMempool(c.MempoolLen())
+		m.SetMempool(v.mempoolLen(c))
 		if len(b.Out.Certificates) > 0 || v.p.PresenceHardExcludeEnabled {
 			m.CertificatesExecuted(chain.CertificateOutcomes(b))
 			if proven, _, err := c.ModeACoverage(); err == nil {
@@ -1057,7 +1057,7 @@ func (v *Validator) Status() httpapi.Status {
 	var last job.BlockSummary
 	var applied bool
 	_ = v.do(func(c *chain.Core) {
-		h, mp = c.Height(), c.MempoolLen()
+		h, mp = c.Height(), v.mempoolLen(c)
 		if view, err := v.x.Store().Registry().At(h); err == nil {
 			n = len(view.ActiveRunners())
 		}
@@ -1072,6 +1072,15 @@ func (v *Validator) Status() httpapi.Status {
 	}
 	v.addHealth(&st, v.now(), last, applied, facts, engine) // health.go
 	return st
+}
+
+// mempoolLen is what waits for a block: the engine's mempool when it is
+// the only one and reports its size (EngineSizer), else the core's pool.
+func (v *Validator) mempoolLen(c *chain.Core) int {
+	if e, ok := v.cfg.Engine.(EngineSizer); ok {
+		return e.Size()
+	}
+	return c.MempoolLen()
 }
 
 // committedRegistry is the QUIC server's view of the registry: views at
