@@ -78,7 +78,8 @@ func (c *Core) SubmitJob(spec *JobSpec, now time.Time) (cip11.Hash, error) {
 	if err := spec.Check(); err != nil {
 		return cip11.Hash{}, err
 	}
-	id := spec.ID()
+	p := spec.Encode() // encoded and hashed once
+	id := cip11.Keccak256([]byte(JobIDDomain), p)
 	if n := c.registered(); int64(spec.Runners) > int64(n) {
 		// refused now rather than seated short: a committee of M needs M
 		// registered runners (issue 18 item 17, docs/http-api.md)
@@ -97,12 +98,11 @@ func (c *Core) SubmitJob(spec *JobSpec, now time.Time) (cip11.Hash, error) {
 	if v, ok, _ := c.cfg.Archive.Get(id); ok && v.ID == id {
 		return id, fmt.Errorf("%w: job %s (ended)", ErrDuplicate, id)
 	}
-	p := spec.Encode()
 	if err := c.cfg.Journal.Append(p); err != nil {
 		c.err = failed("job journal append", err)
 		return id, c.err
 	}
-	c.track(spec)
+	c.trackEncoded(spec, id, p)
 	if !c.cfg.ExternalMempool { // else the engine's mempool holds it
 		c.mem.submits = append(c.mem.submits, id)
 	}

@@ -68,8 +68,11 @@ func stateIndex(s job.State) int {
 	return 4
 }
 
-func (c *Core) track(spec *JobSpec) *trackedJob {
-	return c.add(&trackedJob{id: spec.ID(), p: spec.Encode(), submitter: spec.Submitter, kind: spec.Kind, runners: spec.Runners,
+func (c *Core) track(spec *JobSpec) *trackedJob { return c.trackEncoded(spec, spec.ID(), spec.Encode()) }
+
+// trackEncoded is track of a spec whose id and encoding p the caller has.
+func (c *Core) trackEncoded(spec *JobSpec, id cip11.Hash, p []byte) *trackedJob {
+	return c.add(&trackedJob{id: id, p: p, submitter: spec.Submitter, kind: spec.Kind, runners: spec.Runners,
 		timeout: spec.TimeoutBlocks})
 }
 
