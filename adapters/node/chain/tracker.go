@@ -68,7 +68,9 @@ func stateIndex(s job.State) int {
 	return 4
 }
 
-func (c *Core) track(spec *JobSpec) *trackedJob { return c.trackEncoded(spec, spec.ID(), spec.Encode()) }
+func (c *Core) track(spec *JobSpec) *trackedJob {
+	return c.trackEncoded(spec, spec.ID(), spec.Encode())
+}
 
 // trackEncoded is track of a spec whose id and encoding p the caller has.
 func (c *Core) trackEncoded(spec *JobSpec, id cip11.Hash, p []byte) *trackedJob {
