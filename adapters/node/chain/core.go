@@ -451,14 +451,19 @@ func (c *Core) learn(b *chainlog.Block, carried *Carried) error {
 	}
 	for _, raw := range carried.Specs {
 		spec, err := DecodeJobSpec(raw)
-		if err != nil || c.jobs[spec.ID()] != nil || !submits(b, spec.ID()) {
+		if err != nil {
 			continue
 		}
-		if err := c.cfg.Journal.Append(raw); err != nil {
+		p := spec.Encode()
+		id := cip11.Keccak256([]byte(JobIDDomain), p)
+		if c.jobs[id] != nil || !submits(b, id) {
+			continue
+		}
+		if err := c.cfg.Journal.Append(p); err != nil {
 			c.err = failed("job journal append", err)
 			return c.err
 		}
-		c.track(spec)
+		c.trackEncoded(spec, id, p)
 	}
 	for _, tx := range carried.Txs {
 		if tx.ChainID != c.cfg.ChainID {
