@@ -149,7 +149,8 @@ type proposal struct {
 	height uint64
 	hdr    []byte
 	body   []byte
-	p      *blocklayout.Proposal // nil for this validator's own
+	p      *blocklayout.Proposal // decoded (checked: another validator's)
+	b      *chainlog.Block       // the core's block (proposed: this validator's own)
 }
 
 func (p *proposal) same(h uint64, txs [][]byte) bool {
@@ -560,7 +561,7 @@ func (a *App) prepare(h uint64, req *abci.PrepareProposalRequest) ([][]byte, err
 		return a.proposeAltered(h, txs), nil
 	}
 	a.mu.Lock()
-	a.proposed = &proposal{height: h, hdr: txs[0], body: txs[1]}
+	a.proposed = &proposal{height: h, hdr: txs[0], body: txs[1], b: p.Block}
 	a.mu.Unlock()
 	return txs, nil
 }
@@ -704,25 +705,29 @@ func (a *App) VerifyExtension(h uint64, addr, ext []byte) error {
 func (a *App) FinalizeBlock(_ context.Context, req *abci.FinalizeBlockRequest) (*abci.FinalizeBlockResponse, error) {
 	h := uint64(req.Height)
 	a.mu.Lock()
-	var p *blocklayout.Proposal
-	if a.checked.same(h, req.Txs) {
-		p = a.checked.p
+	var b *chainlog.Block
+	carried := &chain.Carried{}
+	switch {
+	case a.checked.same(h, req.Txs):
+		b, carried.Txs = a.checked.p.Block, a.checked.p.Txs
+	case a.proposed.same(h, req.Txs): // our own: its core built it, and knows what it carries but the commitments
+		b, carried.Txs = a.proposed.b, commitments(req.Txs[2:])
 	}
 	a.proposed, a.checked = nil, nil
 	a.mu.Unlock()
-	if p == nil { // our own, replayed, or decided without our ProcessProposal
-		var err error
-		if p, err = blocklayout.DecodeProposal(req.Txs, h, a.chainID); err != nil {
+	if b == nil { // replayed, or decided without our ProcessProposal
+		p, err := blocklayout.DecodeProposal(req.Txs, h, a.chainID)
+		if err != nil {
 			return nil, fmt.Errorf("cometbft: decided block %d does not decode: %w", h, err)
 		}
+		b, carried.Txs = p.Block, p.Txs
 	}
-	carried := &chain.Carried{Txs: p.Txs}
-	for _, x := range p.Raw {
+	for _, x := range req.Txs[2:] {
 		if bytes.HasPrefix(x, []byte("C11J")) {
 			carried.Specs = append(carried.Specs, x)
 		}
 	}
-	fb, err := a.v.FinalizeBlock(p.Block, carried)
+	fb, err := a.v.FinalizeBlock(b, carried)
 	if err != nil {
 		return nil, fmt.Errorf("cometbft: block %d: %w", h, err)
 	}
@@ -745,6 +750,22 @@ func (a *App) FinalizeBlock(_ context.Context, req *abci.FinalizeBlockRequest) (
 		a.onFin(h, fb.Out.StateDigest)
 	}
 	return res, nil
+}
+
+// commitments decodes the CIP-2 commitments among raw (the only node
+// transactions of its own proposal the core learns nothing else from:
+// they release held reveals at commit, §10.3).
+func commitments(raw [][]byte) []*chain.Tx {
+	var out []*chain.Tx
+	for _, x := range raw {
+		if len(x) < 6 || string(x[:4]) != "C11T" || chain.TxKind(x[5]) != chain.TxCommit {
+			continue
+		}
+		if tx, err := chain.DecodeTx(x); err == nil {
+			out = append(out, tx)
+		}
+	}
+	return out
 }
 
 // updatesAt are the CometBFT validator updates FinalizeBlock(h) returns:
