@@ -471,9 +471,9 @@ func (c *Core) learn(b *chainlog.Block, carried *Carried) error {
 		}
 		switch tx.Kind {
 		case TxCommit, TxReveal:
-			if c.verifyResult(tx, carried.At) == nil {
+			if h := tx.Hash(); !c.mem.known[h] && !c.mem.old[h] && c.verifyResult(tx, carried.At) == nil {
 				c.stats.ResultsForwarded++
-				c.mem.known[tx.Hash()] = true
+				c.mem.known[h] = true
 			}
 		case TxRegister:
 			c.learnKey(tx)
