@@ -710,8 +710,8 @@ func (a *App) FinalizeBlock(_ context.Context, req *abci.FinalizeBlockRequest) (
 	switch {
 	case a.checked.same(h, req.Txs):
 		b, carried.Txs = a.checked.p.Block, a.checked.p.Txs
-	case a.proposed.same(h, req.Txs): // our own: its core built it, and knows what it carries but the commitments
-		b, carried.Txs = a.proposed.b, commitments(req.Txs[2:])
+	case a.proposed.same(h, req.Txs): // our own: its core built it
+		b, carried.Txs = a.proposed.b, learnable(req.Txs[2:])
 	}
 	a.proposed, a.checked = nil, nil
 	a.mu.Unlock()
@@ -752,13 +752,20 @@ func (a *App) FinalizeBlock(_ context.Context, req *abci.FinalizeBlockRequest) (
 	return res, nil
 }
 
-// commitments decodes the CIP-2 commitments among raw (the only node
-// transactions of its own proposal the core learns nothing else from:
-// they release held reveals at commit, §10.3).
-func commitments(raw [][]byte) []*chain.Tx {
+// learnable decodes the node transactions among raw that the core learns
+// from a decided block (chain.Core.Apply): CIP-2 commitments (held reveals
+// go at commit, §10.3), reveals and registrations. For its own proposal
+// nothing else needs decoding (the core built the block); these are
+// decoded even so, since the mempool the block drew from need not have
+// been admitted by this validator's own CheckTx (a shared test pool, or
+// CometBFT's after a restart of the app).
+func learnable(raw [][]byte) []*chain.Tx {
 	var out []*chain.Tx
 	for _, x := range raw {
-		if len(x) < 6 || string(x[:4]) != "C11T" || chain.TxKind(x[5]) != chain.TxCommit {
+		if len(x) < 6 || string(x[:4]) != "C11T" {
+			continue
+		}
+		if k := chain.TxKind(x[5]); k != chain.TxCommit && k != chain.TxReveal && k != chain.TxRegister {
 			continue
 		}
 		if tx, err := chain.DecodeTx(x); err == nil {
