@@ -59,23 +59,30 @@ type AppConfig struct {
 	OnFinalized func(h uint64, digest cip11.Hash)
 }
 
+// The retention policy Commit's RetainHeight reports is the validator's
+// (node.ValidatorConfig.RetainHeight; default: keep every block).
+
 // App is the CIP-11 ABCI++ application (D29–D32): CometBFT decides, the
 // validator's synchronous core executes. Every ABCI call becomes one core
 // step on the validator's loop:
 //
+//   - CheckTx is the node's admission (AdmitTx / AdmitJob): checked,
+//     journaled and tracked; CometBFT's mempool is the only mempool.
 //   - PrepareProposal recovers R_{h−1} from the verified partials in
 //     LocalLastCommit, takes the proposer's local PresenceInput and the
-//     seeds it has observed, runs the core's Propose over its mempool and
-//     lays the block out (header, body, submissions; blocktx.go). It never
-//     returns an error (CometBFT halts on one).
+//     seeds it has observed, runs the core's Propose over req.Txs (the
+//     mempool CometBFT hands it) and lays the block out (header, body,
+//     submissions; blocklayout). It never returns an error (CometBFT
+//     halts on one).
 //   - ProcessProposal decodes the layout, verifies the parent beacon under
 //     the group key and runs the core's Check.
 //   - ExtendVote / VerifyVoteExtension: the partial seed signature of
 //     Round(0, h) (D31).
-//   - FinalizeBlock admits the block's submissions and runs the core's
-//     Apply; the AppHash is the state digest. Commit runs the core's
-//     Commit, which queues the pushes (§10.1).
-//   - CheckTx is the node's admission (AdmitTx / AdmitJob).
+//   - FinalizeBlock runs the core's Apply on the decided block with what
+//     it carries (the core learns unseen specs and results; nothing is
+//     admitted again); the AppHash is the state digest. Commit runs the
+//     core's Commit, which queues the pushes (§10.1), and returns the
+//     retention policy's RetainHeight.
 type App struct {
 	abci.BaseApplication
 	v       *node.Validator
@@ -103,8 +110,8 @@ type App struct {
 	mu       sync.Mutex // the fields below: ABCI connections run concurrently
 	seeds    map[uint64]seed.Signature
 	verified map[partialKey]bool // extensions VerifyVoteExtension accepted, by height
-	proposed *proposal           // this validator's last proposal
-	checked  *proposal           // the last proposal ProcessProposal accepted
+	proposed *proposal           // this validator's last proposal (ProcessProposal skips its own)
+	checked  *proposal           // the last proposal ProcessProposal accepted, decoded (FinalizeBlock decodes it once)
 }
 
 // epochKeys is one threshold-key epoch's consensus view (D30–D31): its
@@ -142,7 +149,8 @@ type proposal struct {
 	height uint64
 	hdr    []byte
 	body   []byte
-	b      *chainlog.Block
+	p      *blocklayout.Proposal // decoded (checked: another validator's)
+	b      *chainlog.Block       // the core's block (proposed: this validator's own)
 }
 
 func (p *proposal) same(h uint64, txs [][]byte) bool {
@@ -541,11 +549,11 @@ func (a *App) prepare(h uint64, req *abci.PrepareProposalRequest) ([][]byte, err
 		}
 	}
 	pres = a.byzPresence(h, pres)
-	b, specs, err := a.v.ProposeBlock(cs, pres)
+	p, err := a.v.ProposeBlock(cs, pres, req.Txs)
 	if err != nil {
 		return nil, err
 	}
-	txs, err := blocklayout.EncodeProposal(b, specs, req.Txs, req.MaxTxBytes)
+	txs, err := blocklayout.EncodeProposal(p.Block, p.Carry, p.Extra, req.MaxTxBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -553,7 +561,7 @@ func (a *App) prepare(h uint64, req *abci.PrepareProposalRequest) ([][]byte, err
 		return a.proposeAltered(h, txs), nil
 	}
 	a.mu.Lock()
-	a.proposed = &proposal{height: h, hdr: txs[0], body: txs[1], b: b}
+	a.proposed = &proposal{height: h, hdr: txs[0], body: txs[1], b: p.Block}
 	a.mu.Unlock()
 	return txs, nil
 }
@@ -598,7 +606,7 @@ func (a *App) ProcessProposal(_ context.Context, req *abci.ProcessProposalReques
 		return &abci.ProcessProposalResponse{Status: abci.PROCESS_PROPOSAL_STATUS_REJECT}, nil
 	}
 	a.mu.Lock()
-	a.checked = &proposal{height: h, hdr: req.Txs[0], body: req.Txs[1], b: p.Block}
+	a.checked = &proposal{height: h, hdr: req.Txs[0], body: req.Txs[1], p: p}
 	a.mu.Unlock()
 	return &abci.ProcessProposalResponse{Status: abci.PROCESS_PROPOSAL_STATUS_ACCEPT}, nil
 }
@@ -629,10 +637,7 @@ func (a *App) Verify(h uint64, txs [][]byte) (*blocklayout.Proposal, error) {
 			return nil, fmt.Errorf("%w: %w", blocklayout.ErrBeaconInvalid, err)
 		}
 	}
-	if err := a.v.CheckSigned(p.Block, p.Txs); err != nil {
-		return nil, err
-	}
-	if err := a.v.CheckBlock(p.Block); err != nil {
+	if err := a.v.CheckBlock(p.Block, p.Txs); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -692,35 +697,37 @@ func (a *App) VerifyExtension(h uint64, addr, ext []byte) error {
 	return nil
 }
 
-// FinalizeBlock admits the block's submissions and applies it; the AppHash
-// is the state digest after it.
+// FinalizeBlock applies the decided block with what it carries (the
+// core learns the specs and results this validator had not seen; nothing
+// is admitted again); the AppHash is the state digest after it. The block
+// is decoded once: ProcessProposal's decoding is reused, and the core
+// reuses the execution of a block with the same hash.
 func (a *App) FinalizeBlock(_ context.Context, req *abci.FinalizeBlockRequest) (*abci.FinalizeBlockResponse, error) {
 	h := uint64(req.Height)
 	a.mu.Lock()
 	var b *chainlog.Block
+	carried := &chain.Carried{}
 	switch {
-	case a.proposed.same(h, req.Txs):
-		b = a.proposed.b
 	case a.checked.same(h, req.Txs):
-		b = a.checked.b
+		b, carried.Txs = a.checked.p.Block, a.checked.p.Txs
+	case a.proposed.same(h, req.Txs): // our own: its core built it
+		b, carried.Txs = a.proposed.b, learnable(req.Txs[2:])
 	}
 	a.proposed, a.checked = nil, nil
 	a.mu.Unlock()
-	var raw [][]byte
 	if b == nil { // replayed, or decided without our ProcessProposal
 		p, err := blocklayout.DecodeProposal(req.Txs, h, a.chainID)
 		if err != nil {
 			return nil, fmt.Errorf("cometbft: decided block %d does not decode: %w", h, err)
 		}
-		b, raw = p.Block, p.Raw
-	} else {
-		raw = req.Txs[2:]
+		b, carried.Txs = p.Block, p.Txs
 	}
-	for _, x := range raw {
-		_ = a.admit(x) // duplicates and refusals change nothing; the block's body is what executes
+	for _, x := range req.Txs[2:] {
+		if bytes.HasPrefix(x, []byte("C11J")) {
+			carried.Specs = append(carried.Specs, x)
+		}
 	}
-	a.v.NoteIncluded(raw) // §10.3: held reveals of the commitments it carries go at its commit
-	fb, err := a.v.FinalizeBlock(b)
+	fb, err := a.v.FinalizeBlock(b, carried)
 	if err != nil {
 		return nil, fmt.Errorf("cometbft: block %d: %w", h, err)
 	}
@@ -743,6 +750,29 @@ func (a *App) FinalizeBlock(_ context.Context, req *abci.FinalizeBlockRequest) (
 		a.onFin(h, fb.Out.StateDigest)
 	}
 	return res, nil
+}
+
+// learnable decodes the node transactions among raw that the core learns
+// from a decided block (chain.Core.Apply): CIP-2 commitments (held reveals
+// go at commit, §10.3), reveals and registrations. For its own proposal
+// nothing else needs decoding (the core built the block); these are
+// decoded even so, since the mempool the block drew from need not have
+// been admitted by this validator's own CheckTx (a shared test pool, or
+// CometBFT's after a restart of the app).
+func learnable(raw [][]byte) []*chain.Tx {
+	var out []*chain.Tx
+	for _, x := range raw {
+		if len(x) < 6 || string(x[:4]) != "C11T" {
+			continue
+		}
+		if k := chain.TxKind(x[5]); k != chain.TxCommit && k != chain.TxReveal && k != chain.TxRegister {
+			continue
+		}
+		if tx, err := chain.DecodeTx(x); err == nil {
+			out = append(out, tx)
+		}
+	}
+	return out
 }
 
 // updatesAt are the CometBFT validator updates FinalizeBlock(h) returns:
@@ -774,10 +804,13 @@ func (a *App) updatesAt(h uint64) []abci.ValidatorUpdate {
 	return nil
 }
 
-// Commit commits the state; pushes go out after (§10.1).
+// Commit commits the state; pushes go out after (§10.1). RetainHeight is
+// the validator's retention policy (default 0: CometBFT keeps every
+// block).
 func (a *App) Commit(context.Context, *abci.CommitRequest) (*abci.CommitResponse, error) {
 	a.pause.wait()
-	if err := a.v.CommitBlock(); err != nil {
+	retain, err := a.v.CommitBlock()
+	if err != nil {
 		return nil, err
 	}
 	a.syncEpochs()
@@ -787,7 +820,7 @@ func (a *App) Commit(context.Context, *abci.CommitRequest) (*abci.CommitResponse
 			a.gossip.publish(h, n, field)
 		}
 	}
-	return &abci.CommitResponse{}, nil
+	return &abci.CommitResponse{RetainHeight: int64(retain)}, nil
 }
 
 var _ abci.Application = (*App)(nil)

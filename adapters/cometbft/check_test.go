@@ -406,7 +406,7 @@ func TestVerifyRejectsUnsignedHeartbeat(t *testing.T) {
 	if err != nil || res.Code != CodeOK {
 		t.Fatalf("CheckTx of runner 2's heartbeat: %v %v", res, err)
 	}
-	valid := hn.prepare(t, 0, h, nil) // CometBFT's mempool handed the proposer nothing: its core carries the heartbeat
+	valid := hn.prepare(t, 0, h, [][]byte{hb.Bytes()}) // CometBFT's mempool (the only one) hands the proposer the heartbeat
 	p, err := checker.Verify(h, valid)
 	if err != nil {
 		t.Fatalf("the proposal with the heartbeat and its transaction is rejected: %v", err)

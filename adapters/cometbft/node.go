@@ -60,6 +60,9 @@ type NodeConfig struct {
 	// StallBlocks: as node.ValidatorConfig's (the unit is one CometBFT
 	// round, roundInterval).
 	StallBlocks int
+	// RetainHeight: as node.ValidatorConfig's, the RetainHeight App.Commit
+	// returns to CometBFT (nil: keep every block).
+	RetainHeight func(committed uint64) uint64
 }
 
 // Node is one validator of a network: the CIP-11 validator (QUIC server,
@@ -93,7 +96,17 @@ type mempoolEngine struct {
 	facts *consensusFacts // set before n (health.go)
 }
 
-func (e *mempoolEngine) BroadcastTx(raw []byte) error   { return e.broadcast(raw) }
+func (e *mempoolEngine) BroadcastTx(raw []byte) error { return e.broadcast(raw) }
+
+// Size is the number of transactions in CometBFT's mempool
+// (node.EngineSizer); 0 while the engine is not running.
+func (e *mempoolEngine) Size() int {
+	if n := e.n.Load(); n != nil {
+		return n.Mempool().Size()
+	}
+	return 0
+}
+
 func (e *mempoolEngine) BroadcastJob(spec []byte) error { return e.broadcast(spec) }
 
 func (e *mempoolEngine) broadcast(tx []byte) error {
@@ -197,7 +210,7 @@ func StartNode(ctx context.Context, cfg NodeConfig) (*Node, error) {
 	eng := &mempoolEngine{}
 	v, err := node.NewValidator(node.ValidatorConfig{Genesis: h.Genesis, Keys: h.Keys, DataDir: filepath.Join(cfg.Home, "node"),
 		NoSync: cfg.NoSync, RetainBlocks: cfg.RetainBlocks, Logger: cfg.Logger, Metrics: cfg.Metrics, Registerer: cfg.Registerer,
-		Engine: eng, OnPushes: cfg.OnPushes, StallBlocks: cfg.StallBlocks})
+		Engine: eng, OnPushes: cfg.OnPushes, StallBlocks: cfg.StallBlocks, RetainHeight: cfg.RetainHeight})
 	if err != nil {
 		return nil, err
 	}
@@ -254,6 +267,11 @@ func StartNode(ctx context.Context, cfg NodeConfig) (*Node, error) {
 		return nil, errors.Join(fmt.Errorf("cometbft: start: %w", err), dbs.closeAll())
 	}
 	nd.cmt = cn
+	for _, spec := range v.RecoveredJobs() { // CometBFT's mempool, the only one, lost them with the restart
+		if err := eng.BroadcastJob(spec); err != nil {
+			app.log.Warn("a recovered job could not re-enter the consensus mempool", "err", err)
+		}
+	}
 	return nd, nil
 }
 

@@ -2,7 +2,6 @@ package node
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/adapters/node/chain"
@@ -21,71 +20,83 @@ type Engine interface {
 	BroadcastJob(spec []byte) error
 }
 
-// The consensus steps below are the core's, run on the validator's loop,
-// for an Engine's application (ABCI++ PrepareProposal, ProcessProposal,
-// FinalizeBlock and Commit; D32). They must not be called from inside a
-// callback the loop itself is running.
+// EngineSizer is an Engine that reports how many transactions its
+// mempool holds (GET /status mempool, cip11_mempool_transactions): under
+// an engine its mempool is the only one.
+type EngineSizer interface {
+	Size() int
+}
 
-// ProposeBlock builds and executes block Height()+1 from the core's
-// mempool with cs and pres (chain.Core.Propose). Its execution stays open
-// for a FinalizeBlock of the same *Block. specs are the encoded specs of
-// the block's job submits, in order (nil for one the core knows only from
-// a block), the signed transactions of its presence certificates (§8.3
-// runner_signed), registrations and heartbeats (SPEC-NOTES C7), for the
-// engine to carry with the block.
-func (v *Validator) ProposeBlock(cs Consensus, pres []byte) (b *chainlog.Block, specs [][]byte, err error) {
+// The consensus steps below are the step API both drivers call the same
+// way (D32): an engine's application (adapters/cometbft: ABCI++
+// PrepareProposal, ProcessProposal, FinalizeBlock, Commit) and the
+// single-validator driver (ProduceBlock, producer.go). Each is one round
+// trip to the loop that owns the core. They must not be called from inside
+// a callback the loop itself is running.
+
+// ProposeBlock builds and executes block Height()+1 (chain.Core.Propose)
+// with cs and pres from txs, the engine's mempool (an engine's network),
+// or from the core's own pool (one validator: txs nil). The execution
+// stays open for a FinalizeBlock of a block with the same hash. The
+// proposal's Carry is what the engine must carry beside the body: the
+// specs of its job submits in order, the signed transactions of its
+// certificates (§8.3 runner_signed), registrations, heartbeats and results
+// (SPEC-NOTES C7).
+func (v *Validator) ProposeBlock(cs Consensus, pres []byte, txs [][]byte) (*chain.Proposal, error) {
+	var p *chain.Proposal
+	var err error
 	if derr := v.do(func(c *chain.Core) {
-		b, err = c.Propose(cs, pres)
+		start := v.now()
+		p, err = c.Propose(cs, pres, txs)
 		err = v.stepErr(c, err)
-		if err != nil {
-			return
-		}
-		for _, tx := range b.Txs {
-			switch {
-			case tx.Submit != nil:
-				specs = append(specs, c.Spec(tx.Submit.JobID))
-			case tx.Certificate != nil:
-				specs = append(specs, c.CertificateTx(tx.Certificate.Runner))
-			}
-		}
-		specs = append(specs, c.Signed(b)...)
+		v.spent = v.now().Sub(start) // a new open execution
 	}); derr != nil {
-		return nil, nil, derr
+		return nil, derr
 	}
-	return b, specs, err
+	return p, err
 }
 
-// CheckSigned checks that a block another validator proposed carries a
-// signed transaction for each registration and heartbeat (chain.Core.CheckSigned,
-// SPEC-NOTES C7); txs are the block's decoded node transactions.
-func (v *Validator) CheckSigned(b *chainlog.Block, txs []*chain.Tx) error {
-	var err error
-	if derr := v.do(func(c *chain.Core) { err = c.CheckSigned(b, txs) }); derr != nil {
-		return derr
-	}
-	return err
-}
-
-// CheckBlock executes a block another validator proposed and discards it
-// (chain.Core.Check): the verdict is deterministic.
-func (v *Validator) CheckBlock(b *chainlog.Block) error {
-	var err error
-	if derr := v.do(func(c *chain.Core) { err = v.stepErr(c, c.Check(b)) }); derr != nil {
-		return derr
-	}
-	return err
-}
-
-// FinalizeBlock executes the decided block (reusing ProposeBlock's
-// execution when b is the block it returned), appends it to the block log
-// and returns it with its outputs; the state digest is b.Out.StateDigest.
-// The state is committed by CommitBlock.
-func (v *Validator) FinalizeBlock(b *chainlog.Block) (*chainlog.Block, error) {
+// CheckBlock checks a block another validator proposed: it carries a
+// signed transaction for each registration, heartbeat, result and
+// reconfiguration (chain.Core.CheckSigned, SPEC-NOTES C7; txs are the
+// block's decoded node transactions), then it executes (chain.Core.Check;
+// the execution stays open for a FinalizeBlock of the same block). The
+// verdict is deterministic.
+func (v *Validator) CheckBlock(b *chainlog.Block, txs []*chain.Tx) error {
 	var err error
 	if derr := v.do(func(c *chain.Core) {
-		v.finStart = v.now()
-		_, err = c.Apply(b)
-		err = v.stepErr(c, err)
+		start := v.now()
+		if err = c.CheckSigned(b, txs); err == nil {
+			err = v.stepErr(c, c.Check(b))
+		}
+		v.spent = v.now().Sub(start)
+	}); derr != nil {
+		return derr
+	}
+	return err
+}
+
+// FinalizeBlock executes the decided block b (reusing the open execution
+// when b hashes to the block ProposeBlock or CheckBlock executed), learns
+// what it carries (carried: a network block's raw submissions; nil on one
+// validator: chain.Core.Apply), appends it to the block log and returns it
+// with its outputs; the state digest is b.Out.StateDigest. The CIP-2
+// commitments it carries are included once it commits: a multi-runner
+// reveal the server holds for one is released then, never on the
+// commitment's mere admission (§10.3 "MUST NOT submit an early reveal").
+// The state is committed by CommitBlock.
+func (v *Validator) FinalizeBlock(b *chainlog.Block, carried *chain.Carried) (*chainlog.Block, error) {
+	var err error
+	if derr := v.do(func(c *chain.Core) {
+		start := v.now()
+		if carried != nil {
+			carried.At = start
+		}
+		_, err = c.Apply(b, carried)
+		if err = v.stepErr(c, err); err == nil {
+			v.included = v.includedCommits(carried)
+		}
+		v.spent += v.now().Sub(start)
 	}); derr != nil {
 		return nil, derr
 	}
@@ -95,21 +106,43 @@ func (v *Validator) FinalizeBlock(b *chainlog.Block) (*chainlog.Block, error) {
 	return b, nil
 }
 
-// CommitBlock commits the finalized block and queues its pushes (§10.1:
-// only after commit).
-func (v *Validator) CommitBlock() error {
-	var err error
-	if derr := v.do(func(c *chain.Core) {
-		start := v.finStart
-		if start.IsZero() {
-			start = v.now()
-		}
-		err = v.commit(c, start)
-		v.finStart = time.Time{}
-	}); derr != nil {
-		return derr
+// includedCommits are the CIP-2 commitments among carried's transactions
+// (FinalizeBlock), for the sender to release held reveals of at commit;
+// none without a transport.
+func (v *Validator) includedCommits(carried *chain.Carried) []chain.Assignment {
+	if carried == nil || v.srv == nil {
+		return nil
 	}
-	return err
+	var cs []chain.Assignment
+	for _, tx := range carried.Txs {
+		if tx.Kind == TxCommit && tx.ChainID == uint64(v.g.ChainID) {
+			cs = append(cs, chain.Assignment{JobID: tx.JobID, Runner: tx.From})
+		}
+	}
+	return cs
+}
+
+// CommitBlock commits the finalized block and queues its pushes (§10.1:
+// only after commit). It returns the height below which the engine may
+// prune its blocks (ValidatorConfig.RetainHeight; 0: keep everything).
+func (v *Validator) CommitBlock() (retain uint64, err error) {
+	if derr := v.do(func(c *chain.Core) {
+		retain, err = v.commit(c, v.spent)
+		v.spent = 0
+	}); derr != nil {
+		return 0, derr
+	}
+	return retain, err
+}
+
+// RecoveredJobs are the encoded specs of the journaled jobs no block has
+// included yet, recovered at start (chain.Core.Recovered): the engine's
+// mempool lost them with the restart, so its driver offers them again
+// (Engine.BroadcastJob), each taken back once by AdmitJob.
+func (v *Validator) RecoveredJobs() [][]byte {
+	var out [][]byte
+	_ = v.do(func(c *chain.Core) { out = c.Recovered() })
+	return out
 }
 
 // PresenceInput is the proposer's local PresenceInputV1 for block h

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/adapters/node/chain"
+	"github.com/cip11/cip11/blocklayout"
 	"github.com/cip11/cip11/chainlog"
 )
 
@@ -17,6 +18,15 @@ type nopEngine struct{ txs, jobs int }
 
 func (e *nopEngine) BroadcastTx([]byte) error  { e.txs++; return nil }
 func (e *nopEngine) BroadcastJob([]byte) error { e.jobs++; return nil }
+
+func blockHash(t *testing.T, b *chainlog.Block) cip11.Hash {
+	t.Helper()
+	h, err := chain.BlockHash(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
 
 // oneValidatorNetwork is a network genesis whose set is the devnet's one
 // validator (its BLS key then is both the group key and share 1).
@@ -66,22 +76,35 @@ func TestEngineValidator(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, _, err := v.ProposeBlock(cs, nil)
+		p, err := v.ProposeBlock(cs, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		fb, err := v.FinalizeBlock(b)
+		// the engine decides the block as its transactions: decoded, it is
+		// a new *Block with the proposal's hash (its execution is reused)
+		txs, err := blocklayout.EncodeProposal(p.Block, p.Carry, p.Extra, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dp, err := blocklayout.DecodeProposal(txs, h, uint64(g.ChainID))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h1, h2 := blockHash(t, p.Block), blockHash(t, dp.Block); h1 != h2 {
+			t.Fatalf("block %d: the decoded proposal hashes to %x, the proposal to %x", h, h2, h1)
+		}
+		fb, err := v.FinalizeBlock(dp.Block, &chain.Carried{Txs: dp.Txs})
 		if err != nil || fb.Out.StateDigest == (cip11.Hash{}) {
 			t.Fatalf("FinalizeBlock %d: %v", h, err)
 		}
-		if err := v.CommitBlock(); err != nil {
-			t.Fatal(err)
+		if retain, err := v.CommitBlock(); err != nil || retain != 0 {
+			t.Fatalf("CommitBlock %d: %v, retain height %d (the default policy keeps everything)", h, err, retain)
 		}
 	}
 	if v.Height() != 3 || v.Status().BlockTimeMillis != 0 {
 		t.Fatalf("height %d, block_time_ms %d", v.Height(), v.Status().BlockTimeMillis)
 	}
-	if err := v.CheckBlock(&chainlog.Block{Height: 9}); !errors.Is(err, chain.ErrOutOfOrder) {
+	if err := v.CheckBlock(&chainlog.Block{Height: 9}, nil); !errors.Is(err, chain.ErrOutOfOrder) {
 		t.Fatalf("CheckBlock of a block not next: %v", err)
 	}
 	fail := fmt.Errorf("%w: injected", chain.ErrFailed)

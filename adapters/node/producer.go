@@ -71,3 +71,39 @@ func (s *Solo) seed(r seed.Round) (seed.Signature, bool, error) {
 	sig, err := seed.SignSeed(s.Key, s.Namespace, r)
 	return sig, err == nil, err
 }
+
+// ProduceBlock is the single-validator driver: it takes block Height()+1
+// through the step API exactly as an engine's application does (the
+// Producer decides the consensus context, the proposal draws from the
+// core's own pool, then FinalizeBlock and CommitBlock; D32), so that the
+// block is executed, logged and committed, and its pushes queued for the
+// sender (§10.1: only after the block is committed). It returns once the
+// block is committed; pushes go out after. One goroutine drives it (Run);
+// it must not be called concurrently with itself.
+func (v *Validator) ProduceBlock() error {
+	if err := v.Err(); err != nil {
+		return err
+	}
+	parent := v.LastBlock()
+	h := uint64(1)
+	if parent != nil {
+		h = uint64(parent.Height) + 1
+	}
+	cs, err := v.prod.Next(h, parent)
+	if err != nil {
+		return err
+	}
+	pres, err := v.PresenceInput(h) // nil (PhaseOff): no runner known present (§7.2)
+	if err != nil {
+		return fmt.Errorf("presence input: %w", err)
+	}
+	p, err := v.ProposeBlock(cs, pres, nil)
+	if err != nil {
+		return err
+	}
+	if _, err := v.FinalizeBlock(p.Block, nil); err != nil {
+		return err
+	}
+	_, err = v.CommitBlock()
+	return err
+}

@@ -67,12 +67,18 @@ type ValidatorConfig struct {
 	// Producer overrides block production (default: Solo from the keys).
 	Producer Producer
 	// Engine, if set, is an external consensus engine (adapters/cometbft,
-	// D29) that drives the core through ProposeBlock, CheckBlock,
-	// FinalizeBlock and CommitBlock; Run then produces no block itself and
-	// Producer is unused. Submissions (SubmitTx, SubmitJob) go to the
-	// engine's mempool, which hands them back to every validator through
-	// AdmitTx and AdmitJob (D33).
+	// D29) that drives the core through the step API (ProposeBlock,
+	// CheckBlock, FinalizeBlock, CommitBlock); Run then produces no block
+	// itself and Producer is unused. The engine's mempool is the only
+	// mempool: submissions (SubmitTx, SubmitJob) go to it, its admission
+	// check is AdmitTx and AdmitJob on every validator (journaled and
+	// tracked, pooled nowhere else), and proposals are built from the
+	// transactions it hands ProposeBlock (D33).
 	Engine Engine
+	// RetainHeight, if set, is the block retention policy CommitBlock
+	// reports (an engine's RetainHeight): given the committed height, the
+	// lowest height whose block must be kept. Nil or 0: keep everything.
+	RetainHeight func(committed uint64) uint64
 	// Now is the wall clock for latencies and event times (time.Now).
 	Now func() time.Time
 	// OnPushes, if set, is told each committed block's pushes as they are
@@ -195,12 +201,14 @@ type Validator struct {
 
 	core *chain.Core // owned by loop
 	// included are the commitments the block being finalized carries
-	// (NoteIncluded; loop only), handed to the sender at its commit.
+	// (FinalizeBlock; loop only), handed to the sender at its commit.
 	included []chain.Assignment
-	finStart time.Time // when FinalizeBlock began (loop only)
-	notHeld  atomic.Uint64
-	dupAcks  atomic.Uint64
-	seats    atomic.Uint64
+	// spent is the time the steps of the open block took so far (loop
+	// only): its execution time at commit.
+	spent   time.Duration
+	notHeld atomic.Uint64
+	dupAcks atomic.Uint64
+	seats   atomic.Uint64
 	// fresh are the seats the last committed block created (§10.1 still
 	// assigned, answered without the loop: Assigned)
 	fresh atomic.Pointer[map[cip11.Hash]freshSeats]
@@ -232,7 +240,7 @@ type sendItem struct {
 	pushes  []chain.Assignment
 	cancels []chain.Cancel
 	// included are the CIP-2 commitments (job, runner) the block carries
-	// (an Engine's block; NoteIncluded): after the block's pushes, a
+	// (an Engine's block; FinalizeBlock): after the block's pushes, a
 	// reveal the server holds for one may go (§10.3,
 	// quic.Server.CommitIncluded). The sender releases them: a released
 	// reveal is submitted, which runs on the loop.
@@ -421,7 +429,7 @@ func (v *Validator) open() (created []string, err error) {
 
 // revealOpen is the server's reveal-window test (§10.3). With an Engine
 // the window of a push opens only when a committed block includes its
-// commitment (CommitIncluded from NoteIncluded): never on its own, and not
+// commitment (CommitIncluded from FinalizeBlock): never on its own, and not
 // by the server's default, the block after the commitment was forwarded,
 // which a block without it can be. Without one the default stands (the
 // commitment's admission releases at once, AdmitTx).
@@ -440,7 +448,7 @@ func (v *Validator) recover(blocksPath string, specs []*chain.JobSpec, sync bool
 	core, err := chain.New(chain.Config{Params: v.p, ChainID: uint64(v.g.ChainID), Runners: v.g.chainRunners(),
 		Key: v.cfg.Keys.Peer, Exec: v.x, Log: blogPort{v}, Journal: journalPort{v}, Archive: v.archive,
 		RetainBlocks: v.cfg.RetainBlocks, Logger: v.log, History: historyPort{v}, ModeA: v.p.PresenceHardExcludeEnabled,
-		Admin: v.g.ReconfigAdmin})
+		Admin: v.g.ReconfigAdmin, ExternalMempool: v.cfg.Engine != nil, RetainHeight: v.cfg.RetainHeight})
 	if err != nil {
 		return err
 	}
@@ -787,58 +795,21 @@ func (v *Validator) Close() error {
 	return err
 }
 
-// ProduceBlock builds, executes, logs and commits the next block on the
-// loop, then queues its pushes for the sender (§10.1: only after the block
-// is committed). It returns once the block is committed; pushes go out
-// after.
-func (v *Validator) ProduceBlock() error {
-	var err error
-	if derr := v.do(func(c *chain.Core) { err = v.produce(c) }); derr != nil {
-		return derr
-	}
-	return err
-}
-
-// produce runs on the loop.
-func (v *Validator) produce(c *chain.Core) error {
-	if err := v.Err(); err != nil {
-		return err
-	}
-	start := v.now()
-	h := c.Height() + 1
-	cs, err := v.prod.Next(h, c.Last())
-	if err != nil {
-		return err
-	}
-	var pres []byte // nil (PhaseOff): no runner known present (§7.2)
-	if h > 1 && v.srv != nil {
-		if pres, err = v.srv.ProposerInput(h - 1); err != nil {
-			return fmt.Errorf("presence input: %w", err)
-		}
-	}
-	b, err := c.Propose(cs, pres)
-	if err != nil {
-		return v.fail(c, err)
-	}
-	if _, err := c.Apply(b); err != nil {
-		return v.fail(c, err)
-	}
-	return v.commit(c, start)
-}
-
 // commit commits the applied block and hands its pushes to the sender
-// (loop only); start is when the block's work began.
-func (v *Validator) commit(c *chain.Core, start time.Time) error {
-	res, err := c.Commit(v.now())
+// (loop only); spent is what the block's earlier steps took. It returns
+// the block's retain height (chain.Committed.RetainHeight).
+func (v *Validator) commit(c *chain.Core, spent time.Duration) (uint64, error) {
+	start := v.now()
+	res, err := c.Commit(start)
 	if err != nil {
-		return v.fail(c, err)
+		return 0, v.fail(c, err)
 	}
 	b := res.Block
 	h := uint64(b.Height)
 	applied := v.now()
 	c.MarkApplied(res, applied)
 	v.height.Store(h)
-	exec := applied.Sub(start)
+	exec := spent + applied.Sub(start)
 	c.NoteBlock(job.BlockSummary{Height: h, Time: applied, Txs: len(b.Txs), Assignments: len(b.Out.Assignments),
 		Pushed: len(res.Pushes), ExecMillis: float64(exec.Microseconds()) / 1000})
 	v.seats.Add(uint64(len(res.Pushes)))
@@ -870,7 +841,7 @@ func (v *Validator) commit(c *chain.Core, start time.Time) error {
 		m.ObserveBlock(exec)
 		m.SetJobs(c.Counts())
 		m.BlockProduced(h)
-		m.SetMempool(c.MempoolLen())
+		m.SetMempool(v.mempoolLen(c))
 		if len(b.Out.Certificates) > 0 || v.p.PresenceHardExcludeEnabled {
 			m.CertificatesExecuted(chain.CertificateOutcomes(b))
 			if proven, _, err := c.ModeACoverage(); err == nil {
@@ -883,7 +854,7 @@ func (v *Validator) commit(c *chain.Core, start time.Time) error {
 			v.log.Info("presence certificate rejected (§8.3)", "height", h, "runner", o.Runner, "result", o.Result, "counted", o.Counted)
 		}
 	}
-	return nil
+	return res.RetainHeight, nil
 }
 
 // noteEpochs adds the epoch a committed block's reconfiguration emits
@@ -998,35 +969,10 @@ func (v *Validator) admitTx(ctx context.Context, raw []byte) (*Tx, error) {
 		// and no mempool gossips, so admission is its inclusion. With an
 		// Engine admission is only CometBFT's mempool (gossiped at once):
 		// the reveal waits for a committed block that carries the
-		// commitment (NoteIncluded, released at its commit).
+		// commitment (FinalizeBlock, released at its commit).
 		_ = v.srv.CommitIncluded(tx.JobID, tx.From)
 	}
 	return tx, err
-}
-
-// NoteIncluded is told the raw transactions of the block an Engine is
-// finalizing (before CommitBlock): the CIP-2 commitments among them are
-// included once it commits, and a multi-runner reveal the server holds for
-// one is released then, never on the commitment's mere admission to the
-// engine's mempool (§10.3 "MUST NOT submit an early reveal").
-// Transactions that do not decode, or are signed for another chain, are
-// skipped (the block's execution decides what they mean).
-func (v *Validator) NoteIncluded(raw [][]byte) {
-	var cs []chain.Assignment
-	for _, x := range raw {
-		if len(x) < 6 || string(x[:4]) != "C11T" || TxKind(x[5]) != TxCommit {
-			continue // not a commitment: no signature to check
-		}
-		tx, err := DecodeTx(x)
-		if err != nil || tx.Kind != TxCommit || tx.ChainID != uint64(v.g.ChainID) {
-			continue
-		}
-		cs = append(cs, chain.Assignment{JobID: tx.JobID, Runner: tx.From})
-	}
-	if len(cs) == 0 || v.srv == nil {
-		return
-	}
-	_ = v.do(func(*chain.Core) { v.included = append(v.included, cs...) })
 }
 
 // SubmitJob accepts a job: the spec is checked, written to jobs.jsonl
@@ -1051,7 +997,8 @@ func (v *Validator) submitJob(ctx context.Context, spec *JobSpec) (cip11.Hash, e
 }
 
 // AdmitJob is the core's job admission (SubmitJob without an Engine; the
-// engine's mempool check with one).
+// engine's mempool check with one, where the job is journaled and tracked
+// but pooled only in the engine's mempool).
 func (v *Validator) AdmitJob(spec *JobSpec) (cip11.Hash, error) {
 	return v.admitJob(context.Background(), spec)
 }
@@ -1168,7 +1115,7 @@ func (v *Validator) status(ctx context.Context) (httpapi.Status, error) {
 	var last job.BlockSummary
 	var applied bool
 	if err := v.doCtx(ctx, func(c *chain.Core) {
-		h, mp = c.Height(), c.MempoolLen()
+		h, mp = c.Height(), v.mempoolLen(c)
 		if view, err := v.x.Store().Registry().At(h); err == nil {
 			n = len(view.ActiveRunners())
 		}
@@ -1185,6 +1132,15 @@ func (v *Validator) status(ctx context.Context) (httpapi.Status, error) {
 	}
 	v.addHealth(&st, v.now(), last, applied, facts, engine) // health.go
 	return st, nil
+}
+
+// mempoolLen is what waits for a block: the engine's mempool when it is
+// the only one and reports its size (EngineSizer), else the core's pool.
+func (v *Validator) mempoolLen(c *chain.Core) int {
+	if e, ok := v.cfg.Engine.(EngineSizer); ok {
+		return e.Size()
+	}
+	return c.MempoolLen()
 }
 
 // committedRegistry is the QUIC server's view of the registry: views at

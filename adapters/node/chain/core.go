@@ -1,6 +1,7 @@
 package chain
 
 import (
+	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
 	"log/slog"
@@ -73,6 +74,17 @@ type Config struct {
 	// node can give them back (RestoreHistory); block events are rebuilt
 	// from the block log.
 	History History
+	// ExternalMempool: a consensus engine's mempool (CometBFT's, D33) is
+	// the only mempool. Admission (SubmitJob, SubmitTx: CheckTx) checks,
+	// journals and tracks but pools nothing; [Core.Propose] builds from
+	// the transactions the engine hands it; [Core.Apply] learns what the
+	// decided block carries. Off: the core keeps its own pool (one
+	// validator) and Propose draws from it.
+	ExternalMempool bool
+	// RetainHeight is the retention policy Commit reports
+	// ([Committed.RetainHeight]): given the committed height, the lowest
+	// height whose block the engine must keep (nil or 0: keep everything).
+	RetainHeight func(committed uint64) uint64
 }
 
 // Defaults of [Config].
@@ -127,8 +139,12 @@ type Core struct {
 	last *chainlog.Block
 	err  error // sticky failure (ErrFailed)
 
-	open    *chainlog.Block // executed, not committed
-	applied bool            // open is in the block log and awaits Commit
+	open     *chainlog.Block // executed, not committed
+	openHash cip11.Hash      // BlockHash(open): what a later step's block must hash to, to reuse it
+	applied  bool            // open is in the block log and awaits Commit
+	// drawn is the pool the open proposal drew from (Signed,
+	// CertificateTx); nil: the core's own.
+	drawn *mempool
 
 	mem       mempool
 	jobs      map[cip11.Hash]*trackedJob
@@ -185,26 +201,91 @@ func (c *Core) check() error {
 func (c *Core) discardOpen() {
 	if c.open != nil && !c.applied {
 		c.x.Discard()
-		c.open = nil
+		c.open, c.drawn = nil, nil
 	}
 }
 
-// Propose builds block h = Height()+1 from the mempool and the consensus
-// context, with pres as its PresenceInputV1 (§7.2; ignored at h = 1, whose
-// registry(0) is empty; nil: no runner known present, every runner in the
-// fallback pool), and executes it (D23 transaction order).
+// keep records b's execution as the open one, keyed by its hash.
+func (c *Core) keep(b *chainlog.Block) error {
+	h, err := BlockHash(b)
+	if err != nil {
+		c.x.Discard()
+		return fmt.Errorf("%w: block %d: %w", ErrInvalidBlock, b.Height, err)
+	}
+	c.open, c.openHash = b, h
+	return nil
+}
+
+// BlockHash is the hash of block b's inputs (its chainlog encoding without
+// Out): two blocks with the same hash execute to the same outputs, so the
+// core keys its open execution by it, never by pointer identity (a block
+// decoded again from an engine's transactions reuses its execution).
+func BlockHash(b *chainlog.Block) (cip11.Hash, error) {
+	in := *b
+	in.Out = chainlog.Output{}
+	enc, err := chainlog.EncodeBlock(&in)
+	if err != nil {
+		return cip11.Hash{}, err
+	}
+	return sha256.Sum256(enc), nil
+}
+
+// Proposal is what [Core.Propose] returns: the executed block (Out set)
+// and the submissions a network block must carry beside its body
+// (blocklayout): the spec of each job it submits, in order, the signed
+// transaction of each certificate, then those behind its registrations,
+// heartbeats, results and reconfiguration (Signed).
+type Proposal struct {
+	Block *chainlog.Block
+	Carry [][]byte
+	// Extra are the given transactions (Config.ExternalMempool) the block
+	// should carry beyond Carry, as room allows: CIP-2 commitments and
+	// reveals (a carried commitment is an included one, §10.3) and what
+	// no block can use any more (an included job's spec, a spent
+	// heartbeat), so that the engine's mempool drains it. What still
+	// waits (a job past MaxBlockSubmits, a heartbeat signed for a later
+	// height) is in neither: it stays in the engine's mempool.
+	Extra [][]byte
+}
+
+// Carried is what a decided network block carries beside its body
+// (blocklayout's raw submissions), for [Core.Apply] to learn: the encoded
+// job specs and the decoded, signature-checked node transactions.
+type Carried struct {
+	Specs [][]byte
+	Txs   []*Tx
+	// At stamps the job events of what is learned.
+	At time.Time
+}
+
+// Propose builds block h = Height()+1 and executes it (D23 transaction
+// order), with the consensus context cs and pres as its PresenceInputV1
+// (§7.2; ignored at h = 1, whose registry(0) is empty; nil: no runner
+// known present, every runner in the fallback pool). It draws from txs,
+// the engine's mempool (raw job specs and node transactions, in the
+// engine's order), with Config.ExternalMempool, and from the core's own
+// pool otherwise (txs must then be empty). What the block cannot carry
+// (a job already included, a heartbeat already counted, a malformed
+// transaction) is left out.
 // The returned block carries its Output; its execution stays open for a
-// following Apply of the same block and is discarded by any other step.
-// A transaction the mempool's checks let through but the block rejects is
-// dropped: the block is proposed without transactions.
-func (c *Core) Propose(cs Consensus, pres []byte) (*chainlog.Block, error) {
+// following Apply of a block with the same hash and is discarded by any
+// other step. A transaction the checks let through but the block rejects
+// is dropped: the block is proposed without transactions.
+func (c *Core) Propose(cs Consensus, pres []byte, txs [][]byte) (*Proposal, error) {
 	if err := c.check(); err != nil {
 		return nil, err
 	}
 	if c.applied {
 		return nil, fmt.Errorf("%w: propose while block %d awaits Commit", ErrOutOfOrder, c.open.Height)
 	}
+	if len(txs) > 0 && !c.cfg.ExternalMempool {
+		return nil, fmt.Errorf("%w: transactions handed to a core with its own mempool", ErrBadRequest)
+	}
 	c.discardOpen()
+	m, extra := &c.mem, [][]byte(nil)
+	if c.cfg.ExternalMempool {
+		m, extra = c.poolFrom(txs)
+	}
 	h := c.Height() + 1
 	b := &chainlog.Block{
 		Height: chainlog.U64(h), Round: chainlog.Round{Epoch: chainlog.U64(cs.Round.Epoch), View: chainlog.U64(cs.Round.View)},
@@ -235,8 +316,8 @@ func (c *Core) Propose(cs Consensus, pres []byte) (*chainlog.Block, error) {
 	if b.ConsumedSeeds, err = engine.ProposeConsumedSeeds(c.x.Store().Pending(), cs.Round, cs.Finalized, cs.Seed); err != nil {
 		return nil, fmt.Errorf("consumed seeds: %w", err)
 	}
-	c.registryOps(h, b)
-	full := c.txs(h, b)
+	c.registryOps(h, b, m)
+	full := c.txs(h, b, m)
 	out, err := c.x.Execute(b)
 	if err != nil && full {
 		c.log.Warn("block invalid with its transactions; proposing it without them", "height", h, "err", err)
@@ -247,16 +328,29 @@ func (c *Core) Propose(cs Consensus, pres []byte) (*chainlog.Block, error) {
 		return nil, fmt.Errorf("%w: block %d: %w", ErrInvalidBlock, h, err)
 	}
 	b.Out = out
-	c.open = b
-	return b, nil
+	if err := c.keep(b); err != nil {
+		return nil, err
+	}
+	c.drawn = m
+	var carry [][]byte
+	for _, tx := range b.Txs {
+		switch {
+		case tx.Submit != nil:
+			carry = append(carry, c.Spec(tx.Submit.JobID))
+		case tx.Certificate != nil:
+			carry = append(carry, c.CertificateTx(tx.Certificate.Runner))
+		}
+	}
+	return &Proposal{Block: b, Carry: append(carry, c.Signed(b)...), Extra: extra}, nil
 }
 
 // Check executes block b, proposed by someone else. With b.Out set (a
 // block read from a log) the outputs must match it too. It is
 // deterministic: every validator reaches the same verdict. A valid b gets
 // its Out and, like Propose's block, keeps its execution open for a
-// following Apply of the same *Block (ProcessProposal then FinalizeBlock
-// execute once); any other step discards it. An invalid b is discarded.
+// following Apply of a block with the same hash (ProcessProposal then
+// FinalizeBlock execute once); any other step discards it. An invalid b is
+// discarded.
 func (c *Core) Check(b *chainlog.Block) error {
 	if err := c.check(); err != nil {
 		return err
@@ -280,8 +374,7 @@ func (c *Core) Check(b *chainlog.Block) error {
 		}
 	}
 	b.Out = out
-	c.open = b
-	return nil
+	return c.keep(b)
 }
 
 func hasOutput(o *chainlog.Output) bool {
@@ -293,11 +386,17 @@ type Applied struct {
 	Block *chainlog.Block
 }
 
-// Apply executes the decided block b (reusing the open execution when b is
-// the block Propose returned), sets b.Out and appends b to the block log.
-// The state is committed by the following Commit. A failed append puts
-// the core into the failed state.
-func (c *Core) Apply(b *chainlog.Block) (*Applied, error) {
+// Apply executes the decided block b (reusing the open execution when b
+// hashes to the block Propose or Check executed, BlockHash), sets b.Out
+// and appends b to the block log. With carried (a network block's raw
+// submissions) it first learns what the block brings that admission did
+// not: the spec of each job the body submits and the core does not track
+// (journaled once, before the block log holds the block), the CIP-2
+// commitments and reveals, the keys of registering runners. Nothing is
+// admitted again and nothing enters a mempool. The state is committed by
+// the following Commit. A failed journal or block-log append puts the
+// core into the failed state.
+func (c *Core) Apply(b *chainlog.Block, carried *Carried) (*Applied, error) {
 	if err := c.check(); err != nil {
 		return nil, err
 	}
@@ -308,7 +407,12 @@ func (c *Core) Apply(b *chainlog.Block) (*Applied, error) {
 		c.discardOpen()
 		return nil, fmt.Errorf("%w: block %d at height %d", ErrOutOfOrder, h, c.Height())
 	}
-	if c.open != b {
+	hash, err := BlockHash(b)
+	if err != nil {
+		c.discardOpen()
+		return nil, fmt.Errorf("%w: block %d: %w", ErrInvalidBlock, b.Height, err)
+	}
+	if c.open == nil || hash != c.openHash {
 		c.discardOpen()
 		out, err := c.x.Execute(b)
 		if err != nil {
@@ -316,16 +420,76 @@ func (c *Core) Apply(b *chainlog.Block) (*Applied, error) {
 			return nil, fmt.Errorf("%w: block %d: %w", ErrInvalidBlock, b.Height, err)
 		}
 		b.Out = out
+		c.open, c.openHash = b, hash
+	} else if c.open != b {
+		b.Out = c.open.Out
 		c.open = b
+	}
+	if err := c.learn(b, carried); err != nil {
+		c.x.Discard()
+		c.open, c.drawn = nil, nil
+		return nil, err
 	}
 	if err := c.cfg.Log.Append(b); err != nil {
 		c.x.Discard()
-		c.open = nil
+		c.open, c.drawn = nil, nil
 		c.err = failed(fmt.Sprintf("block log append of block %d", b.Height), err)
 		return nil, c.err
 	}
 	c.applied = true
 	return &Applied{Block: b}, nil
+}
+
+// learn takes in what decided block b carries beside its body (Apply):
+// specs of the jobs b submits that the core does not track (journaled,
+// then tracked), every CIP-2 commitment and reveal (the verifier's, as
+// admission would have recorded them; known ones change nothing), and the
+// keys of the runners b registers (the poll fallback, §14).
+func (c *Core) learn(b *chainlog.Block, carried *Carried) error {
+	if carried == nil {
+		return nil
+	}
+	for _, raw := range carried.Specs {
+		spec, err := DecodeJobSpec(raw)
+		if err != nil {
+			continue
+		}
+		p := spec.Encode()
+		id := cip11.Keccak256([]byte(JobIDDomain), p)
+		if c.jobs[id] != nil || !submits(b, id) {
+			continue
+		}
+		if err := c.cfg.Journal.Append(p); err != nil {
+			c.err = failed("job journal append", err)
+			return c.err
+		}
+		c.trackEncoded(spec, id, p)
+	}
+	for _, tx := range carried.Txs {
+		if tx.ChainID != c.cfg.ChainID {
+			continue
+		}
+		switch tx.Kind {
+		case TxCommit, TxReveal:
+			if h := tx.Hash(); !c.mem.known[h] && !c.mem.old[h] && c.verifyResult(tx, carried.At) == nil {
+				c.stats.ResultsForwarded++
+				c.mem.known[h] = true
+			}
+		case TxRegister:
+			c.learnKey(tx)
+		}
+	}
+	return nil
+}
+
+// submits reports whether b's body submits job id.
+func submits(b *chainlog.Block, id cip11.Hash) bool {
+	for _, tx := range b.Txs {
+		if tx.Submit != nil && tx.Submit.JobID == id {
+			return true
+		}
+	}
+	return false
 }
 
 // Assignment is one push the driver must send after Commit (§10.1): the
@@ -346,12 +510,16 @@ type Cancel struct {
 	Reason wire.CancelReason
 }
 
-// Committed is what [Core.Commit] returns: the committed block and what the
-// driver must send for it.
+// Committed is what [Core.Commit] returns: the committed block, what the
+// driver must send for it, and the retention its engine may apply.
 type Committed struct {
 	Block   *chainlog.Block
 	Pushes  []Assignment
 	Cancels []Cancel
+	// RetainHeight is Config.RetainHeight's answer for the block: the
+	// lowest height whose block must be kept (0: keep everything; never
+	// above the block's height).
+	RetainHeight uint64
 }
 
 // Commit commits the applied block's state, advances the mempool and the
@@ -369,8 +537,12 @@ func (c *Core) Commit(now time.Time) (*Committed, error) {
 		c.err = failed(fmt.Sprintf("state commit of block %d", b.Height), err)
 		return nil, c.err
 	}
-	c.open, c.applied = nil, false
-	return c.advance(b, now, c.presentAt(b)), nil
+	c.open, c.applied, c.drawn = nil, false, nil
+	res := c.advance(b, now, c.presentAt(b))
+	if f := c.cfg.RetainHeight; f != nil {
+		res.RetainHeight = min(f(uint64(b.Height)), uint64(b.Height))
+	}
+	return res, nil
 }
 
 // advance moves the core past committed block b (Commit and Restore):
@@ -530,10 +702,10 @@ func (c *Core) lastHeartbeats() func(a cip11.Address) (uint64, bool) {
 }
 
 // registryOps adds genesis registrations (block 1), registrations and
-// on-chain heartbeats from the mempool (§7.1). Heartbeats name registry
+// on-chain heartbeats from the pool m (§7.1). Heartbeats name registry
 // indices in ACTIVE_RUNNERS order after this block's registrations.
-func (c *Core) registryOps(h uint64, b *chainlog.Block) {
-	if h > 1 && len(c.mem.regs) == 0 && len(c.mem.beats) == 0 {
+func (c *Core) registryOps(h uint64, b *chainlog.Block, m *mempool) {
+	if h > 1 && len(m.regs) == 0 && len(m.beats) == 0 {
 		return
 	}
 	added := map[cip11.Address]int{} // this block's registrations
@@ -552,13 +724,13 @@ func (c *Core) registryOps(h uint64, b *chainlog.Block) {
 			register(r.Address, r.Stake, r.ReputationX1e9)
 		}
 	}
-	for _, tx := range c.mem.regs {
+	for _, tx := range m.regs {
 		stake := cip11.U128{Hi: binary.BigEndian.Uint64(tx.Payload[:8]), Lo: binary.BigEndian.Uint64(tx.Payload[8:16])}
 		register(tx.From, stake, 1_000_000_000)
 	}
 	reg, lastHB := c.x.Store().Registrar(), c.lastHeartbeats()
 	var beats []uint32
-	for a, tx := range c.mem.beats { // sorted below
+	for a, tx := range m.beats { // sorted below
 		i, ok := c.runnerIdx[a]
 		if !ok {
 			if i, ok = added[a]; !ok {

@@ -75,18 +75,18 @@ func (w *world) propose() *chainlog.Block {
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	b, err := w.c.Propose(cs, nil)
+	p, err := w.c.Propose(cs, nil, nil)
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	return b
+	return p.Block
 }
 
 // block runs one whole Propose → Apply → Commit step.
 func (w *world) block() *chain.Committed {
 	w.t.Helper()
 	b := w.propose()
-	if _, err := w.c.Apply(b); err != nil {
+	if _, err := w.c.Apply(b, nil); err != nil {
 		w.t.Fatal(err)
 	}
 	w.now = w.now.Add(time.Second)
@@ -196,18 +196,18 @@ func TestCoreStepOrder(t *testing.T) {
 	b := w.propose()
 	skip := *b
 	skip.Height = 2
-	if _, err := w.c.Apply(&skip); !errors.Is(err, chain.ErrOutOfOrder) {
+	if _, err := w.c.Apply(&skip, nil); !errors.Is(err, chain.ErrOutOfOrder) {
 		t.Fatalf("Apply of block 2 at height 0: %v", err)
 	}
 	b = w.propose()
-	if _, err := w.c.Apply(b); err != nil {
+	if _, err := w.c.Apply(b, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.c.Apply(b); !errors.Is(err, chain.ErrOutOfOrder) {
+	if _, err := w.c.Apply(b, nil); !errors.Is(err, chain.ErrOutOfOrder) {
 		t.Fatalf("a second Apply: %v", err)
 	}
 	cs, _ := w.prod.Next(2, b)
-	if _, err := w.c.Propose(cs, nil); !errors.Is(err, chain.ErrOutOfOrder) {
+	if _, err := w.c.Propose(cs, nil, nil); !errors.Is(err, chain.ErrOutOfOrder) {
 		t.Fatalf("Propose while a block awaits Commit: %v", err)
 	}
 	if err := w.c.Check(b); !errors.Is(err, chain.ErrOutOfOrder) {
@@ -245,7 +245,7 @@ func TestCoreCheck(t *testing.T) {
 		t.Fatalf("Check committed: height %d, log %d", w.c.Height(), len(w.log.Blocks))
 	}
 	// the proposal is still applicable after checks discarded it
-	if _, err := w.c.Apply(&good); err != nil {
+	if _, err := w.c.Apply(&good, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := w.c.Commit(w.now); err != nil {
@@ -265,7 +265,7 @@ func TestCoreFailedAppendIsSticky(t *testing.T) {
 	disk := errors.New("no space left on device")
 	w.log.Fail = disk
 	b := w.propose()
-	_, err := w.c.Apply(b)
+	_, err := w.c.Apply(b, nil)
 	if !errors.Is(err, chain.ErrFailed) || !errors.Is(err, disk) {
 		t.Fatalf("Apply with a failing log: %v", err)
 	}
@@ -277,7 +277,7 @@ func TestCoreFailedAppendIsSticky(t *testing.T) {
 		t.Fatalf("store committed height %d after a failed append", h)
 	}
 	cs, _ := w.prod.Next(2, w.c.Last())
-	if _, err := w.c.Propose(cs, nil); !errors.Is(err, chain.ErrFailed) {
+	if _, err := w.c.Propose(cs, nil, nil); !errors.Is(err, chain.ErrFailed) {
 		t.Fatalf("Propose after failure: %v", err)
 	}
 	if _, err := w.c.SubmitJob(&chain.JobSpec{Runners: 1, TimeoutBlocks: 5, Kind: 1}, w.now); !errors.Is(err, chain.ErrFailed) {
@@ -391,7 +391,7 @@ func TestCoreRestore(t *testing.T) {
 		if err := w2.c.Check(&b); err != nil {
 			t.Fatalf("block %d: %v", b.Height, err)
 		}
-		if _, err := w2.c.Apply(&b); err != nil {
+		if _, err := w2.c.Apply(&b, nil); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := w2.c.Commit(time.Time{}); err != nil {
@@ -471,7 +471,7 @@ func TestCoreKeepsUndrawnHeartbeats(t *testing.T) {
 		if err := b.c.Check(blk); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := b.c.Apply(blk); err != nil {
+		if _, err := b.c.Apply(blk, nil); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := b.c.Commit(b.now); err != nil {
@@ -491,7 +491,7 @@ func TestCoreKeepsUndrawnHeartbeats(t *testing.T) {
 	if len(blk.Heartbeats) != 0 {
 		t.Fatalf("a's block carries heartbeats %v", blk.Heartbeats)
 	}
-	if _, err := b.c.Apply(blk); err != nil {
+	if _, err := b.c.Apply(blk, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := b.c.Commit(b.now); err != nil {

@@ -9,20 +9,32 @@
 // A block's life maps one to one onto a BFT engine's calls (CometBFT's
 // ABCI++ PrepareProposal, ProcessProposal, FinalizeBlock, Commit):
 //
-//   - [Core.Propose] builds block h = Height()+1 from the mempool and a
-//     consensus context ([Consensus]: round, parent beacon R_{h−1},
-//     finalized height, observed seeds, §9.2) and executes it speculatively.
-//     The execution is kept open, so that applying the very same block
-//     does not execute it twice; any other step discards it.
-//   - [Core.Check] executes a block proposed by someone else and discards
-//     the result (deterministic, §17).
-//   - [Core.Apply] executes a decided block, appends it to the block log and
+//   - [Core.Propose] builds block h = Height()+1 from a consensus context
+//     ([Consensus]: round, parent beacon R_{h−1}, finalized height,
+//     observed seeds, §9.2) and either the core's own pool (one validator)
+//     or the transactions the engine's mempool hands it
+//     ([Config.ExternalMempool]: CometBFT's mempool is then the only one),
+//     and executes it speculatively. The execution is kept open under the
+//     block's hash ([BlockHash]), so that applying a block with the same
+//     hash (the same *Block or one decoded again) does not execute it
+//     twice; any other step discards it. The [Proposal] lists what a
+//     network block carries beside its body.
+//   - [Core.Check] executes a block proposed by someone else (deterministic,
+//     §17), its execution kept open the same way.
+//   - [Core.Apply] executes a decided block (or reuses the open execution),
+//     learns what it carries that admission did not see ([Carried]: specs,
+//     results; nothing is admitted again), appends it to the block log and
 //     returns its outputs; nothing is committed yet.
 //   - [Core.Commit] commits the applied block's state, advances the job
 //     tracker and returns what the driver must send: the pushes of §10.1 for
 //     every newly seated runner and the JobCancels of §10.5 for seats that
-//     were re-drawn or jobs that expired. Pushes are never speculative: only
-//     Commit returns them.
+//     were re-drawn or jobs that expired, with the retention policy's
+//     RetainHeight. Pushes are never speculative: only Commit returns them.
+//
+// Both drivers call these steps the same way: the single-validator driver
+// (node.Validator.ProduceBlock) and CometBFT's ABCI++ application
+// (PrepareProposal, ProcessProposal, FinalizeBlock, Commit). Admission
+// (SubmitJob, SubmitTx) is CheckTx's under an engine.
 //
 // A failed block-log append or state commit puts the core into a failed
 // state: every later step returns an error wrapping [ErrFailed] and the

@@ -78,13 +78,18 @@ func (c *Core) SubmitJob(spec *JobSpec, now time.Time) (cip11.Hash, error) {
 	if err := spec.Check(); err != nil {
 		return cip11.Hash{}, err
 	}
-	id := spec.ID()
+	p := spec.Encode() // encoded and hashed once
+	id := cip11.Keccak256([]byte(JobIDDomain), p)
 	if n := c.registered(); int64(spec.Runners) > int64(n) {
 		// refused now rather than seated short: a committee of M needs M
 		// registered runners (issue 18 item 17, docs/http-api.md)
 		return id, fmt.Errorf("%w: the job asks for %d runners and %d are registered", ErrBadRequest, spec.Runners, n)
 	}
-	if c.jobs[id] != nil {
+	if t := c.jobs[id]; t != nil {
+		if t.reoffer && t.state == job.StateSubmitted {
+			t.reoffer = false // journaled and tracked already: back in the engine's mempool
+			return id, nil
+		}
 		return id, fmt.Errorf("%w: job %s", ErrDuplicate, id)
 	}
 	if n := c.mem.Len(); n >= c.cfg.MaxMempool {
@@ -93,13 +98,14 @@ func (c *Core) SubmitJob(spec *JobSpec, now time.Time) (cip11.Hash, error) {
 	if v, ok, _ := c.cfg.Archive.Get(id); ok && v.ID == id {
 		return id, fmt.Errorf("%w: job %s (ended)", ErrDuplicate, id)
 	}
-	p := spec.Encode()
 	if err := c.cfg.Journal.Append(p); err != nil {
 		c.err = failed("job journal append", err)
 		return id, c.err
 	}
-	c.track(spec)
-	c.mem.submits = append(c.mem.submits, id)
+	c.trackEncoded(spec, id, p)
+	if !c.cfg.ExternalMempool { // else the engine's mempool holds it
+		c.mem.submits = append(c.mem.submits, id)
+	}
 	return id, nil
 }
 
@@ -119,8 +125,26 @@ func (c *Core) LoadJob(spec *JobSpec) {
 	if c.jobs[id] != nil {
 		return
 	}
-	c.track(spec)
-	c.mem.submits = append(c.mem.submits, id)
+	t := c.track(spec)
+	if !c.cfg.ExternalMempool {
+		c.mem.submits = append(c.mem.submits, id)
+	}
+	t.reoffer = c.cfg.ExternalMempool
+}
+
+// Recovered are the specs of the journaled jobs no block has included
+// yet, in submission order, under an engine's mempool
+// (Config.ExternalMempool): it lost them with the restart, so the driver
+// hands them to it again, and SubmitJob takes each back once without
+// journaling it twice. Nil with the core's own pool, which keeps them.
+func (c *Core) Recovered() [][]byte {
+	var out [][]byte
+	for _, id := range c.live {
+		if t := c.jobs[id]; t.reoffer && t.state == job.StateSubmitted {
+			out = append(out, t.p)
+		}
+	}
+	return out
 }
 
 // FinishRecovery ends recovery: journaled jobs the block log included leave
@@ -145,8 +169,10 @@ func (c *Core) dropIncluded() {
 }
 
 // SubmitTx is transaction admission (POST /submit and the QUIC result path,
-// §10.3): decode and verify, then hand to the mempool (registrations,
-// heartbeats) or the result verifier (CIP-2 commits and reveals).
+// §10.3; an engine's CheckTx): decode and verify, then hand to the mempool
+// (registrations, heartbeats, certificates, a reconfiguration; with
+// Config.ExternalMempool only checked: the engine's mempool holds them) or
+// the result verifier (CIP-2 commits and reveals).
 func (c *Core) SubmitTx(raw []byte, now time.Time) (*Tx, error) {
 	if err := c.check(); err != nil {
 		return nil, err
@@ -169,33 +195,104 @@ func (c *Core) SubmitTx(raw []byte, now time.Time) (*Tx, error) {
 	if (tx.Kind == TxHeartbeat || tx.Kind == TxRegister || tx.Kind == TxCertificate) && c.mem.Len() >= c.cfg.MaxMempool {
 		return tx, fmt.Errorf("%w: %d entries wait for a block (max %d)", ErrMempoolFull, c.mem.Len(), c.cfg.MaxMempool)
 	}
-	switch tx.Kind {
-	case TxHeartbeat:
-		if last, ok := c.lastHeartbeats()(tx.From); ok && tx.Nonce <= last {
-			return tx, fmt.Errorf("%w: %w: signed at %d, last_heartbeat %d (§7.1: a heartbeat counts once)", ErrBadRequest, ErrHeartbeatSpent, tx.Nonce, last)
-		}
-		if w := c.mem.beats[tx.From]; w == nil || tx.Nonce > w.Nonce {
-			c.mem.beats[tx.From] = tx
-		}
-	case TxRegister:
-		c.mem.regs = append(c.mem.regs, tx)
-	case TxCommit, TxReveal:
-		if err := c.verifyResult(tx, now); err != nil {
-			return tx, err
-		}
-		c.stats.ResultsForwarded++
-	case TxCertificate:
-		if err := c.admitCertificate(tx); err != nil {
-			return tx, err
-		}
-	case TxReconfigure:
-		if err := c.admitReconfigure(tx); err != nil {
-			return tx, err
-		}
+	m := &c.mem
+	if c.cfg.ExternalMempool {
+		m = nil
+	}
+	if err := c.pool(m, tx, now, true); err != nil {
+		return tx, err
 	}
 	c.mem.known[hash] = true
 	c.learnKey(tx)
 	return tx, nil
+}
+
+// pool checks node transaction tx and enters it into m (nil: checks
+// only). results: a commit or reveal goes to the result verifier
+// (admission); otherwise it is skipped (a proposal's pool: the tracker
+// already holds what admission verified).
+func (c *Core) pool(m *mempool, tx *Tx, now time.Time, results bool) error {
+	switch tx.Kind {
+	case TxHeartbeat:
+		if last, ok := c.lastHeartbeats()(tx.From); ok && tx.Nonce <= last {
+			return fmt.Errorf("%w: %w: signed at %d, last_heartbeat %d (§7.1: a heartbeat counts once)", ErrBadRequest, ErrHeartbeatSpent, tx.Nonce, last)
+		}
+		if m == nil {
+			return nil
+		}
+		if w := m.beats[tx.From]; w == nil || tx.Nonce > w.Nonce {
+			m.beats[tx.From] = tx
+		}
+	case TxRegister:
+		if m != nil {
+			m.regs = append(m.regs, tx)
+		}
+	case TxCommit, TxReveal:
+		if !results {
+			return nil
+		}
+		if err := c.verifyResult(tx, now); err != nil {
+			return err
+		}
+		c.stats.ResultsForwarded++
+	case TxCertificate:
+		return c.admitCertificate(m, tx)
+	case TxReconfigure:
+		return c.admitReconfigure(m, tx)
+	}
+	return nil
+}
+
+// poolFrom is the pool a proposal draws from when an engine's mempool is
+// the only one (Config.ExternalMempool): txs, in the engine's order, each
+// through admission's checks again (the chain moved since CheckTx), job
+// specs only of jobs the core tracks as submitted and not yet included.
+// extra are the transactions the block should carry although the pool
+// does not hold them (Proposal.Extra): results, and what no longer passes
+// (stale: a block carrying it drains the engine's mempool). A transaction
+// that does not decode for this chain is in neither (a block carrying it
+// would be invalid). It changes no state of the core.
+func (c *Core) poolFrom(txs [][]byte) (m *mempool, extra [][]byte) {
+	p := newMempool()
+	m = &p
+	seen := map[cip11.Hash]bool{}
+	h := c.Height()
+	for _, raw := range txs {
+		if bytes.HasPrefix(raw, []byte("C11J")) {
+			spec, err := DecodeJobSpec(raw)
+			if err != nil {
+				continue
+			}
+			id := spec.ID()
+			switch t := c.jobs[id]; {
+			case seen[id]:
+			case t == nil || t.state != job.StateSubmitted:
+				extra = append(extra, raw)
+			default:
+				m.submits = append(m.submits, id)
+			}
+			seen[id] = true
+			continue
+		}
+		tx, err := DecodeTx(raw)
+		if err != nil || tx.ChainID != c.cfg.ChainID || seen[tx.Hash()] {
+			continue
+		}
+		seen[tx.Hash()] = true
+		_, registered := c.runnerIdx[tx.From]
+		switch {
+		case tx.Kind == TxCommit || tx.Kind == TxReveal:
+			extra = append(extra, raw)
+		case tx.Kind == TxHeartbeat && max(tx.Nonce, h)-min(tx.Nonce, h) > HeartbeatWindow,
+			tx.Kind == TxRegister && registered:
+			extra = append(extra, raw)
+		default:
+			if c.pool(m, tx, time.Time{}, false) != nil {
+				extra = append(extra, raw)
+			}
+		}
+	}
+	return m, extra
 }
 
 // learnKey keeps a runner's public key for the poll fallback (§14). Only
@@ -259,8 +356,8 @@ func (c *Core) verifyResult(tx *Tx, now time.Time) error {
 // except dropping a waiting reconfiguration that no block can carry any
 // more: its epoch was taken or its lead has run out, neither of which
 // comes back.
-func (c *Core) txs(h uint64, b *chainlog.Block) bool {
-	for _, id := range c.mem.submits[:min(len(c.mem.submits), c.cfg.MaxBlockSubmits)] {
+func (c *Core) txs(h uint64, b *chainlog.Block, m *mempool) bool {
+	for _, id := range m.submits[:min(len(m.submits), c.cfg.MaxBlockSubmits)] {
 		t := c.jobs[id]
 		b.Txs = append(b.Txs, chainlog.Tx{Submit: &chainlog.Submit{JobID: id, Submitter: t.submitter, JobKind: t.kind,
 			CommitteeSize: t.runners, TimeoutBlocks: chainlog.U64(t.timeout)}})
@@ -294,18 +391,18 @@ func (c *Core) txs(h uint64, b *chainlog.Block) bool {
 		}
 		b.Txs = append(b.Txs, chainlog.Tx{Verified: vr})
 	}
-	if t := c.mem.reconf; t != nil {
+	if t := m.reconf; t != nil {
 		if err := c.x.CheckReconfigure(h, t.Reconfigure()); err != nil {
 			c.log.Warn("dropping the waiting reconfiguration: block can no longer carry it", "height", h, "epoch", t.Nonce, "err", err)
-			c.mem.reconf = nil
+			m.reconf = nil
 		} else {
 			b.Txs = append(b.Txs, chainlog.Tx{Reconfigure: t.Reconfigure()})
 		}
 	}
-	if len(c.mem.certs) > 0 {
-		runners := slices.SortedFunc(maps.Keys(c.mem.certs), func(a, b cip11.Address) int { return bytes.Compare(a[:], b[:]) })
+	if len(m.certs) > 0 {
+		runners := slices.SortedFunc(maps.Keys(m.certs), func(a, b cip11.Address) int { return bytes.Compare(a[:], b[:]) })
 		for _, r := range runners[:min(len(runners), MaxBlockCertificates)] {
-			b.Txs = append(b.Txs, chainlog.Tx{Certificate: c.mem.certs[r]})
+			b.Txs = append(b.Txs, chainlog.Tx{Certificate: m.certs[r]})
 		}
 	}
 	return len(b.Txs) > 0
@@ -338,12 +435,13 @@ func majority(committee []cip11.Address, reveals map[cip11.Address]cip11.Hash) c
 	return best
 }
 
-// admitCertificate queues a SubmitPresenceCertificate (§8.3) for the next
-// proposal after the checks that need no signature verification: Mode A
-// is configured, the signer is a registered runner, and the certificate
-// height is not above the next block. The §8.3 receipt checks run at
-// execution, where a failing certificate is recorded as rejected.
-func (c *Core) admitCertificate(tx *Tx) error {
+// admitCertificate queues a SubmitPresenceCertificate (§8.3) in m (nil:
+// checks only) for the next proposal after the checks that need no
+// signature verification: Mode A is configured, the signer is a
+// registered runner, and the certificate height is not above the next
+// block. The §8.3 receipt checks run at execution, where a failing
+// certificate is recorded as rejected.
+func (c *Core) admitCertificate(m *mempool, tx *Tx) error {
 	if !c.cfg.ModeA {
 		return fmt.Errorf("%w: this chain has no Mode-A certificates (§8.3)", ErrBadRequest)
 	}
@@ -357,36 +455,55 @@ func (c *Core) admitCertificate(tx *Tx) error {
 	if h := c.Height() + 1; uint64(cert.Height) > h {
 		return fmt.Errorf("%w: certificate height %d is above the next block %d", ErrBadRequest, cert.Height, h)
 	}
-	if old := c.mem.certs[tx.From]; old == nil || old.Height <= cert.Height {
-		c.mem.certs[tx.From], c.mem.certRaw[tx.From] = cert, tx.Bytes()
+	if m == &c.mem || m == nil {
+		c.stats.CertificatesAdmitted++ // admission, not a proposal's pool
 	}
-	c.stats.CertificatesAdmitted++
+	if m == nil {
+		return nil
+	}
+	if old := m.certs[tx.From]; old == nil || old.Height <= cert.Height {
+		m.certs[tx.From], m.certRaw[tx.From] = cert, tx.Bytes()
+	}
 	return nil
 }
 
-// CertificateTx is the signed transaction of the certificate the mempool
+// pooled is the pool the open proposal drew from, or the core's own.
+func (c *Core) pooled() *mempool {
+	if c.drawn != nil {
+		return c.drawn
+	}
+	return &c.mem
+}
+
+// CertificateTx is the signed transaction of the certificate the pool
 // holds for runner (nil: none): a proposal carries it with the block
 // (§8.3 runner_signed).
-func (c *Core) CertificateTx(runner cip11.Address) []byte { return c.mem.certRaw[runner] }
+func (c *Core) CertificateTx(runner cip11.Address) []byte { return c.pooled().certRaw[runner] }
 
-// admitReconfigure queues the devnet admin's reconfiguration (SPEC-NOTES
-// C11): the chain names an admin, the signer is it, no other waits, and
-// the next block could carry it (blockexec.Executor.CheckReconfigure).
-func (c *Core) admitReconfigure(tx *Tx) error {
+// admitReconfigure queues the devnet admin's reconfiguration in m (nil:
+// checks only; SPEC-NOTES C11): the chain names an admin, the signer is
+// it, no other waits, and the next block could carry it
+// (blockexec.Executor.CheckReconfigure).
+func (c *Core) admitReconfigure(m *mempool, tx *Tx) error {
 	if c.cfg.Admin == nil {
 		return fmt.Errorf("%w: this chain has no devnet admin: reconfigurations are refused (SPEC-NOTES C11)", ErrBadRequest)
 	}
 	if tx.From != *c.cfg.Admin {
 		return fmt.Errorf("%w: reconfiguration signed by %s, not the devnet admin %s", ErrBadRequest, tx.From, *c.cfg.Admin)
 	}
-	if w := c.mem.reconf; w != nil {
-		return fmt.Errorf("%w: the reconfiguration of epoch %d waits for a block: one at a time", ErrBadRequest, w.Nonce)
+	if m != nil && m.reconf != nil {
+		return fmt.Errorf("%w: the reconfiguration of epoch %d waits for a block: one at a time", ErrBadRequest, m.reconf.Nonce)
 	}
 	if err := c.x.CheckReconfigure(c.Height()+1, tx.Reconfigure()); err != nil {
 		return fmt.Errorf("%w: %w", ErrBadRequest, err)
 	}
-	c.mem.reconf = tx
-	r := tx.Reconfigure()
-	c.log.Info("devnet admin reconfiguration admitted", "epoch", r.Epoch, "activation_height", r.Activation, "validators", len(r.Set))
+	if m == nil {
+		return nil
+	}
+	m.reconf = tx
+	if m == &c.mem {
+		r := tx.Reconfigure()
+		c.log.Info("devnet admin reconfiguration admitted", "epoch", r.Epoch, "activation_height", r.Activation, "validators", len(r.Set))
+	}
 	return nil
 }

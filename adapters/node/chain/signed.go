@@ -19,16 +19,18 @@ import (
 // it above the §7.1 floor, deliver or verify a result on its own authority.
 var ErrUnsigned = errors.New("chain: block content without its signed transaction")
 
-// Signed returns the signed transactions behind block b's registrations
-// and heartbeats, as the proposer's mempool holds them, for the block to
-// carry (genesis registrations in block 1 have none).
+// Signed returns the signed transactions behind block b's registrations,
+// heartbeats, results and reconfiguration, as the pool the proposal drew
+// from and the result verifier hold them, for the block to carry (genesis
+// registrations in block 1 have none).
 func (c *Core) Signed(b *chainlog.Block) [][]byte {
 	var out [][]byte
+	m := c.pooled()
 	for _, op := range b.Registry {
 		if op.Op != chainlog.OpRegister || (b.Height == 1 && c.genesisRunner(op) != nil) {
 			continue
 		}
-		for _, tx := range c.mem.regs {
+		for _, tx := range m.regs {
 			if tx.From == op.Address {
 				out = append(out, tx.Bytes())
 				break
@@ -36,13 +38,13 @@ func (c *Core) Signed(b *chainlog.Block) [][]byte {
 		}
 	}
 	for _, i := range b.Heartbeats {
-		if a, ok := c.addressAt(b, i); ok && c.mem.beats[a] != nil {
-			out = append(out, c.mem.beats[a].Bytes())
+		if a, ok := c.addressAt(b, i); ok && m.beats[a] != nil {
+			out = append(out, m.beats[a].Bytes())
 		}
 	}
 	for _, tx := range b.Txs {
-		if r := tx.Reconfigure; r != nil && c.mem.reconf != nil && c.mem.reconf.Reconfigure().Epoch == r.Epoch {
-			out = append(out, c.mem.reconf.Bytes())
+		if r := tx.Reconfigure; r != nil && m.reconf != nil && m.reconf.Reconfigure().Epoch == r.Epoch {
+			out = append(out, m.reconf.Bytes())
 		}
 		var t *trackedJob
 		var members []cip11.Address

@@ -309,7 +309,7 @@ func TestCoreRunnerTxCountsOnce(t *testing.T) {
 		if !errors.Is(err, chain.ErrUnsigned) || !errors.Is(err, chain.ErrHeartbeatSpent) {
 			t.Fatalf("block %d re-including the heartbeat counted in block 3: %v, want ErrUnsigned (ErrHeartbeatSpent)", replayed.Height, err)
 		}
-		if _, err := w.c.Apply(w.propose()); err != nil { // discard: commit the honest block instead
+		if _, err := w.c.Apply(w.propose(), nil); err != nil { // discard: commit the honest block instead
 			t.Fatal(err)
 		}
 		w.now = w.now.Add(time.Second)

@@ -40,9 +40,13 @@ type trackedJob struct {
 	// transactions, which a network block carries beside the ResultSubmit
 	// and Verified derived from them (SPEC-NOTES C7).
 	commitTx, revealTx map[cip11.Address][]byte
-	verified           bool      // Verified placed in a block
-	appliedAt          time.Time // when the last assignment block committed
-	events             []job.Event
+	verified           bool // Verified placed in a block
+	// reoffer: recovered from the journal under an engine's mempool, which
+	// lost it with the restart; the engine may hand it back once
+	// (Core.Recovered, SubmitJob).
+	reoffer   bool
+	appliedAt time.Time // when the last assignment block committed
+	events    []job.Event
 }
 
 type endedJob struct {
@@ -65,7 +69,12 @@ func stateIndex(s job.State) int {
 }
 
 func (c *Core) track(spec *JobSpec) *trackedJob {
-	return c.add(&trackedJob{id: spec.ID(), p: spec.Encode(), submitter: spec.Submitter, kind: spec.Kind, runners: spec.Runners,
+	return c.trackEncoded(spec, spec.ID(), spec.Encode())
+}
+
+// trackEncoded is track of a spec whose id and encoding p the caller has.
+func (c *Core) trackEncoded(spec *JobSpec, id cip11.Hash, p []byte) *trackedJob {
+	return c.add(&trackedJob{id: id, p: p, submitter: spec.Submitter, kind: spec.Kind, runners: spec.Runners,
 		timeout: spec.TimeoutBlocks})
 }
 
