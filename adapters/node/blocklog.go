@@ -53,7 +53,14 @@ func openBlockLog(path string, hdr chainlog.Header, sync bool, now func() time.T
 		return nil, err
 	}
 	l := &blockLog{f: f, sync: sync, times: times}
-	last, good, err := readBlockLog(f, want, func(b *chainlog.Block) error { return fn(b, times.at(uint64(b.Height))) })
+	last, good, err := readBlockLog(f, want, func(b *chainlog.Block) error {
+		before := times.size
+		err := fn(b, times.at(uint64(b.Height)))
+		if errors.Is(err, errDropTail) {
+			times.size = before // its time goes with it
+		}
+		return err
+	})
 	if err == nil {
 		err = times.finish(last)
 	}
@@ -88,6 +95,11 @@ func openBlockLog(path string, hdr chainlog.Header, sync bool, now func() time.T
 	return l, nil
 }
 
+// errDropTail, returned by openBlockLog's fn for a block, cuts that block
+// and every later line off the log (recovery under an engine: the engine
+// replays a block the state store did not commit).
+var errDropTail = errors.New("node: drop the block log from this block on")
+
 // readBlockLog decodes the complete lines of f and hands each block to fn;
 // good is the byte length of the valid prefix (header and whole blocks),
 // last the last block's height. A complete line that does not decode is
@@ -117,6 +129,9 @@ func readBlockLog(f *os.File, header []byte, fn func(*chainlog.Block) error) (la
 				return 0, 0, fmt.Errorf("%w: line %d holds height %d", ErrBlockLog, i+1, b.Height)
 			}
 			if err := fn(&b); err != nil {
+				if errors.Is(err, errDropTail) {
+					return last, off, nil // this block and any after it are cut off
+				}
 				return 0, 0, err
 			}
 			last = uint64(b.Height)

@@ -119,3 +119,64 @@ func TestEngineValidator(t *testing.T) {
 	}
 	cancel()
 }
+
+// TestEngineDropsUncommittedTail: under an engine, a block the block log
+// holds and the state store did not commit (a crash after FinalizeBlock,
+// before Commit) is cut off the log at start, not re-executed: the
+// validator reports the committed height, so CometBFT's handshake replays
+// the block to it (re-executed here, Info would claim a height whose
+// FinalizeBlock responses CometBFT may never have saved: "expected last
+// ABCI responses at height h, but none are found"). The engine's replay
+// of the same block then executes and commits it.
+func TestEngineDropsUncommittedTail(t *testing.T) {
+	d, g := oneValidatorNetwork(t)
+	dir := t.TempDir()
+	solo := &Solo{Key: d.Validator.Threshold, Namespace: g.Namespace}
+	solo.Schedule.ViewsPerEpoch, solo.Schedule.FirstView, solo.Schedule.LastKnownEpoch = uint64(g.Schedule.ViewsPerEpoch), 1, 99
+	start := func() (*Validator, func()) {
+		v, err := NewValidator(ValidatorConfig{Genesis: g, Keys: d.Validator, Engine: &nopEngine{}, DataDir: dir, BlockTime: time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- v.Run(ctx) }()
+		return v, func() { cancel(); <-done; v.Close() }
+	}
+	decided := func(v *Validator, h uint64) *chainlog.Block {
+		cs, err := solo.Next(h, v.LastBlock())
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := v.ProposeBlock(cs, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.Block
+	}
+	v, stop := start()
+	for h := uint64(1); h <= 3; h++ {
+		if _, err := v.FinalizeBlock(decided(v, h), &chain.Carried{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := v.CommitBlock(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b4 := decided(v, 4)
+	if _, err := v.FinalizeBlock(b4, &chain.Carried{}); err != nil { // appended to the block log
+		t.Fatal(err)
+	}
+	stop() // "crash" before Commit
+	v, stop = start()
+	defer stop()
+	if h := v.Height(); h != 3 {
+		t.Fatalf("restarted at height %d, want the committed 3", h)
+	}
+	if _, err := v.FinalizeBlock(b4, &chain.Carried{}); err != nil {
+		t.Fatalf("the engine's replay of block 4: %v", err)
+	}
+	if _, err := v.CommitBlock(); err != nil || v.Height() != 4 {
+		t.Fatalf("commit of the replayed block 4: %v, height %d", err, v.Height())
+	}
+}

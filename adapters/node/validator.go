@@ -482,6 +482,16 @@ func (v *Validator) recover(blocksPath string, specs []*chain.JobSpec, sync bool
 			return fmt.Errorf("%w: the store is at height %d, the block log at %d or more", ErrBlockLog, sh, h)
 		case h <= sh:
 			return core.Restore(b, at)
+		case h == sh+1 && v.cfg.Engine != nil:
+			// Under an engine the block is the engine's to replay: CometBFT
+			// saves a block's FinalizeBlock responses after FinalizeBlock
+			// returns (which appended it here) and calls Commit after that,
+			// so a crash in between leaves no responses for h. Re-executed
+			// here, the app would report h in Info, and CometBFT's handshake
+			// would stop on "expected last ABCI responses at height h"; cut
+			// off, the app reports sh and CometBFT replays h to it.
+			v.log.Info("dropping the block log's last block: the store did not commit it, the engine replays it", "height", h)
+			return errDropTail
 		case h == sh+1:
 			c := *b
 			tail, tailAt = &c, at
