@@ -93,8 +93,8 @@ type App struct {
 	pause      pause
 	lastCommit atomic.Int64 // unix ns of the last catchUp (catchUpGap)
 
-	mu       sync.Mutex // the fields below: ABCI connections run concurrently
-	seeds    map[uint64]seed.Signature
+	mu       sync.Mutex          // the fields below: ABCI connections run concurrently
+	beacon   *recovered          // the last seed recoverBeacon recovered (not committed yet)
 	verified map[partialKey]bool // extensions VerifyVoteExtension accepted, by height
 	proposed *proposal           // this validator's last proposal
 	checked  *proposal           // the last proposal ProcessProposal accepted
@@ -136,9 +136,12 @@ func (p *proposal) same(h uint64, txs [][]byte) bool {
 	return p != nil && p.height == h && len(txs) >= 2 && bytes.Equal(p.hdr, txs[0]) && bytes.Equal(p.body, txs[1])
 }
 
-// seedWindow bounds the remembered seeds, in heights: the pending pass
-// consumes seeds K rounds after submission (§9.2), far inside it.
-const seedWindow = 4096
+// recovered is a seed recovered from the vote extensions of the last
+// commit (recoverBeacon): the view's seed before a block carries it.
+type recovered struct {
+	view uint64
+	sig  seed.Signature
+}
 
 // NewApp builds the application. The validator must run on a network
 // genesis (node.Genesis.Network) whose public shares include cfg.Share's.
@@ -160,14 +163,11 @@ func NewApp(cfg AppConfig) (*App, error) {
 		return nil, fmt.Errorf("%w: Validator (not started)", node.ErrNilConfig)
 	}
 	a := &App{v: cfg.Validator, g: g, chainID: uint64(g.ChainID), log: cfg.Logger, sched: cfg.Validator.Schedules(),
-		onFin: cfg.OnFinalized, seeds: map[uint64]seed.Signature{}, verified: map[partialKey]bool{}}
+		onFin: cfg.OnFinalized, verified: map[partialKey]bool{}}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}
 	if err := a.checkEpochs(cfg.Share, cfg.VoteAddrs); err != nil {
-		return nil, err
-	}
-	if err := a.loadSeeds(); err != nil {
 		return nil, err
 	}
 	return a, nil
@@ -254,35 +254,25 @@ func (a *App) schedule() seed.HeightSchedule {
 // round is Round(E, h) with E the epoch active at h (D30).
 func (a *App) round(h uint64) seed.Round { return seed.Round{Epoch: a.epochAt(h).Epoch, View: h} }
 
-// loadSeeds remembers the seeds the block log committed (parent beacons),
-// so that a restarted proposer can still consume them (§9.2).
-func (a *App) loadSeeds() error {
-	for _, pb := range a.v.RecoveredBeacons() {
-		a.rememberSeed(uint64(pb.View), seed.Signature(pb.Signature))
-	}
-	return nil
-}
-
-func (a *App) rememberSeed(view uint64, sig seed.Signature) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.seeds[view] = sig
-	if view > seedWindow {
-		delete(a.seeds, view-seedWindow)
-	}
-}
-
 // seedOf is the Consensus.Seed of a proposal: a seed observed in a
-// committed header or recovered from vote extensions (the view is the
-// height, so its epoch is the one active there, D30).
+// committed header (the validator's schedule keeps them, from the block
+// log at start and at each commit, so a restarted proposer can still
+// consume them, §9.2) or the one recovered from the last commit's vote
+// extensions (the view is the height, so its epoch is the one active
+// there, D30).
 func (a *App) seedOf(r seed.Round) (seed.Signature, bool, error) {
 	if r.View == 0 || r.Epoch != a.epochAt(r.View).Epoch {
 		return seed.Signature{}, false, nil
 	}
+	if s, ok := a.sched.Seed(r.View); ok {
+		return s, true, nil
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	s, ok := a.seeds[r.View]
-	return s, ok, nil
+	if b := a.beacon; b != nil && b.view == r.View {
+		return b.sig, true, nil
+	}
+	return seed.Signature{}, false, nil
 }
 
 // Info reports the validator's committed height and state digest, so that
@@ -405,7 +395,9 @@ func (a *App) recoverBeacon(h uint64, votes []abci.ExtendedVoteInfo) (seed.Signa
 	if err != nil {
 		return seed.Signature{}, fmt.Errorf("recovering the seed of %v from %d partials: %w", r, len(ps), err)
 	}
-	a.rememberSeed(h-1, sig)
+	a.mu.Lock()
+	a.beacon = &recovered{view: h - 1, sig: sig}
+	a.mu.Unlock()
 	return sig, nil
 }
 
@@ -629,9 +621,6 @@ func (a *App) FinalizeBlock(_ context.Context, req *abci.FinalizeBlockRequest) (
 	fb, err := a.v.FinalizeBlock(b)
 	if err != nil {
 		return nil, fmt.Errorf("cometbft: block %d: %w", h, err)
-	}
-	if pb := fb.ParentBeacon; pb != nil {
-		a.rememberSeed(uint64(pb.View), seed.Signature(pb.Signature))
 	}
 	a.mu.Lock()
 	for k := range a.verified { // partials of h−1 and before are spent

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	cquic "github.com/cip11/cip11/adapters/quic"
+	"github.com/cip11/cip11/chainlog"
 	"github.com/cip11/cip11/presence/validators"
 	"github.com/cip11/cip11/seed"
 )
@@ -138,6 +139,7 @@ type ScheduleConfig struct {
 type Schedules struct {
 	cur     atomic.Pointer[Schedule]
 	wmu     sync.Mutex // writers only (Extend, LoadShare)
+	seeds   seedCache
 	g       *Genesis
 	keys    *ValidatorKeys
 	keyFile string
@@ -150,7 +152,7 @@ func NewSchedules(cfg ScheduleConfig) (*Schedules, error) {
 	if cfg.Genesis == nil {
 		return nil, fmt.Errorf("%w: Genesis", ErrNilConfig)
 	}
-	s := &Schedules{g: cfg.Genesis, keys: cfg.Keys, keyFile: cfg.KeyFile, log: cfg.Logger}
+	s := &Schedules{g: cfg.Genesis, keys: cfg.Keys, keyFile: cfg.KeyFile, log: cfg.Logger, seeds: seedCache{m: map[uint64]seed.Signature{}}}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -336,4 +338,42 @@ func (s *Schedules) lookupShare(e EpochSet, i int) *seed.Share {
 		return nil
 	}
 	return &seed.Share{Index: uint32(i + 1), Key: sk}
+}
+
+// seedWindow bounds the seed cache, in views: the pending pass consumes
+// seeds K rounds after submission (§9.2), far inside it.
+const seedWindow = 4096
+
+// seedCache is the seeds the chain committed (the parent beacons of its
+// blocks, §9.2), by view, over the last seedWindow views. Its mutex is
+// held around map operations only.
+type seedCache struct {
+	mu sync.Mutex
+	m  map[uint64]seed.Signature
+}
+
+// noteBeacon remembers a committed block's parent beacon (nil: none). The
+// validator calls it for every block the block log holds at start and at
+// each commit, before the next proposal.
+func (s *Schedules) noteBeacon(pb *chainlog.Beacon) {
+	if pb == nil {
+		return
+	}
+	view := uint64(pb.View)
+	s.seeds.mu.Lock()
+	defer s.seeds.mu.Unlock()
+	s.seeds.m[view] = seed.Signature(pb.Signature)
+	if view > seedWindow {
+		delete(s.seeds.m, view-seedWindow)
+	}
+}
+
+// Seed is the committed seed of view (§9.2 Consensus.Seed: the signature a
+// later block's parent beacon carries); ok is false when the chain has not
+// committed it, or it is older than the cache's window (4096 views).
+func (s *Schedules) Seed(view uint64) (seed.Signature, bool) {
+	s.seeds.mu.Lock()
+	defer s.seeds.mu.Unlock()
+	sig, ok := s.seeds.m[view]
+	return sig, ok
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/chainlog"
 	"github.com/cip11/cip11/seed"
 )
 
@@ -232,5 +233,32 @@ func TestSchedulesConcurrentReaders(t *testing.T) {
 	wg.Wait()
 	if s.Load().Len() != 2 {
 		t.Fatal("epoch 1 not published")
+	}
+}
+
+// TestSchedulesSeeds (§9.2): the schedule keeps the seeds the chain
+// committed (its blocks' parent beacons), over the last 4096 views.
+func TestSchedulesSeeds(t *testing.T) {
+	d, g, _, _ := scheduleNet(t)
+	s, err := NewSchedules(ScheduleConfig{Genesis: g, Keys: d.Validator})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.noteBeacon(nil) // a block without a parent beacon
+	if _, ok := s.Seed(0); ok {
+		t.Fatal("a seed nobody committed")
+	}
+	for v := uint64(1); v <= seedWindow+2; v++ {
+		s.noteBeacon(&chainlog.Beacon{View: chainlog.U64(v), Signature: chainlog.Signature{byte(v), byte(v >> 8)}})
+	}
+	if _, ok := s.Seed(2); ok {
+		t.Fatal("a seed older than the window is kept")
+	}
+	if sig, ok := s.Seed(3); !ok || sig[0] != 3 {
+		t.Fatal("the oldest seed of the window is lost")
+	}
+	last := uint64(seedWindow + 2)
+	if sig, ok := s.Seed(last); !ok || sig[0] != byte(last) || sig[1] != byte(last>>8) {
+		t.Fatal("the last committed seed is lost")
 	}
 }

@@ -214,7 +214,6 @@ type Validator struct {
 	catchUp atomic.Pointer[CatchUp]
 	held    []chain.Assignment
 	skipped [3]atomic.Uint64
-	beacons []chainlog.Beacon // the block log's last parent beacons (recover; read-only after)
 	height  atomic.Uint64
 	failed  atomic.Pointer[error] // the core's sticky failure, for callers outside loop
 
@@ -461,12 +460,7 @@ func (v *Validator) recover(blocksPath string, specs []*chain.JobSpec, sync bool
 		if _, err := v.noteEpochs(b); err != nil {
 			return err
 		}
-		if pb := b.ParentBeacon; pb != nil {
-			v.beacons = append(v.beacons, *pb)
-			if len(v.beacons) > 2*maxRecoveredBeacons {
-				v.beacons = append(v.beacons[:0], v.beacons[len(v.beacons)-maxRecoveredBeacons:]...)
-			}
-		}
+		v.sched.noteBeacon(b.ParentBeacon)
 		history = append(history, job.BlockSummary{Height: h, Time: at, Txs: len(b.Txs), Assignments: len(b.Out.Assignments)})
 		if len(history) > 2*dashHistoryBlocks {
 			history = append(history[:0], history[len(history)-dashHistoryBlocks:]...)
@@ -841,6 +835,7 @@ func (v *Validator) commit(c *chain.Core, start time.Time) error {
 	if f := v.cfg.OnPushes; f != nil {
 		f(h, pushes)
 	}
+	v.sched.noteBeacon(b.ParentBeacon)
 	if _, err := v.noteEpochs(b); err != nil { // the executor checked the set: not expected
 		v.log.Error("the committed epoch cannot enter the schedule", "height", h, "err", err)
 	}
