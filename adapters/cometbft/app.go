@@ -100,10 +100,15 @@ type App struct {
 	checked  *proposal           // the last proposal ProcessProposal accepted
 }
 
-// addrsOf are epoch e's CometBFT addresses by share index − 1.
+// addrsOf are epoch e's CometBFT addresses by share index − 1 (a member
+// without a consensus key has none: checkEpochs refuses such a genesis
+// epoch, and a reconfiguration always names the keys, EpochSetOf).
 func (a *App) addrsOf(e *node.ScheduledEpoch) [][]byte {
-	if e.Epoch == 0 {
+	switch {
+	case e.Epoch == 0:
 		return a.addrs0
+	case len(e.ConsensusAddrs) != len(e.Set):
+		return make([][]byte, len(e.Set))
 	}
 	return e.ConsensusAddrs
 }
