@@ -178,7 +178,6 @@ type Validator struct {
 	dir  string
 	tmp  bool
 	prod Producer
-	snap *validators.Snapshot
 	// sched is the one owner of the committed validator-set epochs (the
 	// genesis's, then each in-band reconfiguration's, SPEC-NOTES C11) and
 	// their §5.4 snapshots (D30): the loop extends it at the commit that
@@ -378,11 +377,6 @@ func (v *Validator) open() (created []string, err error) {
 	if err := v.recover(blocksPath, specs, sync); err != nil {
 		return created, err
 	}
-	snap, err := v.g.Snapshot()
-	if err != nil {
-		return created, err
-	}
-	v.snap = snap
 	if v.phase, err = PhaseOf(v.p); err != nil {
 		return created, err
 	}
@@ -666,13 +660,9 @@ func (v *Validator) PushWindow() int {
 // ValidatorSetHash is the active snapshot's validator_set_hash (§5.3).
 func (v *Validator) ValidatorSetHash() cip11.Hash { return v.activeSnapshot(v.Height()).Hash() }
 
-// activeSnapshot is the §5.4 snapshot active at h (epoch 0 before the
-// transport is set up).
+// activeSnapshot is the §5.4 snapshot active at h.
 func (v *Validator) activeSnapshot(h uint64) *validators.Snapshot {
-	if v.sched != nil {
-		return v.sched.Load().At(h).Snapshot
-	}
-	return v.snap
+	return v.sched.Load().At(h).Snapshot
 }
 
 // Dir is the data directory.
