@@ -38,7 +38,8 @@ type ScheduledEpoch struct {
 	view     validators.Epochs // Snapshot and its predecessor (§5.3)
 	// T is the seed threshold of the set (D31); Group verifies seeds under
 	// the group key, Shares[i] partials of the member whose share index is
-	// i+1 (nil on a single-validator chain).
+	// i+1. A validator's schedule of a network has them; a runner's (no
+	// keys) and a single validator's do not (zero, nil).
 	T      int
 	Group  *seed.Verifier
 	Shares []*seed.Verifier
@@ -118,7 +119,8 @@ type ScheduleConfig struct {
 	// schedule.
 	Genesis *Genesis
 	// Keys are this validator's keys, whose shares the schedule's epochs
-	// carry; nil on a runner (no Index, no Share).
+	// carry; nil on a runner (no Index, no Share, no seed verifiers: it
+	// follows the sets only).
 	Keys *ValidatorKeys
 	// KeyFile, if set, is where Keys came from: a member of an in-band
 	// epoch whose share Keys lacks reads it there (a process network's
@@ -251,6 +253,18 @@ func (s *Schedules) build(e EpochSet, prev *ScheduledEpoch) (*ScheduledEpoch, er
 		return nil, err
 	}
 	se := &ScheduledEpoch{EpochSet: e, Snapshot: sn, view: view, Index: s.indexIn(e)}
+	for i, v := range e.Set {
+		if v.ConsensusPubKey != nil {
+			if se.ConsensusAddrs == nil {
+				se.ConsensusAddrs = make([][]byte, len(e.Set))
+			}
+			sum := sha256.Sum256(v.ConsensusPubKey[:])
+			se.ConsensusAddrs[i] = sum[:20]
+		}
+	}
+	if s.keys == nil { // a runner follows the sets, not the seeds
+		return se, nil
+	}
 	if se.T, err = seed.Threshold(len(e.Set)); err != nil {
 		return nil, fmt.Errorf("epoch %d: %w", e.Epoch, err)
 	}
@@ -264,13 +278,6 @@ func (s *Schedules) build(e EpochSet, prev *ScheduledEpoch) (*ScheduledEpoch, er
 			return nil, fmt.Errorf("epoch %d validator_set[%d] share: %w", e.Epoch, i, err)
 		}
 		se.Shares = append(se.Shares, sv)
-		if v.ConsensusPubKey != nil {
-			if se.ConsensusAddrs == nil {
-				se.ConsensusAddrs = make([][]byte, len(e.Set))
-			}
-			sum := sha256.Sum256(v.ConsensusPubKey[:])
-			se.ConsensusAddrs[i] = sum[:20]
-		}
 	}
 	return se, nil
 }

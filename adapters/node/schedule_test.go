@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 
@@ -260,5 +261,30 @@ func TestSchedulesSeeds(t *testing.T) {
 	last := uint64(seedWindow + 2)
 	if sig, ok := s.Seed(last); !ok || sig[0] != byte(last) || sig[1] != byte(last>>8) {
 		t.Fatal("the last committed seed is lost")
+	}
+}
+
+// TestSchedulesRunner: a runner's schedule (no keys) follows the §5.4 sets
+// only: an epoch whose threshold keys it cannot use still enters it.
+func TestSchedulesRunner(t *testing.T) {
+	_, g, es1, _ := scheduleNet(t)
+	s, err := NewSchedules(ScheduleConfig{Genesis: g})
+	if err != nil {
+		t.Fatal(err)
+	}
+	es1.GroupKey = [96]byte{}
+	es1.Set = slices.Clone(es1.Set)
+	for i := range es1.Set {
+		es1.Set[i].ThresholdPubKey = [96]byte{}
+	}
+	if _, err := s.Extend(append(g.EpochSets(), es1)); err != nil {
+		t.Fatal(err)
+	}
+	e := s.Load().Epoch(1)
+	if e == nil || e.Index != -1 || e.Share != nil || e.Group != nil || e.Shares != nil {
+		t.Fatalf("a runner's epoch 1: %+v", e)
+	}
+	if v, _ := s.EpochsAt(10); v.Current.Epoch() != 1 {
+		t.Fatal("the runner's view does not follow epoch 1")
 	}
 }
