@@ -44,9 +44,9 @@ type ScheduledEpoch struct {
 	Group  *seed.Verifier
 	Shares []*seed.Verifier
 	// ConsensusAddrs[i] is the CometBFT address of member i (the first 20
-	// bytes of SHA-256 of its consensus_pubkey, the Ed25519 address rule);
-	// nil when the epoch names no consensus keys (a genesis epoch 0 whose
-	// addresses are the CometBFT genesis's).
+	// bytes of SHA-256 of its consensus_pubkey, the Ed25519 address rule;
+	// nil for a member without one); nil when the epoch names no consensus
+	// keys (a genesis epoch 0 whose addresses are the CometBFT genesis's).
 	ConsensusAddrs [][]byte
 	// Index is this validator's position in Set (−1: not a member, or the
 	// owner has no validator keys).
@@ -137,7 +137,9 @@ type ScheduleConfig struct {
 // never held across I/O (a share is read from the key file before it is
 // taken). It implements cquic.ValidatorSets and cquic.UpcomingSets over
 // the current schedule, so the transport reads the same value as the
-// consensus application and the runner's view.
+// consensus application and the runner's view. It also keeps the seeds
+// the chain committed (Seed, §9.2), which change at every block and so
+// live beside the schedule rather than in it. Build it with NewSchedules.
 type Schedules struct {
 	cur     atomic.Pointer[Schedule]
 	wmu     sync.Mutex // writers only (Extend, LoadShare)
