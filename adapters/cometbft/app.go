@@ -45,13 +45,6 @@ type AppConfig struct {
 	// VoteAddrs[i] is the CometBFT address (of the vote-signing key) of the
 	// epoch-0 validator whose share index is i+1.
 	VoteAddrs [][]byte
-	// Keys holds the validator's shares of later epochs (a genesis with
-	// Epochs, D30–D31); nil when it has none.
-	Keys *node.ValidatorKeys
-	// KeyFile, if set, is where Keys came from: a member of an in-band
-	// epoch whose share Keys lacks re-reads it there (the devnet dealer of
-	// a process network writes the share into it, SPEC-NOTES C11).
-	KeyFile string
 	// Logger (default: the validator's is not reachable; discard).
 	Logger *slog.Logger
 	// OnFinalized, if set, is told each finalized height and its state
@@ -89,16 +82,16 @@ type App struct {
 	g       *node.Genesis
 	chainID uint64
 	log     *slog.Logger
-	emu     sync.RWMutex // epochs (appended at Commit) and a member's late share
-	epochs  []*epochKeys // ascending by activation (D30)
-	// keys, share and voteAddrs are AppConfig's Keys, Share and VoteAddrs.
-	keys      *node.ValidatorKeys
-	share     seed.Share
-	voteAddrs [][]byte
-	keyFile   string
-	onFin     func(uint64, cip11.Hash)
-	gossip    *presenceReactor // nil: each proposer's own view only
-	rej       rejectCounters   // Rejections
+	// sched is the validator's epoch schedule (D30–D31, SPEC-NOTES C11):
+	// its owner publishes a new one at the commit that adds an epoch; the
+	// App reads it lock-free and keeps no copy.
+	sched *node.Schedules
+	// addrs0 are epoch 0's CometBFT addresses by share index − 1 (its
+	// consensus_pubkeys', or AppConfig.VoteAddrs when it names none).
+	addrs0 [][]byte
+	onFin  func(uint64, cip11.Hash)
+	gossip *presenceReactor // nil: each proposer's own view only
+	rej    rejectCounters   // Rejections
 	// byz is a test-only misbehaviour (byzantine.go); nil in production.
 	byz atomic.Pointer[misbehavior]
 	// cmt is the CometBFT node once built (catchUp: nil while its
@@ -107,31 +100,30 @@ type App struct {
 	pause      pause
 	lastCommit atomic.Int64 // unix ns of the last catchUp (catchUpGap)
 
-	mu       sync.Mutex // the fields below: ABCI connections run concurrently
-	seeds    map[uint64]seed.Signature
+	mu       sync.Mutex          // the fields below: ABCI connections run concurrently
+	beacon   *recovered          // the last seed recoverBeacon recovered (not committed yet)
 	verified map[partialKey]bool // extensions VerifyVoteExtension accepted, by height
 	proposed *proposal           // this validator's last proposal (ProcessProposal skips its own)
 	checked  *proposal           // the last proposal ProcessProposal accepted, decoded (FinalizeBlock decodes it once)
 }
 
-// epochKeys is one threshold-key epoch's consensus view (D30–D31): its
-// validators' CometBFT addresses and public shares by share index − 1,
-// the group key, t, and this validator's share when it is a member.
-type epochKeys struct {
-	epoch, activation uint64
-	t                 int
-	group             *seed.Verifier
-	shares            []*seed.Verifier
-	addrs             [][]byte
-	share             *seed.Share // under App.emu (shareOf)
-	index             int         // this validator's position in set (−1: not a member)
-	set               []node.GenesisValidator
+// addrsOf are epoch e's CometBFT addresses by share index − 1 (a member
+// without a consensus key has none: checkEpochs refuses such a genesis
+// epoch, and a reconfiguration always names the keys, EpochSetOf).
+func (a *App) addrsOf(e *node.ScheduledEpoch) [][]byte {
+	switch {
+	case e.Epoch == 0:
+		return a.addrs0
+	case len(e.ConsensusAddrs) != len(e.Set):
+		return make([][]byte, len(e.Set))
+	}
+	return e.ConsensusAddrs
 }
 
-// indexOf is the share index of the validator with CometBFT address addr
-// (0: not in the epoch).
-func (e *epochKeys) indexOf(addr []byte) uint32 {
-	for i, x := range e.addrs {
+// indexOf is the share index in epoch e of the validator with CometBFT
+// address addr (0: not in the epoch).
+func (a *App) indexOf(e *node.ScheduledEpoch, addr []byte) uint32 {
+	for i, x := range a.addrsOf(e) {
 		if bytes.Equal(x, addr) {
 			return uint32(i + 1)
 		}
@@ -157,9 +149,12 @@ func (p *proposal) same(h uint64, txs [][]byte) bool {
 	return p != nil && p.height == h && len(txs) >= 2 && bytes.Equal(p.hdr, txs[0]) && bytes.Equal(p.body, txs[1])
 }
 
-// seedWindow bounds the remembered seeds, in heights: the pending pass
-// consumes seeds K rounds after submission (§9.2), far inside it.
-const seedWindow = 4096
+// recovered is a seed recovered from the vote extensions of the last
+// commit (recoverBeacon): the view's seed before a block carries it.
+type recovered struct {
+	view uint64
+	sig  seed.Signature
+}
 
 // NewApp builds the application. The validator must run on a network
 // genesis (node.Genesis.Network) whose public shares include cfg.Share's.
@@ -177,164 +172,82 @@ func NewApp(cfg AppConfig) (*App, error) {
 	if int(cfg.Share.Index) != g.SelfIndex()+1 {
 		return nil, fmt.Errorf("%w: share index %d, this validator is validator_set[%d]", node.ErrKeyFile, cfg.Share.Index, g.SelfIndex())
 	}
-	a := &App{v: cfg.Validator, g: g, chainID: uint64(g.ChainID), log: cfg.Logger,
-		onFin: cfg.OnFinalized, seeds: map[uint64]seed.Signature{}, verified: map[partialKey]bool{}}
+	if cfg.Validator.Schedules() == nil {
+		return nil, fmt.Errorf("%w: Validator (not started)", node.ErrNilConfig)
+	}
+	a := &App{v: cfg.Validator, g: g, chainID: uint64(g.ChainID), log: cfg.Logger, sched: cfg.Validator.Schedules(),
+		onFin: cfg.OnFinalized, verified: map[partialKey]bool{}}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}
-	a.keys, a.share, a.voteAddrs, a.keyFile = cfg.Keys, cfg.Share, cfg.VoteAddrs, cfg.KeyFile
-	for _, es := range cfg.Validator.Epochs() { // the genesis's and those the block log committed
-		if err := a.addEpoch(es); err != nil {
-			return nil, err
-		}
-	}
-	if err := a.loadSeeds(); err != nil {
+	if err := a.checkEpochs(cfg.Share, cfg.VoteAddrs); err != nil {
 		return nil, err
 	}
 	return a, nil
 }
 
-// addEpoch adds the consensus view of epoch es (the next one): its
-// public shares and CometBFT addresses and, when this validator is a
-// member, its share (a later epoch's from Keys: DEVNET, dealt by the
-// devnet dealer, D31; it may arrive after the epoch is committed, see
-// shareOf).
-func (a *App) addEpoch(es node.EpochSet) error {
-	g := a.g
-	e := &epochKeys{epoch: es.Epoch, activation: es.Activation, set: es.Set}
-	var err error
-	if e.t, err = seed.Threshold(len(es.Set)); err != nil {
-		return err
+// checkEpochs checks the schedule's epochs (the genesis's and those the
+// block log committed) against consensus (D30–D31) and fixes epoch 0's
+// CometBFT addresses: share must be this validator's epoch-0 share, the
+// genesis consensus keys (when it names them) the CometBFT genesis's
+// validators voteAddrs, every later epoch's member must have a consensus
+// key and activate at 3 or later, and this validator must hold its share
+// of every epoch it is a member of (the devnet dealer may still hand an
+// in-band one, D31).
+func (a *App) checkEpochs(share seed.Share, voteAddrs [][]byte) error {
+	s := a.sched.Load()
+	e0 := s.Epoch(0)
+	if e0.Index >= 0 && share.Key.PublicKey() != [seed.PublicKeySize]byte(e0.Set[e0.Index].ThresholdPubKey) {
+		return fmt.Errorf("%w: the epoch-0 share is not this validator's public share in the validator_set", node.ErrKeyFile)
 	}
-	if e.group, err = seed.NewVerifier(es.GroupKey[:], g.Namespace); err != nil {
-		return fmt.Errorf("epoch %d group key: %w", es.Epoch, err)
-	}
-	for i, v := range es.Set {
-		sv, err := seed.NewVerifier(v.ThresholdPubKey[:], g.Namespace)
-		if err != nil {
-			return fmt.Errorf("epoch %d validator_set[%d] share: %w", es.Epoch, i, err)
-		}
-		e.shares = append(e.shares, sv)
+	a.addrs0 = make([][]byte, len(e0.Set))
+	for i := range e0.Set {
 		switch {
-		case v.ConsensusPubKey != nil:
-			e.addrs = append(e.addrs, cmtAddr(v.ConsensusPubKey[:]))
-		case es.Epoch == 0:
-			e.addrs = append(e.addrs, a.voteAddrs[i])
+		case e0.ConsensusAddrs != nil && e0.ConsensusAddrs[i] != nil:
+			a.addrs0[i] = e0.ConsensusAddrs[i]
 		default:
-			return fmt.Errorf("%w: epoch %d validator_set[%d] has no consensus_pubkey", node.ErrGenesis, es.Epoch, i)
+			a.addrs0[i] = voteAddrs[i]
 		}
 	}
-	if es.Epoch == 0 && len(es.Set) > 0 && es.Set[0].ConsensusPubKey != nil {
-		for i := range es.Set { // the CometBFT genesis must agree with the CIP-11 one
-			if !bytes.Equal(e.addrs[i], a.voteAddrs[i]) {
+	if len(e0.Set) > 0 && e0.Set[0].ConsensusPubKey != nil {
+		for i := range e0.Set { // the CometBFT genesis must agree with the CIP-11 one
+			if !bytes.Equal(a.addrs0[i], voteAddrs[i]) {
 				return fmt.Errorf("%w: validator_set[%d].consensus_pubkey is not CometBFT genesis validator cip11-v%d", node.ErrGenesis, i, i)
 			}
 		}
 	}
-	e.index = node.IndexIn(es.Set, g.Validator.PeerPubKey)
-	switch {
-	case e.index < 0:
-	case es.Epoch == 0:
-		sh := a.share
-		e.share = &sh
-	default:
-		e.share = a.lookupShare(e)
-		if e.share == nil && g.ReconfigAdmin == nil {
-			return fmt.Errorf("%w: no share of epoch %d in the key file", node.ErrKeyFile, es.Epoch)
+	for _, e := range s.All()[1:] {
+		for i, v := range e.Set {
+			if v.ConsensusPubKey == nil {
+				return fmt.Errorf("%w: epoch %d validator_set[%d] has no consensus_pubkey", node.ErrGenesis, e.Epoch, i)
+			}
+		}
+		if e.Index >= 0 && e.Share == nil && a.g.ReconfigAdmin == nil {
+			return fmt.Errorf("%w: no share of epoch %d in the key file", node.ErrKeyFile, e.Epoch)
+		}
+		if e.Activation < 3 {
+			return fmt.Errorf("%w: epoch %d activates at %d; CometBFT applies validator updates two heights after the block that returns them (≥ 3)", node.ErrGenesis, e.Epoch, e.Activation)
 		}
 	}
-	if es.Epoch > 0 && es.Activation < 3 {
-		return fmt.Errorf("%w: epoch %d activates at %d; CometBFT applies validator updates two heights after the block that returns them (≥ 3)", node.ErrGenesis, es.Epoch, es.Activation)
-	}
-	a.emu.Lock()
-	defer a.emu.Unlock()
-	if uint64(len(a.epochs)) != es.Epoch {
-		return fmt.Errorf("%w: epoch %d after %d epochs", node.ErrGenesis, es.Epoch, len(a.epochs))
-	}
-	a.epochs = append(a.epochs, e)
 	return nil
-}
-
-// syncEpochs adds the epochs the validator committed since (in-band
-// reconfigurations, SPEC-NOTES C11).
-func (a *App) syncEpochs() {
-	a.emu.RLock()
-	n := len(a.epochs)
-	a.emu.RUnlock()
-	es := a.v.Epochs()
-	for _, e := range es[min(n, len(es)):] {
-		if err := a.addEpoch(e); err != nil {
-			a.log.Error("cannot take the committed epoch into consensus", "epoch", e.Epoch, "err", err)
-			return
-		}
-		a.log.Info("validator-set epoch committed", "epoch", e.Epoch, "activation_height", e.Activation, "member", a.epoch(e.Epoch).index >= 0)
-	}
 }
 
 // shareOf is this validator's share of epoch e (nil: not a member, or
-// the devnet dealer has not handed it yet).
-func (a *App) shareOf(e *epochKeys) *seed.Share {
-	a.emu.Lock()
-	defer a.emu.Unlock()
-	if e.share == nil && e.index >= 0 {
-		e.share = a.lookupShare(e)
+// the devnet dealer has not handed it yet). A member's missing share is
+// looked for again in the keys and the key file, with no lock held (the
+// schedule publishes it once found).
+func (a *App) shareOf(e *node.ScheduledEpoch) *seed.Share {
+	if e.Share != nil || e.Index < 0 {
+		return e.Share
 	}
-	return e.share
-}
-
-// lookupShare finds this validator's share of epoch e (a member) in Keys
-// or, when Keys lacks it, in the key file, and checks it (ownShare); nil
-// when there is none.
-func (a *App) lookupShare(e *epochKeys) *seed.Share {
-	if a.keys == nil {
-		return nil
-	}
-	sk, ok := a.keys.Share(e.epoch)
-	if !ok && a.keyFile != "" { // the dealer may have written it since
-		if k, err := node.LoadValidatorKeys(a.keyFile); err == nil {
-			sk, ok = k.Share(e.epoch)
-		}
-	}
-	if !ok || !a.ownShare(e, sk) {
-		return nil
-	}
-	return &seed.Share{Index: uint32(e.index + 1), Key: sk}
-}
-
-// ownShare reports whether sk is this validator's share of epoch e: its
-// public key is the member's threshold_pubkey in the epoch's set (a share
-// the dealer got wrong would sign partials nobody can use; it is logged
-// and not used).
-func (a *App) ownShare(e *epochKeys, sk seed.SecretKey) bool {
-	if sk.PublicKey() == [seed.PublicKeySize]byte(e.set[e.index].ThresholdPubKey) {
-		return true
-	}
-	a.log.Error("this validator's share of the epoch is not its public share in the set; not used", "epoch", e.epoch)
-	return false
+	return a.sched.LoadShare(e.Epoch)
 }
 
 // epochAt is the epoch active at height h (D30).
-func (a *App) epochAt(h uint64) *epochKeys {
-	a.emu.RLock()
-	defer a.emu.RUnlock()
-	e := a.epochs[0]
-	for _, x := range a.epochs[1:] {
-		if x.activation <= h {
-			e = x
-		}
-	}
-	return e
-}
+func (a *App) epochAt(h uint64) *node.ScheduledEpoch { return a.sched.Load().At(h) }
 
 // epoch is the epoch numbered n (nil: none).
-func (a *App) epoch(n uint64) *epochKeys {
-	a.emu.RLock()
-	defer a.emu.RUnlock()
-	if n < uint64(len(a.epochs)) {
-		return a.epochs[n]
-	}
-	return nil
-}
+func (a *App) epoch(n uint64) *node.ScheduledEpoch { return a.sched.Load().Epoch(n) }
 
 // schedule is the D30 height schedule of the committed epochs (SPEC-NOTES
 // C4): their activations, known through the genesis schedule's
@@ -345,46 +258,34 @@ func (a *App) schedule() seed.HeightSchedule {
 	if gs := a.g.Schedule; gs.Height() {
 		s.KnownThrough = uint64(gs.KnownThrough)
 	}
-	a.emu.RLock()
-	defer a.emu.RUnlock()
-	for _, e := range a.epochs {
-		s.Activations = append(s.Activations, e.activation)
+	for _, e := range a.sched.Load().All() {
+		s.Activations = append(s.Activations, e.Activation)
 	}
 	return s
 }
 
 // round is Round(E, h) with E the epoch active at h (D30).
-func (a *App) round(h uint64) seed.Round { return seed.Round{Epoch: a.epochAt(h).epoch, View: h} }
-
-// loadSeeds remembers the seeds the block log committed (parent beacons),
-// so that a restarted proposer can still consume them (§9.2).
-func (a *App) loadSeeds() error {
-	for _, pb := range a.v.RecoveredBeacons() {
-		a.rememberSeed(uint64(pb.View), seed.Signature(pb.Signature))
-	}
-	return nil
-}
-
-func (a *App) rememberSeed(view uint64, sig seed.Signature) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.seeds[view] = sig
-	if view > seedWindow {
-		delete(a.seeds, view-seedWindow)
-	}
-}
+func (a *App) round(h uint64) seed.Round { return seed.Round{Epoch: a.epochAt(h).Epoch, View: h} }
 
 // seedOf is the Consensus.Seed of a proposal: a seed observed in a
-// committed header or recovered from vote extensions (the view is the
-// height, so its epoch is the one active there, D30).
+// committed header (the validator's schedule keeps them, from the block
+// log at start and at each commit, so a restarted proposer can still
+// consume them, §9.2) or the one recovered from the last commit's vote
+// extensions (the view is the height, so its epoch is the one active
+// there, D30).
 func (a *App) seedOf(r seed.Round) (seed.Signature, bool, error) {
-	if r.View == 0 || r.Epoch != a.epochAt(r.View).epoch {
+	if r.View == 0 || r.Epoch != a.epochAt(r.View).Epoch {
 		return seed.Signature{}, false, nil
+	}
+	if s, ok := a.sched.Seed(r.View); ok {
+		return s, true, nil
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	s, ok := a.seeds[r.View]
-	return s, ok, nil
+	if b := a.beacon; b != nil && b.view == r.View {
+		return b.sig, true, nil
+	}
+	return seed.Signature{}, false, nil
 }
 
 // Info reports the validator's committed height and state digest, so that
@@ -401,16 +302,16 @@ func (a *App) Info(context.Context, *abci.InfoRequest) (*abci.InfoResponse, erro
 // InitChain checks that CometBFT's validator set is the genesis set (D29:
 // static, equal power) and changes nothing.
 func (a *App) InitChain(_ context.Context, req *abci.InitChainRequest) (*abci.InitChainResponse, error) {
-	e0 := a.epoch(0)
-	if len(req.Validators) != len(e0.addrs) {
-		return nil, fmt.Errorf("%w: InitChain with %d validators, the CIP-11 genesis has %d", ErrValidatorSet, len(req.Validators), len(e0.addrs))
+	if len(req.Validators) != len(a.addrs0) {
+		return nil, fmt.Errorf("%w: InitChain with %d validators, the CIP-11 genesis has %d", ErrValidatorSet, len(req.Validators), len(a.addrs0))
 	}
+	e0 := a.epoch(0)
 	for _, u := range req.Validators {
 		pk, err := cryptoenc.PubKeyFromTypeAndBytes(u.PubKeyType, u.PubKeyBytes)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrValidatorSet, err)
 		}
-		if e0.indexOf(pk.Address()) == 0 || u.Power != req.Validators[0].Power {
+		if a.indexOf(e0, pk.Address()) == 0 || u.Power != req.Validators[0].Power {
 			return nil, fmt.Errorf("%w: validator %X is not in the CIP-11 set with equal power (D29)", ErrValidatorSet, pk.Address())
 		}
 	}
@@ -486,10 +387,10 @@ func (a *App) recoverBeacon(h uint64, votes []abci.ExtendedVoteInfo) (seed.Signa
 	}
 	var ps []seed.Partial
 	for _, vote := range votes {
-		if vote.BlockIdFlag != cmttypes.BlockIDFlagCommit || len(ps) == e.t {
+		if vote.BlockIdFlag != cmttypes.BlockIDFlagCommit || len(ps) == e.T {
 			continue
 		}
-		idx := e.indexOf(vote.Validator.Address)
+		idx := a.indexOf(e, vote.Validator.Address)
 		if idx == 0 || len(vote.VoteExtension) != seed.SignatureSize {
 			continue
 		}
@@ -497,17 +398,19 @@ func (a *App) recoverBeacon(h uint64, votes []abci.ExtendedVoteInfo) (seed.Signa
 		a.mu.Lock()
 		known := a.verified[partialKey{h - 1, idx, p.Signature}]
 		a.mu.Unlock()
-		if !known && e.shares[idx-1].Verify(r, p.Signature[:]) != nil {
+		if !known && e.Shares[idx-1].Verify(r, p.Signature[:]) != nil {
 			a.log.Warn("a partial seed signature in the last commit does not verify; skipped", "height", h-1, "index", idx)
 			continue
 		}
 		ps = append(ps, p)
 	}
-	sig, err := seed.Recover(len(e.shares), e.t, ps)
+	sig, err := seed.Recover(len(e.Shares), e.T, ps)
 	if err != nil {
 		return seed.Signature{}, fmt.Errorf("recovering the seed of %v from %d partials: %w", r, len(ps), err)
 	}
-	a.rememberSeed(h-1, sig)
+	a.mu.Lock()
+	a.beacon = &recovered{view: h - 1, sig: sig}
+	a.mu.Unlock()
 	return sig, nil
 }
 
@@ -633,7 +536,7 @@ func (a *App) Verify(h uint64, txs [][]byte) (*blocklayout.Proposal, error) {
 		return nil, err
 	}
 	if pb := p.Header.ParentBeacon; pb != nil {
-		if err := a.epochAt(h-1).group.Verify(a.round(h-1), pb.Signature[:]); err != nil {
+		if err := a.epochAt(h-1).Group.Verify(a.round(h-1), pb.Signature[:]); err != nil {
 			return nil, fmt.Errorf("%w: %w", blocklayout.ErrBeaconInvalid, err)
 		}
 	}
@@ -650,7 +553,7 @@ func (a *App) ExtendVote(_ context.Context, req *abci.ExtendVoteRequest) (*abci.
 	e := a.epochAt(h)
 	sh := a.shareOf(e)
 	if sh == nil {
-		return nil, fmt.Errorf("cometbft: asked to extend a vote at %d, but this validator has no share of epoch %d (member: %v)", h, e.epoch, e.index >= 0)
+		return nil, fmt.Errorf("cometbft: asked to extend a vote at %d, but this validator has no share of epoch %d (member: %v)", h, e.Epoch, e.Index >= 0)
 	}
 	ext, err := blocklayout.VoteExtension(*sh, a.g.Namespace, a.round(h))
 	if err != nil {
@@ -683,12 +586,12 @@ var ErrExtension = blocklayout.ErrExtension
 // blocklayout.VerifyVoteExtension, pinned by the cometbft_vote_extension vectors).
 func (a *App) VerifyExtension(h uint64, addr, ext []byte) error {
 	e := a.epochAt(h)
-	p, err := blocklayout.CheckVoteExtension(len(e.shares), e.indexOf(addr), ext)
+	p, err := blocklayout.CheckVoteExtension(len(e.Shares), a.indexOf(e, addr), ext)
 	if err != nil {
 		return err
 	}
 	idx := p.Index
-	if err := e.shares[idx-1].Verify(a.round(h), ext); err != nil {
+	if err := e.Shares[idx-1].Verify(a.round(h), ext); err != nil {
 		return fmt.Errorf("%w: %w", ErrExtension, err)
 	}
 	a.mu.Lock()
@@ -730,9 +633,6 @@ func (a *App) FinalizeBlock(_ context.Context, req *abci.FinalizeBlockRequest) (
 	fb, err := a.v.FinalizeBlock(b, carried)
 	if err != nil {
 		return nil, fmt.Errorf("cometbft: block %d: %w", h, err)
-	}
-	if pb := fb.ParentBeacon; pb != nil {
-		a.rememberSeed(uint64(pb.View), seed.Signature(pb.Signature))
 	}
 	a.mu.Lock()
 	for k := range a.verified { // partials of h−1 and before are spent
@@ -780,25 +680,24 @@ func learnable(raw [][]byte) []*chain.Tx {
 // activation names its set's changes (removed: power 0; added: power 10,
 // the genesis power), and consensus and CIP-11 change together (D30).
 func (a *App) updatesAt(h uint64) []abci.ValidatorUpdate {
-	a.emu.RLock()
-	defer a.emu.RUnlock()
-	for i, e := range a.epochs[1:] {
-		if e.activation != h+2 {
+	epochs := a.sched.Load().All()
+	for i, e := range epochs[1:] {
+		if e.Activation != h+2 {
 			continue
 		}
-		prev := a.epochs[i]
+		prev := epochs[i]
 		var ups []abci.ValidatorUpdate
-		for _, v := range prev.set {
-			if v.ConsensusPubKey != nil && node.IndexIn(e.set, v.PeerPubKey) < 0 {
+		for _, v := range prev.Set {
+			if v.ConsensusPubKey != nil && node.IndexIn(e.Set, v.PeerPubKey) < 0 {
 				ups = append(ups, abci.ValidatorUpdate{Power: 0, PubKeyType: cmted25519.KeyType, PubKeyBytes: v.ConsensusPubKey[:]})
 			}
 		}
-		for _, v := range e.set {
-			if v.ConsensusPubKey != nil && node.IndexIn(prev.set, v.PeerPubKey) < 0 {
+		for _, v := range e.Set {
+			if v.ConsensusPubKey != nil && node.IndexIn(prev.Set, v.PeerPubKey) < 0 {
 				ups = append(ups, abci.ValidatorUpdate{Power: genesisPower, PubKeyType: cmted25519.KeyType, PubKeyBytes: v.ConsensusPubKey[:]})
 			}
 		}
-		a.log.Info("validator set changes with the next epoch", "epoch", e.epoch, "activation_height", e.activation, "updates", len(ups))
+		a.log.Info("validator set changes with the next epoch", "epoch", e.Epoch, "activation_height", e.Activation, "updates", len(ups))
 		return ups
 	}
 	return nil
@@ -813,7 +712,6 @@ func (a *App) Commit(context.Context, *abci.CommitRequest) (*abci.CommitResponse
 	if err != nil {
 		return nil, err
 	}
-	a.syncEpochs()
 	if a.gossip != nil {
 		h := a.v.Height()
 		if field, n, err := a.v.LocalPresence(h); err == nil && field != nil {

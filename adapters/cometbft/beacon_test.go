@@ -57,7 +57,7 @@ func newEpochNet(t *testing.T, act uint64, started int) *epochNet {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { v.Close() })
-		app, err := NewApp(AppConfig{Validator: v, Share: seed.Share{Index: uint32(i + 1), Key: h.Keys.Threshold}, VoteAddrs: addrs, Keys: h.Keys})
+		app, err := NewApp(AppConfig{Validator: v, Share: seed.Share{Index: uint32(i + 1), Key: h.Keys.Threshold}, VoteAddrs: addrs})
 		if err != nil {
 			t.Fatal(err)
 		}

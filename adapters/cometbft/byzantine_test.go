@@ -839,7 +839,7 @@ func TestByzantineValidator(t *testing.T) {
 				return g[:20]
 			}, []string{RejectEncoding, RejectLength}},
 			{"wrong_round", func(h uint64, partial []byte) []byte {
-				e := bn.app().epochAt(h).epoch
+				e := bn.app().epochAt(h).Epoch
 				x, err := blocklayout.VoteExtension(share(byz), ns, seed.Round{Epoch: e, View: h + 1})
 				if err != nil {
 					return partial
@@ -847,7 +847,7 @@ func TestByzantineValidator(t *testing.T) {
 				return x
 			}, []string{RejectSignature}},
 			{"other_share", func(h uint64, partial []byte) []byte {
-				x, err := blocklayout.VoteExtension(share(0), ns, seed.Round{Epoch: bn.app().epochAt(h).epoch, View: h})
+				x, err := blocklayout.VoteExtension(share(0), ns, seed.Round{Epoch: bn.app().epochAt(h).Epoch, View: h})
 				if err != nil {
 					return partial
 				}
@@ -1177,7 +1177,7 @@ func TestByzantineStaleEpochBeacon(t *testing.T) {
 	o.Epochs = []EpochPlan{{Activation: act, Members: []int{1, 2, 3, 4}}}
 	bn := newByzNet(t, o, byz, []int{1, 2, 4}, 0)
 	bn.waitReady(t, act+o.Params.OverlapBlocks+4, 90*time.Second)
-	if e := bn.app().epochAt(bn.height()).epoch; e != 1 {
+	if e := bn.app().epochAt(bn.height()).Epoch; e != 1 {
 		t.Fatalf("epoch %d active at height %d, want 1", e, bn.height())
 	}
 	gs := derive("group", o.Seed, 0) // epoch 0's group secret (the devnet dealer's)
@@ -1193,7 +1193,7 @@ func TestByzantineStaleEpochBeacon(t *testing.T) {
 	t.Run("stale_epoch_beacon", func(t *testing.T) {
 		var n atomic.Int64
 		m := &misbehavior{proposal: func(h uint64, txs [][]byte) [][]byte {
-			if bn.app().epochAt(h-1).epoch == 0 {
+			if bn.app().epochAt(h-1).Epoch == 0 {
 				return txs
 			}
 			r := seed.Round{Epoch: 0, View: h - 1}

@@ -57,7 +57,7 @@ func (a *App) catchUp(h uint64) (head uint64, catching bool) {
 // huge height cannot hold a validator's pushes back: f+1 claims include
 // an honest one.
 func (a *App) peerHead(cn *cmtnode.Node, h uint64) uint64 {
-	n := len(a.epochAt(h).set)
+	n := len(a.epochAt(h).Set)
 	f := (max(n, 1) - 1) / 3
 	keys := a.gossipValidators(h)
 	ids := make(map[p2p.ID]bool, len(keys))

@@ -11,6 +11,7 @@ import (
 	gogotypes "github.com/cosmos/gogoproto/types"
 
 	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/adapters/node"
 	"github.com/cip11/cip11/blocklayout"
 )
 
@@ -305,28 +306,26 @@ func (r *presenceReactor) stats() GossipStats {
 // predecessor (§5.4 retirement; a schedule never activates inside an
 // overlap, SPEC-NOTES C9, so no earlier epoch is in force).
 func (a *App) gossipValidators(h uint64) []cip11.Hash {
-	a.emu.RLock()
-	defer a.emu.RUnlock()
-	return inForce(a.epochs, h, a.g.P().OverlapBlocks)
+	return inForce(a.sched.Load().All(), h, a.g.P().OverlapBlocks)
 }
 
 // inForce is gossipValidators over epochs (ascending by activation).
-func inForce(epochs []*epochKeys, h, overlap uint64) []cip11.Hash {
+func inForce(epochs []*node.ScheduledEpoch, h, overlap uint64) []cip11.Hash {
 	if len(epochs) == 0 {
 		return nil
 	}
 	i := 0
 	for j := 1; j < len(epochs); j++ {
-		if epochs[j].activation <= h {
+		if epochs[j].Activation <= h {
 			i = j
 		}
 	}
 	var keys []cip11.Hash
-	for _, v := range epochs[i].set {
+	for _, v := range epochs[i].Set {
 		keys = append(keys, v.PeerPubKey)
 	}
-	if a := epochs[i].activation; i > 0 && (a > ^uint64(0)-overlap || h < a+overlap) {
-		for _, v := range epochs[i-1].set {
+	if a := epochs[i].Activation; i > 0 && (a > ^uint64(0)-overlap || h < a+overlap) {
+		for _, v := range epochs[i-1].Set {
 			keys = append(keys, v.PeerPubKey)
 		}
 	}

@@ -126,8 +126,10 @@ func TestGossipValidatorsInForce(t *testing.T) {
 		}
 		return out
 	}
-	epochs := []*epochKeys{{epoch: 0, activation: 1, set: set(1, 2, 3, 4)}, {epoch: 1, activation: 20, set: set(1, 2, 3, 4, 5)},
-		{epoch: 2, activation: 30, set: set(2, 3, 4, 5)}}
+	ep := func(e, act uint64, s []node.GenesisValidator) *node.ScheduledEpoch {
+		return &node.ScheduledEpoch{EpochSet: node.EpochSet{Epoch: e, Activation: act, Set: s}}
+	}
+	epochs := []*node.ScheduledEpoch{ep(0, 1, set(1, 2, 3, 4)), ep(1, 20, set(1, 2, 3, 4, 5)), ep(2, 30, set(2, 3, 4, 5))}
 	const overlap = 10
 	for _, tc := range []struct {
 		h    uint64

@@ -85,12 +85,13 @@ func (f *consensusFacts) read(cn *cmtnode.Node) node.ConsensusFacts {
 	f.scanned = max(f.scanned, latest)
 	e := f.app.epochAt(out.Height + 1)
 	peers := cn.Switch().Peers()
-	for i, v := range e.set {
-		self := i == e.index
+	addrs := f.app.addrsOf(e)
+	for i, v := range e.Set {
+		self := i == e.Index
 		id := p2p.PubKeyToID(cmted25519.PubKey(v.PeerPubKey[:]))
 		out.Validators = append(out.Validators, httpapi.ValidatorHealth{Index: i, PeerKey: fmt.Sprintf("%x", v.PeerPubKey[:]),
-			Address: fmt.Sprintf("%X", e.addrs[i]), Self: self, Connected: self || peers.Has(id),
-			LastSignedHeight: f.lastSigned[string(e.addrs[i])]})
+			Address: fmt.Sprintf("%X", addrs[i]), Self: self, Connected: self || peers.Has(id),
+			LastSignedHeight: f.lastSigned[string(addrs[i])]})
 	}
 	f.mu.Unlock()
 	if g := f.app.gossip; g != nil && out.Height > 0 {

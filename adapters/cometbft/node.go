@@ -208,14 +208,14 @@ func StartNode(ctx context.Context, cfg NodeConfig) (*Node, error) {
 		return nil, err
 	}
 	eng := &mempoolEngine{}
-	v, err := node.NewValidator(node.ValidatorConfig{Genesis: h.Genesis, Keys: h.Keys, DataDir: filepath.Join(cfg.Home, "node"),
+	v, err := node.NewValidator(node.ValidatorConfig{Genesis: h.Genesis, Keys: h.Keys, KeyFile: filepath.Join(cfg.Home, "validator.key"), DataDir: filepath.Join(cfg.Home, "node"),
 		NoSync: cfg.NoSync, RetainBlocks: cfg.RetainBlocks, Logger: cfg.Logger, Metrics: cfg.Metrics, Registerer: cfg.Registerer,
 		Engine: eng, OnPushes: cfg.OnPushes, StallBlocks: cfg.StallBlocks, RetainHeight: cfg.RetainHeight})
 	if err != nil {
 		return nil, err
 	}
 	app, err := NewApp(AppConfig{Validator: v, Share: seed.Share{Index: uint32(h.Index + 1), Key: h.Keys.Threshold},
-		VoteAddrs: addrs, Keys: h.Keys, KeyFile: filepath.Join(cfg.Home, "validator.key"), Logger: cfg.Logger, OnFinalized: cfg.OnFinalized})
+		VoteAddrs: addrs, Logger: cfg.Logger, OnFinalized: cfg.OnFinalized})
 	if err != nil {
 		v.Close()
 		return nil, err

@@ -270,7 +270,8 @@ func pubAddr(v node.GenesisValidator) []byte {
 // signs with the share the devnet dealer handed it only when it is its
 // public share in the epoch's set; without one, or with another, ExtendVote
 // at the activation refuses (logged), and the key file is read again when
-// the share is missing (a process network's dealer writes it there).
+// the share is missing (a process network's dealer writes it there): the
+// schedule then publishes it, and later votes read it from there.
 func TestInBandShareChecked(t *testing.T) {
 	hn := newHandNet(t, 4, 0, 1)
 	a := hn.apps[0]
@@ -282,26 +283,39 @@ func TestInBandShareChecked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a.keys = keys
-	a.keyFile = filepath.Join(t.TempDir(), "validator.key")
-	// Epoch 1: the same four, a new dealing (the App does not check the
-	// one-change rule: the executor does).
+	keyFile := filepath.Join(t.TempDir(), "validator.key")
+	// Epoch 1: the four and a fifth (the §5.4 schedule takes only a
+	// changed set), a new dealing.
 	group := seed.DeriveSecretKey([]byte("epoch-1 group"))
-	deal, err := seed.DealShares(group, 4, 3, &keccakReader{s: 99})
+	deal, err := seed.DealShares(group, 5, 4, &keccakReader{s: 99})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pubs, err := deal.Public.PublicShares(4)
+	pubs, err := deal.Public.PublicShares(5)
 	if err != nil {
 		t.Fatal(err)
 	}
-	es := node.EpochSet{Epoch: 1, Activation: 20, GroupKey: deal.Public.GroupKey(), Set: slices.Clone(g.Set)}
+	fifth := g.Set[3]
+	fifth.PeerPubKey = cip11.Hash{0xff, 0xff, 0xff, 0xff} // last in the canonical order: the others keep their indices
+	ck := cip11.Hash{5}
+	fifth.ConsensusPubKey = &ck
+	es := node.EpochSet{Epoch: 1, Activation: 20, GroupKey: deal.Public.GroupKey(), Set: append(slices.Clone(g.Set), fifth)}
 	for i := range es.Set {
 		es.Set[i].ThresholdPubKey = pubs[i]
 	}
-	if err := a.addEpoch(es); err != nil {
-		t.Fatal(err)
+	// schedule is the App's schedule over keys and keyFile, with epoch 1
+	// committed (the validator's loop extends its own so at the commit).
+	schedule := func(keys *node.ValidatorKeys) *node.Schedules {
+		s, err := node.NewSchedules(node.ScheduleConfig{Genesis: &g, Keys: keys, KeyFile: keyFile})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Extend(append(g.EpochSets(), es)); err != nil {
+			t.Fatal(err)
+		}
+		return s
 	}
+	a.sched = schedule(keys)
 	ext := func() error {
 		_, err := a.ExtendVote(context.Background(), &abci.ExtendVoteRequest{Height: 20})
 		return err
@@ -315,6 +329,14 @@ func TestInBandShareChecked(t *testing.T) {
 	if err := ext(); err == nil {
 		t.Fatal("extended a vote with another member's share")
 	}
+	lacking, err := node.NewValidatorKeys([32]byte{1}, hn.nw.Homes[0].Keys.Threshold.Bytes()) // lacks it: read from the file
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.sched = schedule(lacking)
+	if sh := a.sched.Load().Epoch(1).Share; sh != nil {
+		t.Fatal("a share before the dealer handed one")
+	}
 	own, err := node.NewValidatorKeys([32]byte{1}, hn.nw.Homes[0].Keys.Threshold.Bytes())
 	if err != nil {
 		t.Fatal(err)
@@ -322,11 +344,17 @@ func TestInBandShareChecked(t *testing.T) {
 	if err := own.AddEpochShare(1, deal.Shares[0].Key.Bytes()); err != nil {
 		t.Fatal(err)
 	}
-	if err := own.Write(a.keyFile); err != nil {
+	if err := own.Write(keyFile); err != nil {
 		t.Fatal(err)
 	}
-	a.keys, _ = node.NewValidatorKeys([32]byte{1}, hn.nw.Homes[0].Keys.Threshold.Bytes()) // lacks it: read from the file
 	if err := ext(); err != nil {
 		t.Fatalf("with its own share in the key file: %v", err)
+	}
+	if sh := a.sched.Load().Epoch(1).Share; sh == nil || sh.Index != 1 {
+		t.Fatalf("the share read from the key file is not published: %+v", sh)
+	}
+	// entering the schedule with the share in the key file: loaded then
+	if sh := schedule(lacking).Load().Epoch(1).Share; sh == nil || sh.Index != 1 {
+		t.Fatalf("the key file's share is not loaded when the epoch enters the schedule: %+v", sh)
 	}
 }

@@ -181,17 +181,6 @@ func (v *Validator) LastBlock() *chainlog.Block {
 // Genesis is the validator's genesis.
 func (v *Validator) Genesis() *Genesis { return v.g }
 
-// maxRecoveredBeacons bounds RecoveredBeacons.
-const maxRecoveredBeacons = 4096
-
-// RecoveredBeacons are the parent beacons of the last blocks the block log
-// held at start (at most 4096, ascending): the seeds a restarted engine
-// has observed (§9.2 ConsumedSeedsV1).
-func (v *Validator) RecoveredBeacons() []chainlog.Beacon {
-	n := len(v.beacons)
-	return v.beacons[max(0, n-maxRecoveredBeacons):]
-}
-
 // DuplicateAcks counts JobAcks with status Duplicate this validator
 // received: its push reached a runner that had accepted the job from
 // another validator of Sub(R) (§10.1, D33).

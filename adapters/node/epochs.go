@@ -3,102 +3,11 @@ package node
 import (
 	"context"
 	"fmt"
-	"sync"
 
 	"github.com/cip11/cip11"
-	cquic "github.com/cip11/cip11/adapters/quic"
 	"github.com/cip11/cip11/chainlog"
 	"github.com/cip11/cip11/presence/validators"
 )
-
-// scheduledSets is the transport's §5.4 view of a chain's validator-set
-// epochs (D30): at height h, the snapshot active at h and, from its
-// activation on, its predecessor (the validators.Epochs cutoff rules
-// decide when the predecessor stops admitting, §5.3 point 4). The epochs
-// are the genesis's, extended as the chain commits in-band
-// reconfigurations (extend, SPEC-NOTES C11). The view of each epoch is
-// built once. It is safe for concurrent use.
-type scheduledSets struct {
-	mu    sync.RWMutex
-	from  []uint64 // activation height of each epoch, ascending
-	views []validators.Epochs
-}
-
-// newScheduledSets builds the view of g's epochs (a single validator: its
-// static epoch 0).
-func newScheduledSets(g *Genesis) (*scheduledSets, error) {
-	s := &scheduledSets{}
-	if !g.Network() {
-		sn, err := g.Snapshot()
-		if err != nil {
-			return nil, err
-		}
-		e, err := validators.NewEpochs(nil, sn)
-		if err != nil {
-			return nil, err
-		}
-		s.from, s.views = []uint64{0}, []validators.Epochs{e}
-		return s, nil
-	}
-	_, err := s.extend(g.EpochSets())
-	return s, err
-}
-
-// extend adds the epochs of es beyond those s has (es lists every epoch,
-// ascending) and returns them.
-func (s *scheduledSets) extend(es []EpochSet) ([]EpochSet, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(es) <= len(s.views) {
-		return nil, nil
-	}
-	added := es[len(s.views):]
-	for _, e := range added {
-		sn, err := e.snapshot()
-		if err != nil {
-			return nil, err
-		}
-		var prev *validators.Snapshot
-		if n := len(s.views); n > 0 {
-			prev = s.views[n-1].Current
-		}
-		ep, err := validators.NewEpochs(prev, sn)
-		if err != nil {
-			return nil, err
-		}
-		s.from, s.views = append(s.from, sn.ActivationHeight()), append(s.views, ep)
-	}
-	return added, nil
-}
-
-// EpochsAt implements cquic.ValidatorSets.
-func (s *scheduledSets) EpochsAt(h uint64) (validators.Epochs, error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	i := 0
-	for i+1 < len(s.from) && s.from[i+1] <= h {
-		i++
-	}
-	return s.views[i], nil
-}
-
-var _ cquic.ValidatorSets = (*scheduledSets)(nil)
-
-// Upcoming implements cquic.UpcomingSets: the first snapshot that
-// activates after h (§5.4: scheduled in the genesis or by a committed
-// reconfiguration, so already emitted).
-func (s *scheduledSets) Upcoming(h uint64) (*validators.Snapshot, bool) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	for i, from := range s.from {
-		if from > h {
-			return s.views[i].Current, true
-		}
-	}
-	return nil, false
-}
-
-var _ cquic.UpcomingSets = (*scheduledSets)(nil)
 
 // snapshot is the epoch's §5.4 snapshot (epoch 0 active from 0).
 func (e EpochSet) snapshot() (*validators.Snapshot, error) {

@@ -126,10 +126,10 @@ func TestReadGenesisRunners(t *testing.T) {
 	}
 }
 
-// TestNewDevnetExtraRunners: runners without key files are registered after
+// TestGenerateGenesisExtraRunners: runners without key files are registered after
 // the derived ones and survive the genesis file's round trip; a zero stake
 // or an address given twice is an invalid genesis.
-func TestNewDevnetExtraRunners(t *testing.T) {
+func TestGenerateGenesisExtraRunners(t *testing.T) {
 	x, err := ParseGenesisRunner(addrA + ":123")
 	if err != nil {
 		t.Fatal(err)

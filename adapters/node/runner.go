@@ -141,8 +141,8 @@ type Runner struct {
 	active   atomic.Int64 // executions in progress
 
 	certMu sync.Mutex
-	cert   certState      // §8.3 certificate schedule (certify)
-	sets   *scheduledSets // the §5.4 view the client dials by
+	cert   certState  // §8.3 certificate schedule (certify)
+	sets   *Schedules // the §5.4 view the client dials by (followEpochs extends it)
 	dir    *cquic.StaticDirectory
 	// epochsAt is the height the epochs were last read at (followEpochs;
 	// the loop goroutine's).
@@ -307,7 +307,7 @@ func NewRunner(ctx context.Context, cfg RunnerConfig) (*Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	sets, err := newScheduledSets(g)
+	sets, err := NewSchedules(ScheduleConfig{Genesis: g, Logger: cfg.Logger})
 	if err != nil {
 		return nil, err
 	}
@@ -442,7 +442,7 @@ func (r *Runner) followEpochs(ctx context.Context, h uint64) {
 		r.log.Debug("epochs not read", "height", h, "err", err)
 		return
 	}
-	added, err := r.sets.extend(es)
+	added, err := r.sets.Extend(es)
 	if err != nil {
 		r.log.Warn("a new validator-set epoch is unusable", "height", h, "err", err)
 		return

@@ -9,7 +9,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -38,6 +37,11 @@ type ValidatorConfig struct {
 	// and its block times (blocks.times), the accepted job submissions (jobs.jsonl) and the archive of ended
 	// jobs (jobs/). Empty: a fresh temporary directory, removed by Close.
 	DataDir string
+	// KeyFile, if set, is where Keys came from: a member of an in-band
+	// epoch whose share Keys lacks reads it there when the epoch enters
+	// the schedule (a process network's devnet dealer writes it into the
+	// file, SPEC-NOTES C11; ScheduleConfig.KeyFile).
+	KeyFile string
 	// Listen is the QUIC UDP address (default: the genesis validator.quic).
 	Listen string
 	// BlockTime is the block interval of Run (1 s).
@@ -181,12 +185,12 @@ type Validator struct {
 	dir  string
 	tmp  bool
 	prod Producer
-	snap *validators.Snapshot
-	sets *scheduledSets // the §5.4 snapshots by height (D30)
-	// epochs are the committed validator-set epochs: the genesis's, then
-	// each in-band reconfiguration's (SPEC-NOTES C11); written by the loop.
-	epochMu sync.RWMutex
-	epochs  []EpochSet
+	// sched is the one owner of the committed validator-set epochs (the
+	// genesis's, then each in-band reconfiguration's, SPEC-NOTES C11) and
+	// their §5.4 snapshots (D30): the loop extends it at the commit that
+	// adds an epoch; the transport, the consensus application and HTTP
+	// read its current Schedule lock-free.
+	sched *Schedules
 	// srv is the QUIC server; nil in PhaseOff (§14: no listener).
 	srv   *cquic.Server
 	phase Phase
@@ -218,7 +222,6 @@ type Validator struct {
 	catchUp atomic.Pointer[CatchUp]
 	held    []chain.Assignment
 	skipped [3]atomic.Uint64
-	beacons []chainlog.Beacon // the block log's last parent beacons (recover; read-only after)
 	height  atomic.Uint64
 	failed  atomic.Pointer[error] // the core's sticky failure, for callers outside loop
 
@@ -383,18 +386,6 @@ func (v *Validator) open() (created []string, err error) {
 	if err := v.recover(blocksPath, specs, sync); err != nil {
 		return created, err
 	}
-	snap, err := v.g.Snapshot()
-	if err != nil {
-		return created, err
-	}
-	sets, err := newScheduledSets(v.g)
-	if err != nil {
-		return created, err
-	}
-	if _, err := sets.extend(v.Epochs()); err != nil { // reconfigurations the block log holds
-		return created, err
-	}
-	v.snap, v.sets = snap, sets
 	if v.phase, err = PhaseOf(v.p); err != nil {
 		return created, err
 	}
@@ -405,7 +396,7 @@ func (v *Validator) open() (created []string, err error) {
 	}
 	srv, err := cquic.NewServer(context.Background(), cquic.ServerConfig{
 		Key: v.cfg.Keys.Peer, ChainID: uint64(v.g.ChainID), Params: v.p,
-		Registry: committedRegistry{v.x.Store().Registry(), &v.height}, Validators: v.sets,
+		Registry: committedRegistry{v.x.Store().Registry(), &v.height}, Validators: v.sched,
 		TxDecoder: chain.TxCodec{ChainID: uint64(v.g.ChainID)}, TxValidator: chain.TxCodec{ChainID: uint64(v.g.ChainID)}, Mempool: (*validatorMempool)(v),
 		OnOutcome: v.onOutcome, OnAck: v.onAck, OnRefuse: func(r wire.GoodbyeReason) { v.dash.refuse(r, v.now()) },
 		OnPushError: v.onPushError, OnPushed: v.onPushed, PushWindow: v.cfg.PushWindow, Logger: v.log,
@@ -463,16 +454,16 @@ func (v *Validator) recover(blocksPath string, specs []*chain.JobSpec, sync bool
 	var tail *chainlog.Block
 	var tailAt time.Time
 	var history []job.BlockSummary // the log's last blocks, for the dashboard
-	v.epochs = v.g.EpochSets()
+	// the genesis's epochs, then the reconfigurations the block log holds
+	if v.sched, err = NewSchedules(ScheduleConfig{Genesis: v.g, Keys: v.cfg.Keys, KeyFile: v.cfg.KeyFile, Logger: v.log}); err != nil {
+		return err
+	}
 	restore := func(b *chainlog.Block, at time.Time) error {
 		h := uint64(b.Height)
-		v.noteEpochs(b)
-		if pb := b.ParentBeacon; pb != nil {
-			v.beacons = append(v.beacons, *pb)
-			if len(v.beacons) > 2*maxRecoveredBeacons {
-				v.beacons = append(v.beacons[:0], v.beacons[len(v.beacons)-maxRecoveredBeacons:]...)
-			}
+		if _, err := v.noteEpochs(b); err != nil {
+			return err
 		}
+		v.sched.noteBeacon(b.ParentBeacon)
 		history = append(history, job.BlockSummary{Height: h, Time: at, Txs: len(b.Txs), Assignments: len(b.Out.Assignments)})
 		if len(history) > 2*dashHistoryBlocks {
 			history = append(history[:0], history[len(history)-dashHistoryBlocks:]...)
@@ -701,15 +692,9 @@ func (v *Validator) PushWindow() int {
 // ValidatorSetHash is the active snapshot's validator_set_hash (§5.3).
 func (v *Validator) ValidatorSetHash() cip11.Hash { return v.activeSnapshot(v.Height()).Hash() }
 
-// activeSnapshot is the §5.4 snapshot active at h (epoch 0 before the
-// transport is set up).
+// activeSnapshot is the §5.4 snapshot active at h.
 func (v *Validator) activeSnapshot(h uint64) *validators.Snapshot {
-	if v.sets != nil {
-		if e, err := v.sets.EpochsAt(h); err == nil {
-			return e.Current
-		}
-	}
-	return v.snap
+	return v.sched.Load().At(h).Snapshot
 }
 
 // Dir is the data directory.
@@ -835,10 +820,9 @@ func (v *Validator) commit(c *chain.Core, spent time.Duration) (uint64, error) {
 	if f := v.cfg.OnPushes; f != nil {
 		f(h, pushes)
 	}
-	if v.noteEpochs(b) && v.sets != nil {
-		if _, err := v.sets.extend(v.Epochs()); err != nil { // the executor checked the set: not expected
-			v.log.Error("the transport cannot take the new epoch's snapshot", "height", h, "err", err)
-		}
+	v.sched.noteBeacon(b.ParentBeacon)
+	if _, err := v.noteEpochs(b); err != nil { // the executor checked the set: not expected
+		v.log.Error("the committed epoch cannot enter the schedule", "height", h, "err", err)
 	}
 	if !v.sendq.post(sendItem{h: h, pushes: pushes, cancels: res.Cancels, included: v.included}) { // also ticks the server to h
 		v.log.Warn("the transport is stuck: a committed block's pushes are dropped", "height", h, "pushes", len(pushes),
@@ -867,32 +851,44 @@ func (v *Validator) commit(c *chain.Core, spent time.Duration) (uint64, error) {
 	return res.RetainHeight, nil
 }
 
-// noteEpochs adds the epoch a committed block's reconfiguration emits
-// (§5.4 ValidatorSetSnapshot(E+1), activated at its height; SPEC-NOTES
-// C11) and reports whether it had one.
-func (v *Validator) noteEpochs(b *chainlog.Block) bool {
+// noteEpochs publishes the schedule with the epoch a committed block's
+// reconfiguration emits (§5.4 ValidatorSetSnapshot(E+1), activated at its
+// height; SPEC-NOTES C11) and reports whether it had one (loop only: the
+// schedule's one writer of epochs). The new epoch's share is read from
+// the key file if the keys lack it, with no lock held.
+func (v *Validator) noteEpochs(b *chainlog.Block) (bool, error) {
 	added := false
 	for _, tx := range b.Txs {
-		if r := tx.Reconfigure; r != nil {
-			v.epochMu.Lock()
-			v.epochs = append(v.epochs, EpochSetOf(r))
-			v.epochMu.Unlock()
-			v.log.Info("validator set snapshot committed (ValidatorSetSnapshot)", "height", b.Height, "epoch", r.Epoch,
-				"activation_height", r.Activation, "validators", len(r.Set))
-			added = true
+		r := tx.Reconfigure
+		if r == nil {
+			continue
 		}
+		es := append(v.sched.Load().EpochSets(), EpochSetOf(r))
+		if _, err := v.sched.Extend(es); err != nil {
+			return added, fmt.Errorf("height %d: epoch %d: %w", b.Height, r.Epoch, err)
+		}
+		e := v.sched.Load().Last()
+		v.log.Info("validator set snapshot committed (ValidatorSetSnapshot)", "height", b.Height, "epoch", r.Epoch,
+			"activation_height", r.Activation, "validators", len(r.Set), "member", e.Index >= 0, "share", e.Share != nil)
+		added = true
 	}
-	return added
+	return added, nil
 }
 
 // Epochs are the chain's committed validator-set epochs, ascending: the
 // genesis's, then each committed in-band reconfiguration's (SPEC-NOTES
 // C11). Nil on a single-validator chain.
 func (v *Validator) Epochs() []EpochSet {
-	v.epochMu.RLock()
-	defer v.epochMu.RUnlock()
-	return slices.Clone(v.epochs)
+	if v.sched == nil {
+		return nil
+	}
+	return v.sched.Load().EpochSets()
 }
+
+// Schedules is the owner of the committed epoch schedule (read its
+// current Schedule with Load; the validator's loop extends it at the
+// commit that adds an epoch).
+func (v *Validator) Schedules() *Schedules { return v.sched }
 
 // fail records a sticky core failure for callers outside the loop.
 func (v *Validator) fail(c *chain.Core, err error) error {
