@@ -36,7 +36,7 @@ const (
 
 // AppConfig configures an [App].
 type AppConfig struct {
-	// Validator is the node the application drives (its Engine is the
+	// Validator is the node the application drives (its Broadcaster is the
 	// network's mempool, see [Mempool]).
 	Validator *node.Validator
 	// Share is the validator's threshold share (D31); Share.Index is its

@@ -52,7 +52,7 @@ func newEpochNet(t *testing.T, act uint64, started int) *epochNet {
 	}
 	for i := range started {
 		h := nw.Homes[i]
-		v, err := node.NewValidator(node.ValidatorConfig{Genesis: h.Genesis, Keys: h.Keys, DataDir: t.TempDir(), NoSync: true, Engine: nopEngine{}})
+		v, err := node.NewValidator(node.ValidatorConfig{Genesis: h.Genesis, Keys: h.Keys, DataDir: t.TempDir(), NoSync: true, Broadcaster: nopEngine{}})
 		if err != nil {
 			t.Fatal(err)
 		}

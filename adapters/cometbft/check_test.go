@@ -47,7 +47,7 @@ func newHandNet(tb testing.TB, validators, runners, started int) *handNet {
 
 // newHandNetWith is newHandNet whose validator i submits through
 // engine(i) (nil: nopEngine).
-func newHandNetWith(tb testing.TB, validators, runners, started int, engine func(i int) node.Engine) *handNet {
+func newHandNetWith(tb testing.TB, validators, runners, started int, engine func(i int) node.Broadcaster) *handNet {
 	tb.Helper()
 	nw, err := NewNetwork(NetworkOptions{Validators: validators, Runners: runners, Seed: 1, BasePort: freeBase(tb, validators)})
 	if err != nil {
@@ -67,11 +67,11 @@ func newHandNetWith(tb testing.TB, validators, runners, started int, engine func
 	hn := &handNet{nw: nw, ns: nw.Homes[0].Genesis.Namespace, addrs: addrs, t: thr}
 	for i := range started {
 		h := nw.Homes[i]
-		var eng node.Engine = nopEngine{}
+		var eng node.Broadcaster = nopEngine{}
 		if engine != nil {
 			eng = engine(i)
 		}
-		v, err := node.NewValidator(node.ValidatorConfig{Genesis: h.Genesis, Keys: h.Keys, DataDir: tb.TempDir(), NoSync: true, Engine: eng})
+		v, err := node.NewValidator(node.ValidatorConfig{Genesis: h.Genesis, Keys: h.Keys, DataDir: tb.TempDir(), NoSync: true, Broadcaster: eng})
 		if err != nil {
 			tb.Fatal(err)
 		}

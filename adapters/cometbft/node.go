@@ -89,7 +89,7 @@ type Node struct {
 	fatalOnce sync.Once
 }
 
-// mempoolEngine is the validator's Engine: CometBFT's mempool, whose
+// mempoolEngine is the validator's Broadcaster: CometBFT's mempool, whose
 // CheckTx is App.CheckTx on every validator (D33).
 type mempoolEngine struct {
 	n     atomic.Pointer[cmtnode.Node]
@@ -99,7 +99,7 @@ type mempoolEngine struct {
 func (e *mempoolEngine) BroadcastTx(raw []byte) error { return e.broadcast(raw) }
 
 // Size is the number of transactions in CometBFT's mempool
-// (node.EngineSizer); 0 while the engine is not running.
+// (node.MempoolSizer); 0 while the engine is not running.
 func (e *mempoolEngine) Size() int {
 	if n := e.n.Load(); n != nil {
 		return n.Mempool().Size()
@@ -210,7 +210,7 @@ func StartNode(ctx context.Context, cfg NodeConfig) (*Node, error) {
 	eng := &mempoolEngine{}
 	v, err := node.NewValidator(node.ValidatorConfig{Genesis: h.Genesis, Keys: h.Keys, KeyFile: filepath.Join(cfg.Home, "validator.key"), DataDir: filepath.Join(cfg.Home, "node"),
 		NoSync: cfg.NoSync, RetainBlocks: cfg.RetainBlocks, Logger: cfg.Logger, Metrics: cfg.Metrics, Registerer: cfg.Registerer,
-		Engine: eng, OnPushes: cfg.OnPushes, StallBlocks: cfg.StallBlocks, RetainHeight: cfg.RetainHeight})
+		Broadcaster: eng, OnPushes: cfg.OnPushes, StallBlocks: cfg.StallBlocks, RetainHeight: cfg.RetainHeight})
 	if err != nil {
 		return nil, err
 	}

@@ -25,7 +25,7 @@ type handPool struct {
 	txs  [][]byte
 }
 
-// handEngine is validator i's Engine over a handPool.
+// handEngine is validator i's Broadcaster over a handPool.
 type handEngine struct {
 	p *handPool
 	i int
@@ -90,7 +90,7 @@ func TestHeldRevealWaitsForInclusion(t *testing.T) {
 		t.Skip("four validators and four runners over QUIC")
 	}
 	pool := &handPool{}
-	hn := newHandNetWith(t, 4, 4, 4, func(i int) node.Engine { return handEngine{pool, i} })
+	hn := newHandNetWith(t, 4, 4, 4, func(i int) node.Broadcaster { return handEngine{pool, i} })
 	pool.mu.Lock()
 	pool.apps = hn.apps
 	pool.mu.Unlock()

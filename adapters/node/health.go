@@ -36,14 +36,14 @@ type ConsensusFacts struct {
 	PresenceHeight uint64
 }
 
-// ConsensusReporter is an Engine that reports its facts (Status).
+// ConsensusReporter is a Broadcaster that reports its facts (Status).
 type ConsensusReporter interface {
 	ConsensusFacts() ConsensusFacts
 }
 
 // consensusFacts are the engine's facts (zero without a reporting one).
 func (v *Validator) consensusFacts() (ConsensusFacts, bool) {
-	if r, ok := v.cfg.Engine.(ConsensusReporter); ok {
+	if r, ok := v.cfg.Broadcaster.(ConsensusReporter); ok {
 		return r.ConsensusFacts(), true
 	}
 	return ConsensusFacts{}, false

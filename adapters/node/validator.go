@@ -70,7 +70,7 @@ type ValidatorConfig struct {
 	Registerer prometheus.Registerer
 	// Producer overrides block production (default: Solo from the keys).
 	Producer Producer
-	// Engine, if set, is an external consensus engine (adapters/cometbft,
+	// Broadcaster, if set, is an external consensus engine (adapters/cometbft,
 	// D29) that drives the core through the step API (ProposeBlock,
 	// CheckBlock, FinalizeBlock, CommitBlock); Run then produces no block
 	// itself and Producer is unused. The engine's mempool is the only
@@ -78,7 +78,7 @@ type ValidatorConfig struct {
 	// check is AdmitTx and AdmitJob on every validator (journaled and
 	// tracked, pooled nowhere else), and proposals are built from the
 	// transactions it hands ProposeBlock (D33).
-	Engine Engine
+	Broadcaster Broadcaster
 	// RetainHeight, if set, is the block retention policy CommitBlock
 	// reports (an engine's RetainHeight): given the committed height, the
 	// lowest height whose block must be kept. Nil or 0: keep everything.
@@ -127,8 +127,8 @@ func (c *ValidatorConfig) Validate() error {
 				return fmt.Errorf("%w: the BLS key of epoch %d is not this validator's public share in its validator_set", ErrKeyFile, e.Epoch)
 			}
 		}
-		if c.Engine == nil {
-			return fmt.Errorf("%w: Engine (a network genesis runs on a consensus engine, D29)", ErrNilConfig)
+		if c.Broadcaster == nil {
+			return fmt.Errorf("%w: Broadcaster (a network genesis runs on external consensus, D29)", ErrNilConfig)
 		}
 		return nil
 	}
@@ -243,9 +243,9 @@ type sendItem struct {
 	pushes  []chain.Assignment
 	cancels []chain.Cancel
 	// included are the CIP-2 commitments (job, runner) the block carries
-	// (an Engine's block; FinalizeBlock): after the block's pushes, a
+	// (the consensus engine's block; FinalizeBlock): after the block's pushes, a
 	// reveal the server holds for one may go (§10.3,
-	// quic.Server.CommitIncluded). The sender releases them: a released
+	// quic.Server.ReleaseReveal). The sender releases them: a released
 	// reveal is submitted, which runs on the loop.
 	included []chain.Assignment
 }
@@ -418,14 +418,14 @@ func (v *Validator) open() (created []string, err error) {
 	return created, nil
 }
 
-// revealOpen is the server's reveal-window test (§10.3). With an Engine
+// revealOpen is the server's reveal-window test (§10.3). With external consensus
 // the window of a push opens only when a committed block includes its
-// commitment (CommitIncluded from FinalizeBlock): never on its own, and not
+// commitment (ReleaseReveal from FinalizeBlock): never on its own, and not
 // by the server's default, the block after the commitment was forwarded,
 // which a block without it can be. Without one the default stands (the
 // commitment's admission releases at once, AdmitTx).
 func (v *Validator) revealOpen() func(cip11.Hash, uint64) bool {
-	if v.cfg.Engine == nil {
+	if v.cfg.Broadcaster == nil {
 		return nil
 	}
 	return func(cip11.Hash, uint64) bool { return false }
@@ -439,7 +439,7 @@ func (v *Validator) recover(blocksPath string, specs []*chain.JobSpec, sync bool
 	core, err := chain.New(chain.Config{Params: v.p, ChainID: uint64(v.g.ChainID), Runners: v.g.chainRunners(),
 		Key: v.cfg.Keys.Peer, Exec: v.x, Log: blogPort{v}, Journal: journalPort{v}, Archive: v.archive,
 		RetainBlocks: v.cfg.RetainBlocks, Logger: v.log, History: historyPort{v}, ModeA: v.p.PresenceHardExcludeEnabled,
-		Admin: v.g.ReconfigAdmin, ExternalMempool: v.cfg.Engine != nil, RetainHeight: v.cfg.RetainHeight})
+		Admin: v.g.ReconfigAdmin, ExternalMempool: v.cfg.Broadcaster != nil, RetainHeight: v.cfg.RetainHeight})
 	if err != nil {
 		return err
 	}
@@ -473,7 +473,7 @@ func (v *Validator) recover(blocksPath string, specs []*chain.JobSpec, sync bool
 			return fmt.Errorf("%w: the store is at height %d, the block log at %d or more", ErrBlockLog, sh, h)
 		case h <= sh:
 			return core.Restore(b, at)
-		case h == sh+1 && v.cfg.Engine != nil:
+		case h == sh+1 && v.cfg.Broadcaster != nil:
 			// Under an engine the block is the engine's to replay: CometBFT
 			// saves a block's FinalizeBlock responses after FinalizeBlock
 			// returns (which appended it here) and calls Commit after that,
@@ -632,7 +632,7 @@ func (v *Validator) send(it sendItem) {
 	}
 	defer func() { // after Applied has ticked the server to the block
 		for _, c := range it.included {
-			_ = v.srv.CommitIncluded(c.JobID, c.Runner) // ErrNoSuchJob: no push of it here
+			_ = v.srv.ReleaseReveal(c.JobID, c.Runner) // ErrNoSuchJob: no push of it here
 		}
 	}()
 	as := make([]cquic.Assignment, len(it.pushes))
@@ -715,10 +715,10 @@ func (v *Validator) Err() error {
 
 // Run produces a block every BlockTime until ctx ends (nil), the core
 // fails or the store reports a background failure (a full disk: its
-// error, wrapping ErrFailed). With an Engine it produces nothing and only
+// error, wrapping ErrFailed). With external consensus it produces nothing and only
 // watches the store.
 func (v *Validator) Run(ctx context.Context) error {
-	if v.cfg.Engine != nil {
+	if v.cfg.Broadcaster != nil {
 		return v.watch(ctx)
 	}
 	t := time.NewTicker(v.cfg.BlockTime)
@@ -749,7 +749,7 @@ func (v *Validator) storeFailed() error {
 	return err
 }
 
-// watch is Run under an Engine: it returns when ctx ends (nil), the store
+// watch is Run under an Broadcaster: it returns when ctx ends (nil), the store
 // fails, or a consensus step failed the core (its sticky error), so that
 // an operator's process stops rather than idling behind a halted engine.
 func (v *Validator) watch(ctx context.Context) error {
@@ -936,15 +936,15 @@ func (m *validatorMempool) Submit(raw []byte, _ wire.Transaction) error {
 
 // SubmitTx is transaction admission (POST /submit and the QUIC result
 // path): decode and verify, then hand to the mempool or the verifier. With
-// an Engine the transaction goes to the engine's mempool, whose admission
+// external consensus the transaction goes to the engine's mempool, whose admission
 // check is AdmitTx on every validator.
 func (v *Validator) SubmitTx(raw []byte) (*Tx, error) { return v.submitTx(context.Background(), raw) }
 
 // submitTx is SubmitTx for a caller with a context (the HTTP API): without
-// an Engine, ErrBusy when the loop does not take the admission before ctx
+// external consensus, ErrBusy when the loop does not take the admission before ctx
 // ends.
 func (v *Validator) submitTx(ctx context.Context, raw []byte) (*Tx, error) {
-	if e := v.cfg.Engine; e != nil {
+	if e := v.cfg.Broadcaster; e != nil {
 		tx, err := DecodeTx(raw)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrBadRequest, err)
@@ -954,7 +954,7 @@ func (v *Validator) submitTx(ctx context.Context, raw []byte) (*Tx, error) {
 	return v.admitTx(ctx, raw)
 }
 
-// AdmitTx is the core's transaction admission (SubmitTx without an Engine;
+// AdmitTx is the core's transaction admission (SubmitTx without external consensus;
 // the engine's mempool check with one).
 func (v *Validator) AdmitTx(raw []byte) (*Tx, error) { return v.admitTx(context.Background(), raw) }
 
@@ -967,22 +967,22 @@ func (v *Validator) admitTx(ctx context.Context, raw []byte) (*Tx, error) {
 	if err == nil && tx != nil && (tx.Kind == TxCommit || tx.Kind == TxReveal) {
 		v.cfg.Metrics.ResultForwarded()
 	}
-	if err == nil && tx != nil && tx.Kind == TxCommit && v.srv != nil && v.cfg.Engine == nil {
+	if err == nil && tx != nil && tx.Kind == TxCommit && v.srv != nil && v.cfg.Broadcaster == nil {
 		// §10.3: a reveal the server holds for this runner's push may go
 		// once the commitment is included (issue 18 item 7). On one
 		// validator its core is the chain: the admitted commitment is the
 		// state every later block executes against, no block carries it
-		// and no mempool gossips, so admission is its inclusion. With an
-		// Engine admission is only CometBFT's mempool (gossiped at once):
+		// and no mempool gossips, so admission is its inclusion. With
+		// external consensus admission is only CometBFT's mempool (gossiped at once):
 		// the reveal waits for a committed block that carries the
 		// commitment (FinalizeBlock, released at its commit).
-		_ = v.srv.CommitIncluded(tx.JobID, tx.From)
+		_ = v.srv.ReleaseReveal(tx.JobID, tx.From)
 	}
 	return tx, err
 }
 
 // SubmitJob accepts a job: the spec is checked, written to jobs.jsonl
-// (fsynced unless NoSync) and queued for the next block. With an Engine
+// (fsynced unless NoSync) and queued for the next block. With external consensus
 // the spec goes to the engine's mempool, whose admission check is
 // AdmitJob on every validator.
 func (v *Validator) SubmitJob(spec *JobSpec) (cip11.Hash, error) {
@@ -990,10 +990,10 @@ func (v *Validator) SubmitJob(spec *JobSpec) (cip11.Hash, error) {
 }
 
 // submitJob is SubmitJob for a caller with a context (the HTTP API):
-// without an Engine, ErrBusy when the loop does not take the admission
+// without external consensus, ErrBusy when the loop does not take the admission
 // before ctx ends.
 func (v *Validator) submitJob(ctx context.Context, spec *JobSpec) (cip11.Hash, error) {
-	if e := v.cfg.Engine; e != nil {
+	if e := v.cfg.Broadcaster; e != nil {
 		if err := spec.Check(); err != nil {
 			return spec.ID(), err
 		}
@@ -1002,7 +1002,7 @@ func (v *Validator) submitJob(ctx context.Context, spec *JobSpec) (cip11.Hash, e
 	return v.admitJob(ctx, spec)
 }
 
-// AdmitJob is the core's job admission (SubmitJob without an Engine; the
+// AdmitJob is the core's job admission (SubmitJob without external consensus; the
 // engine's mempool check with one, where the job is journaled and tracked
 // but pooled only in the engine's mempool).
 func (v *Validator) AdmitJob(spec *JobSpec) (cip11.Hash, error) {
@@ -1141,9 +1141,9 @@ func (v *Validator) status(ctx context.Context) (httpapi.Status, error) {
 }
 
 // mempoolLen is what waits for a block: the engine's mempool when it is
-// the only one and reports its size (EngineSizer), else the core's pool.
+// the only one and reports its size (MempoolSizer), else the core's pool.
 func (v *Validator) mempoolLen(c *chain.Core) int {
-	if e, ok := v.cfg.Engine.(EngineSizer); ok {
+	if e, ok := v.cfg.Broadcaster.(MempoolSizer); ok {
 		return e.Size()
 	}
 	return c.MempoolLen()
@@ -1165,10 +1165,10 @@ func (r committedRegistry) At(h uint64) (state.RegistryView, error) {
 	return r.reg.At(h)
 }
 
-// blockTimeMillis is the configured block time; 0 under an Engine, whose
+// blockTimeMillis is the configured block time; 0 under external consensus, whose
 // consensus decides when blocks come.
 func (v *Validator) blockTimeMillis() int64 {
-	if v.cfg.Engine != nil {
+	if v.cfg.Broadcaster != nil {
 		return 0
 	}
 	return v.cfg.BlockTime.Milliseconds()

@@ -206,12 +206,12 @@ func earlyReveal(t *testing.T, s *Server, r *rawConn, name string) cip11.Hash {
 
 // Issue 18 #7 (§10.3, §10.6, §11.2): a multi-runner reveal that arrives
 // before its commitment was seen is held, and released when the node
-// reports the commitment included (Server.CommitIncluded), however it
+// reports the commitment included (Server.ReleaseReveal), however it
 // reached the chain: forwarded, Success. A held reveal never released is
 // dropped past the job's deadline_block (SoftFailure,
 // ErrRevealNotReleased), and one runner cannot make the validator hold
 // more than MaxHeldReveals (ErrTooManyHeld).
-func TestHeldRevealReleasedByCommitIncluded(t *testing.T) {
+func TestHeldRevealReleasedByReleaseReveal(t *testing.T) {
 	rk := runnerKey(t, 1)
 	f := newFixture(t, 1, rk)
 	s := f.startServer(0, func(c *ServerConfig) { c.MaxHeldReveals = 2 })
@@ -223,7 +223,7 @@ func TestHeldRevealReleasedByCommitIncluded(t *testing.T) {
 	if n := len(f.mempools[0].Txs()); n != 0 {
 		t.Fatalf("%d txs forwarded before the commitment was included", n)
 	}
-	if err := s.CommitIncluded(released, rk.Address()); err != nil {
+	if err := s.ReleaseReveal(released, rk.Address()); err != nil {
 		t.Fatal(err)
 	}
 	if o := f.waitOutcome(released); o.Outcome != local.Success {
@@ -232,8 +232,8 @@ func TestHeldRevealReleasedByCommitIncluded(t *testing.T) {
 	if n := len(f.mempools[0].Txs()); n != 1 {
 		t.Fatalf("%d txs forwarded, want the reveal", n)
 	}
-	if err := s.CommitIncluded(released, rk.Address()); !errors.Is(err, ErrNoSuchJob) {
-		t.Fatalf("CommitIncluded of a finished push: %v", err)
+	if err := s.ReleaseReveal(released, rk.Address()); !errors.Is(err, ErrNoSuchJob) {
+		t.Fatalf("ReleaseReveal of a finished push: %v", err)
 	}
 
 	expires := earlyReveal(t, s, r, "expires")

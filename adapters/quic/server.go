@@ -49,7 +49,7 @@ type ServerConfig struct {
 	// MaxHeldReveals bounds the early reveals held for one runner at a
 	// time ([DefaultMaxHeldReveals]); beyond it an early reveal's push is
 	// a SoftFailure (ErrTooManyHeld). A held reveal is released by the
-	// reveal window (RevealOpen, or [Server.CommitIncluded]) or dropped
+	// reveal window (RevealOpen, or [Server.ReleaseReveal]) or dropped
 	// past the job's deadline_block.
 	MaxHeldReveals int
 

@@ -56,7 +56,7 @@ type push struct {
 	state      pushState
 	commitAt   uint64
 	commitSeen bool
-	included   bool // the node saw the job's commitment included (CommitIncluded)
+	included   bool // the node saw the job's commitment included (ReleaseReveal)
 	held       *heldTx
 	releasing  bool
 	ack        *wire.AckStatus // the verified JobAck status, once read

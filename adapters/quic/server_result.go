@@ -58,12 +58,14 @@ func (s *Server) onResult(p *push, fr wire.Frame) bool {
 	return false
 }
 
-// CommitIncluded is the node telling the server that runner's commitment
-// for jobID is included on chain (§10.3), however it got there (this
-// stream, another validator, the runner's own rebroadcast): the reveal
-// window of that push is open, and a reveal held for it is forwarded now.
-// ErrNoSuchJob if no push of jobID to runner is in flight.
-func (s *Server) CommitIncluded(jobID cip11.Hash, runner cip11.Address) error {
+// ReleaseReveal is the node telling the server that runner's commitment
+// for jobID is part of the chain (§10.3) — included in a committed block
+// under external consensus, or admitted on a single validator, whose core
+// is the chain — however it got there (this stream, another validator,
+// the runner's own rebroadcast): the reveal window of that push is open,
+// and a reveal held for it is forwarded now. ErrNoSuchJob if no push of
+// jobID to runner is in flight.
+func (s *Server) ReleaseReveal(jobID cip11.Hash, runner cip11.Address) error {
 	var release []*push
 	s.mu.Lock()
 	n := 0

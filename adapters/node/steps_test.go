@@ -44,7 +44,7 @@ func oneValidatorNetwork(t *testing.T) (*GeneratedGenesis, *Genesis) {
 	return d, &g
 }
 
-// TestEngineValidator: under an Engine the validator produces no block
+// TestEngineValidator: under external consensus the validator produces no block
 // itself, submissions go to the engine, the consensus steps drive the core,
 // /status reports no block time, and Run returns the core's sticky failure
 // (an operator's process stops instead of idling behind a halted engine).
@@ -52,9 +52,9 @@ func TestEngineValidator(t *testing.T) {
 	d, g := oneValidatorNetwork(t)
 	e := &nopEngine{}
 	if _, err := NewValidator(ValidatorConfig{Genesis: g, Keys: d.Validator}); !errors.Is(err, ErrNilConfig) {
-		t.Fatalf("a network genesis without an Engine: %v, want ErrNilConfig", err)
+		t.Fatalf("a network genesis without an Broadcaster: %v, want ErrNilConfig", err)
 	}
-	v, err := NewValidator(ValidatorConfig{Genesis: g, Keys: d.Validator, Engine: e, BlockTime: time.Millisecond})
+	v, err := NewValidator(ValidatorConfig{Genesis: g, Keys: d.Validator, Broadcaster: e, BlockTime: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,10 +64,10 @@ func TestEngineValidator(t *testing.T) {
 	go func() { done <- v.Run(ctx) }()
 	time.Sleep(50 * time.Millisecond)
 	if h := v.Height(); h != 0 {
-		t.Fatalf("Run under an Engine produced blocks: height %d", h)
+		t.Fatalf("Run under external consensus produced blocks: height %d", h)
 	}
 	if _, err := v.SubmitJob(&JobSpec{Submitter: cip11.Address{1}, Kind: 1, Runners: 1, TimeoutBlocks: 5}); err != nil || e.jobs != 1 {
-		t.Fatalf("SubmitJob under an Engine: %v, engine saw %d jobs", err, e.jobs)
+		t.Fatalf("SubmitJob under an Broadcaster: %v, engine saw %d jobs", err, e.jobs)
 	}
 	solo := &Solo{Key: d.Validator.Threshold, Namespace: g.Namespace}
 	solo.Schedule.ViewsPerEpoch, solo.Schedule.FirstView, solo.Schedule.LastKnownEpoch = uint64(g.Schedule.ViewsPerEpoch), 1, 99
@@ -134,7 +134,7 @@ func TestEngineDropsUncommittedTail(t *testing.T) {
 	solo := &Solo{Key: d.Validator.Threshold, Namespace: g.Namespace}
 	solo.Schedule.ViewsPerEpoch, solo.Schedule.FirstView, solo.Schedule.LastKnownEpoch = uint64(g.Schedule.ViewsPerEpoch), 1, 99
 	start := func() (*Validator, func()) {
-		v, err := NewValidator(ValidatorConfig{Genesis: g, Keys: d.Validator, Engine: &nopEngine{}, DataDir: dir, BlockTime: time.Millisecond})
+		v, err := NewValidator(ValidatorConfig{Genesis: g, Keys: d.Validator, Broadcaster: &nopEngine{}, DataDir: dir, BlockTime: time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,21 +9,21 @@ import (
 	"github.com/cip11/cip11/chainlog"
 )
 
-// Engine is an external consensus engine's mempool, as the validator sees
-// it (ValidatorConfig.Engine; adapters/cometbft, D29, D33). BroadcastTx
+// Broadcaster is an external consensus engine's mempool, as the validator
+// sees it (ValidatorConfig.Broadcaster; adapters/cometbft, D29, D33). BroadcastTx
 // and BroadcastJob hand a node transaction or an encoded job spec to the
 // engine, which checks it on every validator through AdmitTx or AdmitJob
 // and gossips it, so that it reaches every proposer. They return the local
 // admission's error (ErrBadRequest, ErrDuplicate, ErrMempoolFull, …).
-type Engine interface {
+type Broadcaster interface {
 	BroadcastTx(raw []byte) error
 	BroadcastJob(spec []byte) error
 }
 
-// EngineSizer is an Engine that reports how many transactions its
+// MempoolSizer is a Broadcaster that reports how many transactions its
 // mempool holds (GET /status mempool, cip11_mempool_transactions): under
 // an engine its mempool is the only one.
-type EngineSizer interface {
+type MempoolSizer interface {
 	Size() int
 }
 
@@ -138,7 +138,7 @@ func (v *Validator) CommitBlock() (retain uint64, err error) {
 // RecoveredJobs are the encoded specs of the journaled jobs no block has
 // included yet, recovered at start (chain.Core.Recovered): the engine's
 // mempool lost them with the restart, so its driver offers them again
-// (Engine.BroadcastJob), each taken back once by AdmitJob.
+// (Broadcaster.BroadcastJob), each taken back once by AdmitJob.
 func (v *Validator) RecoveredJobs() [][]byte {
 	var out [][]byte
 	_ = v.do(func(c *chain.Core) { out = c.Recovered() })
