@@ -58,7 +58,7 @@ const byzantineRate = 500
 
 // byzNet is a running network for the Byzantine tests: validators on
 // CometBFT in process (startOpts), runners over QUIC dialing their Sub(R)
-// (node.NewRunner on a node.FollowChain, aheadOf), a job generator, validator
+// (node.NewRunner on a node.LocalChain (with Pick), aheadOf), a job generator, validator
 // byz misbehaving on demand (App.misbehave) and the honest validators.
 type byzNet struct {
 	nw      *Network
@@ -124,7 +124,7 @@ func newByzNet(t *testing.T, o NetworkOptions, byz int, honest []int, ghosts int
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := node.NewRunner(ctx, node.RunnerConfig{Genesis: g, Key: k, Chain: node.FollowChain{Pick: aheadOf(nodes, i%len(nodes))},
+		r, err := node.NewRunner(ctx, node.RunnerConfig{Genesis: g, Key: k, Chain: node.LocalChain{Pick: aheadOf(nodes, i%len(nodes))},
 			WorkTime: 30 * time.Millisecond, Tick: 10 * time.Millisecond, Seed: o.Seed*1000 + uint64(i)})
 		if err != nil {
 			t.Fatal(err)

@@ -92,7 +92,7 @@ func TestValidatorPhaseTransportAndPoll(t *testing.T) {
 	p3 := testDevnet(t, 1, func(p *cip11.Params) { *p, _ = WithPhase(*p, Phase3) })
 	v3 := newTestValidator(t, p3, t.TempDir())
 	defer v3.Close()
-	if _, err := (LocalChain{v3}).Poll(context.Background(), p3.RunnerKeys[0].Address()); !errors.Is(err, ErrPollDisabled) {
+	if _, err := (LocalChain{V: v3}).Poll(context.Background(), p3.RunnerKeys[0].Address()); !errors.Is(err, ErrPollDisabled) {
 		t.Fatalf("poll in phase 3: %v, want ErrPollDisabled", err)
 	}
 }
@@ -120,7 +120,7 @@ func TestPushedJobNotRerunByPollAfterDrop(t *testing.T) {
 		<-ran
 	}()
 	rk := d.RunnerKeys[0]
-	r, err := NewRunner(ctx, RunnerConfig{Genesis: d.Genesis, Key: rk, Chain: LocalChain{v}, Tick: 10 * time.Millisecond,
+	r, err := NewRunner(ctx, RunnerConfig{Genesis: d.Genesis, Key: rk, Chain: LocalChain{V: v}, Tick: 10 * time.Millisecond,
 		Validator: v.Addr().String()})
 	if err != nil {
 		t.Fatal(err)

@@ -41,45 +41,12 @@ type Chain interface {
 	Assigned(ctx context.Context, job cip11.Hash, runner cip11.Address, height uint64) (bool, error)
 }
 
-// LocalChain is a Chain over an in-process Validator.
-type LocalChain struct{ V *Validator }
-
-// Epochs implements EpochSource.
-func (c LocalChain) Epochs(context.Context) ([]EpochSet, error) { return c.V.Epochs(), nil }
-
-// Height implements Chain.
-func (c LocalChain) Height(context.Context) (uint64, error) { return c.V.Height(), nil }
-
-// Submit implements Chain.
-func (c LocalChain) Submit(_ context.Context, tx []byte) error {
-	_, err := c.V.SubmitTx(tx)
-	if errors.Is(err, ErrDuplicate) {
-		return nil
-	}
-	return err
-}
-
-// Settled implements Chain.
-func (c LocalChain) Settled(_ context.Context, job cip11.Hash, runner cip11.Address) (bool, error) {
-	return c.V.Settled(job, runner)
-}
-
-// PollKeyed implements KeyedChain.
-func (c LocalChain) PollKeyed(_ context.Context, runner cip11.Address, key wire.PubKey) ([]*wire.JobAssignment, error) {
-	return c.V.RunnerJobsFor(runner, key)
-}
-
 // KeyedChain is a Chain whose poll names the runner's public key, so a
 // validator that does not know it yet (it learns keys from transactions,
 // and forgets them when it restarts) can sign the runner's assignments
 // (§14). The runner uses it when its Chain has it.
 type KeyedChain interface {
 	PollKeyed(ctx context.Context, runner cip11.Address, key wire.PubKey) ([]*wire.JobAssignment, error)
-}
-
-// Poll implements Chain.
-func (c LocalChain) Poll(_ context.Context, runner cip11.Address) ([]*wire.JobAssignment, error) {
-	return c.V.RunnerJobs(runner)
 }
 
 // RunnerConfig configures a Runner process.
@@ -657,3 +624,7 @@ func pingSpread(d time.Duration) time.Duration {
 	}
 	return d
 }
+
+// Busy is the number of executions in progress (a devnet's chaos kills a
+// runner that is mid-job).
+func (r *Runner) Busy() int64 { return r.active.Load() }

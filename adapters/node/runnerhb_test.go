@@ -26,7 +26,7 @@ type restartChain struct {
 func (c *restartChain) cur() LocalChain {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return LocalChain{c.v}
+	return LocalChain{V: c.v}
 }
 
 func (c *restartChain) set(v *Validator) {
@@ -170,7 +170,7 @@ func TestChainViewOverHTTP(t *testing.T) {
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	ctx := context.Background()
-	views := map[string]Chain{"http": HTTPChain{Base: srv.URL}, "local": LocalChain{v}}
+	views := map[string]Chain{"http": HTTPChain{Base: srv.URL}, "local": LocalChain{V: v}}
 	a0, a1 := d.RunnerKeys[0].Address(), d.RunnerKeys[1].Address()
 	for name, c := range views {
 		if _, ok, err := c.LastHeartbeat(ctx, a0); ok || err != nil {

@@ -13,7 +13,7 @@ func startRunners(t testing.TB, ctx context.Context, d *GeneratedGenesis, v *Val
 	t.Helper()
 	var rs []*Runner
 	for i := range d.RunnerKeys {
-		r, err := NewRunner(ctx, RunnerConfig{Genesis: d.Genesis, Key: d.RunnerKeys[i], Chain: LocalChain{v},
+		r, err := NewRunner(ctx, RunnerConfig{Genesis: d.Genesis, Key: d.RunnerKeys[i], Chain: LocalChain{V: v},
 			Validator: v.Addr().String(), Tick: 5 * time.Millisecond, WorkTime: time.Millisecond})
 		if err != nil {
 			closeRunners(rs)

@@ -113,16 +113,6 @@ func (b Backend) Runner(ctx context.Context, r cip11.Address) (httpapi.RunnerVie
 	return rv, ok, mapErr(err)
 }
 
-// LastHeartbeat implements Chain.
-func (c LocalChain) LastHeartbeat(_ context.Context, runner cip11.Address) (uint64, bool, error) {
-	return c.V.LastHeartbeat(runner)
-}
-
-// Assigned implements Chain.
-func (c LocalChain) Assigned(_ context.Context, job cip11.Hash, runner cip11.Address, height uint64) (bool, error) {
-	return c.V.Assigned(job, runner, height)
-}
-
 // LastHeartbeat implements Chain (GET /runner/{addr}; 404 is not
 // registered).
 func (c HTTPChain) LastHeartbeat(ctx context.Context, runner cip11.Address) (last uint64, ok bool, err error) {

@@ -341,7 +341,7 @@ func TestPollFallbackCompletesJob(t *testing.T) {
 	d := testDevnet(t, 1, nil)
 	v := newTestValidator(t, d, "")
 	defer v.Close()
-	r, err := NewRunner(context.Background(), RunnerConfig{Genesis: d.Genesis, Key: d.RunnerKeys[0], Chain: LocalChain{v}, Validator: "127.0.0.1:9", Tick: 10 * time.Millisecond})
+	r, err := NewRunner(context.Background(), RunnerConfig{Genesis: d.Genesis, Key: d.RunnerKeys[0], Chain: LocalChain{V: v}, Validator: "127.0.0.1:9", Tick: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

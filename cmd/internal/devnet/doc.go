@@ -11,7 +11,7 @@
 //     reconfiguration (the devnet dealer and admin) and Mode A (the §8.3
 //     report, ModeAReport).
 //
-// The runners' chain is node.FollowChain over the current validator (Run)
+// The runners' chain is node.LocalChain (with Pick) over the current validator (Run)
 // or the one furthest ahead (RunNetwork). The package is not library API:
 // it lives under cmd/ (outside the pure set and the library path), and its
 // tests are the end-to-end runs of both devnets.

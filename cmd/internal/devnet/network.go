@@ -305,7 +305,7 @@ func (n *netDevnet) live(i int) (*node.Validator, error) {
 	return nil, node.ErrClosed
 }
 
-// follow is runner i's chain view (node.FollowChain): the running
+// follow is runner i's chain view (node.LocalChain (with Pick)): the running
 // validator furthest ahead, preferring validator i among equals, as a
 // runner's chain view follows the finalized tip; a killed validator's
 // runners move on (D33).
@@ -420,7 +420,7 @@ func RunNetwork(ctx context.Context, cfg NetworkConfig) (*NetworkReport, error) 
 			return nil, err
 		}
 		n.runnerKeys[i] = k
-		if runners[i], err = node.NewRunner(rctx, node.RunnerConfig{Genesis: g, Key: k, Chain: node.FollowChain{Pick: n.follow(i % cfg.Validators)},
+		if runners[i], err = node.NewRunner(rctx, node.RunnerConfig{Genesis: g, Key: k, Chain: node.LocalChain{Pick: n.follow(i % cfg.Validators)},
 			WorkTime: cfg.WorkTime, Tick: 10 * time.Millisecond, Logger: cfg.Logger, Seed: cfg.Seed*1000 + uint64(i), NoCertificates: i < cfg.Uncertified}); err != nil {
 			return nil, err
 		}

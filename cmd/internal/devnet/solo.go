@@ -105,7 +105,7 @@ type Report struct {
 }
 
 // swapChain is the validator of the current start (nil while it
-// restarts): the runners' chain (node.FollowChain) and the HTTP API's.
+// restarts): the runners' chain (node.LocalChain (with Pick)) and the HTTP API's.
 type swapChain struct {
 	mu sync.RWMutex
 	v  *node.Validator
@@ -266,7 +266,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 }
 
 func (n *devnet) startRunner(i int) (*node.Runner, error) {
-	return node.NewRunner(n.ctx, node.RunnerConfig{Genesis: n.d.Genesis, Key: n.d.RunnerKeys[i], Chain: node.FollowChain{Pick: n.chain.cur}, WorkTime: n.cfg.WorkTime,
+	return node.NewRunner(n.ctx, node.RunnerConfig{Genesis: n.d.Genesis, Key: n.d.RunnerKeys[i], Chain: node.LocalChain{Pick: n.chain.cur}, WorkTime: n.cfg.WorkTime,
 		FailPerMille: n.cfg.FailPerMille, Tick: 10 * time.Millisecond, Validator: n.vcfg.Listen, Logger: n.cfg.Logger,
 		Seed: n.cfg.Seed*1000 + uint64(i)})
 }
