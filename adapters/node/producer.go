@@ -2,9 +2,9 @@ package node
 
 import (
 	"fmt"
-	"github.com/cip11/cip11/adapters/node/chain"
 	"math/rand/v2"
 
+	"github.com/cip11/cip11/adapters/node/chain"
 	"github.com/cip11/cip11/chainlog"
 	"github.com/cip11/cip11/seed"
 )
