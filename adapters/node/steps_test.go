@@ -52,7 +52,7 @@ func TestEngineValidator(t *testing.T) {
 	d, g := oneValidatorNetwork(t)
 	e := &nopEngine{}
 	if _, err := NewValidator(ValidatorConfig{Genesis: g, Keys: d.Validator}); !errors.Is(err, ErrNilConfig) {
-		t.Fatalf("a network genesis without an Broadcaster: %v, want ErrNilConfig", err)
+		t.Fatalf("a network genesis without a Broadcaster: %v, want ErrNilConfig", err)
 	}
 	v, err := NewValidator(ValidatorConfig{Genesis: g, Keys: d.Validator, Broadcaster: e, BlockTime: time.Millisecond})
 	if err != nil {
@@ -67,7 +67,7 @@ func TestEngineValidator(t *testing.T) {
 		t.Fatalf("Run under external consensus produced blocks: height %d", h)
 	}
 	if _, err := v.SubmitJob(&JobSpec{Submitter: cip11.Address{1}, Kind: 1, Runners: 1, TimeoutBlocks: 5}); err != nil || e.jobs != 1 {
-		t.Fatalf("SubmitJob under an Broadcaster: %v, engine saw %d jobs", err, e.jobs)
+		t.Fatalf("SubmitJob under a Broadcaster: %v, engine saw %d jobs", err, e.jobs)
 	}
 	solo := &Solo{Key: d.Validator.Threshold, Namespace: g.Namespace}
 	solo.Schedule.ViewsPerEpoch, solo.Schedule.FirstView, solo.Schedule.LastKnownEpoch = uint64(g.Schedule.ViewsPerEpoch), 1, 99
@@ -108,7 +108,7 @@ func TestEngineValidator(t *testing.T) {
 		t.Fatalf("CheckBlock of a block not next: %v", err)
 	}
 	fail := fmt.Errorf("%w: injected", chain.ErrFailed)
-	v.failed.Store(&fail)
+	v.setFailed(fail)
 	select {
 	case err := <-done:
 		if !errors.Is(err, chain.ErrFailed) {

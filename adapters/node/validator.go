@@ -220,6 +220,7 @@ type Validator struct {
 	skipped [3]atomic.Uint64
 	height  atomic.Uint64
 	failed  atomic.Pointer[error] // the core's sticky failure, for callers outside loop
+	failedc chan struct{}         // closed when failed is first set (setFailed)
 
 	reqs   chan func()
 	inbox  *mailbox[event]
@@ -280,7 +281,7 @@ func NewValidator(cfg ValidatorConfig) (*Validator, error) {
 		cfg: cfg, g: cfg.Genesis, p: cfg.Genesis.P(), hdr: cfg.Genesis.Header(), log: cfg.Logger, now: cfg.Now,
 		dir: cfg.DataDir, prod: cfg.Producer,
 		reqs: make(chan func()), inbox: newMailbox[event](maxInbox), sendq: newMailbox[sendItem](maxSendBacklog),
-		stop: make(chan struct{}), done: make(chan struct{}),
+		stop: make(chan struct{}), done: make(chan struct{}), failedc: make(chan struct{}),
 	}
 	if v.dir == "" {
 		d, err := os.MkdirTemp("", "cip11-validator-")
@@ -508,29 +509,35 @@ func (v *Validator) Run(ctx context.Context) error {
 // validator's (Run, watch) and returns it.
 func (v *Validator) storeFailed() error {
 	err := fmt.Errorf("%w: state store: %w", ErrFailed, v.pstore.Err())
-	v.failed.CompareAndSwap(nil, &err)
+	v.setFailed(err)
 	v.log.Error("the state store failed; the validator stops", "err", err)
 	return err
 }
 
-// watch is Run under an Broadcaster: it returns when ctx ends (nil), the store
-// fails, or a consensus step failed the core (its sticky error), so that
-// an operator's process stops rather than idling behind a halted engine.
+// watch is Run under external consensus: it returns when ctx ends (nil),
+// the store fails, or a consensus step failed the core (its sticky error),
+// so that an operator's process stops rather than idling behind a halted
+// engine. It waits on both failures; it polls nothing.
 func (v *Validator) watch(ctx context.Context) error {
-	t := time.NewTicker(250 * time.Millisecond)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-v.pstore.Failed():
-			return v.storeFailed()
-		case <-t.C:
-			if err := v.Err(); err != nil {
-				return err
-			}
-		}
+	select {
+	case <-ctx.Done():
+		return nil
+	case <-v.pstore.Failed():
+		return v.storeFailed()
+	case <-v.failedc:
+		return v.Err()
 	}
+}
+
+// setFailed records err as the validator's sticky failure unless one is
+// recorded already (the first stays), and wakes watch; it reports whether
+// err was recorded.
+func (v *Validator) setFailed(err error) bool {
+	if !v.failed.CompareAndSwap(nil, &err) {
+		return false
+	}
+	close(v.failedc)
+	return true
 }
 
 // Close stops the goroutines and the server, then closes the storage
@@ -656,7 +663,7 @@ func (v *Validator) Schedules() *Schedules { return v.sched }
 
 // fail records a sticky core failure for callers outside the loop.
 func (v *Validator) fail(c *chain.Core, err error) error {
-	if cerr := c.Err(); cerr != nil && v.failed.CompareAndSwap(nil, &cerr) {
+	if cerr := c.Err(); cerr != nil && v.setFailed(cerr) {
 		v.log.Error("the chain core failed; the validator stops", "err", cerr) // once
 	}
 	return err
