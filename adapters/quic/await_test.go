@@ -46,6 +46,23 @@ func (c *Client) pongHeight() uint64 {
 	return h
 }
 
+// pushAbovePong connects one runner, waits for its first verified pong at
+// startHeight+1 and pushes a job whose assignment_height is above it by
+// ahead; it returns the outcome, the client and the executions counter.
+func pushAbovePong(t *testing.T, name string, ahead uint64) (Outcome, *Client, *atomic.Int64) {
+	t.Helper()
+	runs := new(atomic.Int64)
+	f, rk, c := connectAll(t, 1, func(k *wire.RunnerKey) Executor { return countingExecutor(k, runs, false, 0) }, nil)
+	eventually(t, "pong at startHeight+1", func() bool { return c.pongHeight() >= startHeight+1 })
+	id, spec := testJob(name)
+	a := assignment(id, spec, rk.Address())
+	a.AssignmentHeight = startHeight + 1 + ahead
+	if err := f.servers[0].Push([]Assignment{a})[0]; err != nil {
+		t.Fatal(err)
+	}
+	return f.waitOutcome(id), c, runs
+}
+
 // SPEC-NOTES N1: a push one height above the pushing validator's last
 // verified pong is that validator's signed word that the height is applied
 // (§10.1: it pushes only after applying it; §6.3: its pongs already move
@@ -54,16 +71,7 @@ func (c *Client) pongHeight() uint64 {
 // the push waits the whole 2 s for a view that never comes and is
 // Reject(UnverifiableAssignment).
 func TestPushOneAbovePongAttested(t *testing.T) {
-	var runs atomic.Int64
-	f, rk, c := connectAll(t, 1, func(k *wire.RunnerKey) Executor { return countingExecutor(k, &runs, false, 0) }, nil)
-	eventually(t, "pong at startHeight+1", func() bool { return c.pongHeight() >= startHeight+1 })
-	id, spec := testJob("attested")
-	a := assignment(id, spec, rk.Address())
-	a.AssignmentHeight = startHeight + 2
-	if err := f.servers[0].Push([]Assignment{a})[0]; err != nil {
-		t.Fatal(err)
-	}
-	o := f.waitOutcome(id)
+	o, c, runs := pushAbovePong(t, "attested", 1)
 	if o.Outcome != local.Success || o.Ack == nil || o.Ack.Kind != wire.AckAccepted {
 		t.Fatalf("outcome %v, ack %+v, err %v", o.Outcome, o.Ack, o.Err)
 	}
@@ -77,16 +85,7 @@ func TestPushOneAbovePongAttested(t *testing.T) {
 // attests nothing: it waits for the runner's view, is refused when the view
 // does not come, and leaves the view where it was.
 func TestPushTwoAbovePongNotAttested(t *testing.T) {
-	var runs atomic.Int64
-	f, rk, c := connectAll(t, 1, func(k *wire.RunnerKey) Executor { return countingExecutor(k, &runs, false, 0) }, nil)
-	eventually(t, "pong at startHeight+1", func() bool { return c.pongHeight() >= startHeight+1 })
-	id, spec := testJob("too-far")
-	a := assignment(id, spec, rk.Address())
-	a.AssignmentHeight = startHeight + 3
-	if err := f.servers[0].Push([]Assignment{a})[0]; err != nil {
-		t.Fatal(err)
-	}
-	o := f.waitOutcome(id)
+	o, c, runs := pushAbovePong(t, "too-far", 2)
 	if o.Outcome != local.SoftFailure || o.Ack == nil || *o.Ack != wire.Reject(wire.RejectUnverifiableAssignment) || runs.Load() != 0 {
 		t.Fatalf("outcome %v ack %v runs %d", o.Outcome, o.Ack, runs.Load())
 	}
