@@ -106,6 +106,7 @@ type Runner struct {
 	settled  map[cip11.Hash]bool // the submit worker's answers for jobs with retained results
 	executed atomic.Int64
 	active   atomic.Int64 // executions in progress
+	polled   atomic.Int64 // assignments poll answers carried (PollAnswers)
 
 	certMu sync.Mutex
 	cert   certState  // §8.3 certificate schedule (certify)
@@ -351,6 +352,10 @@ func (r *Runner) Client() *cquic.Client { return r.cl }
 // Executed counts executions that produced a result.
 func (r *Runner) Executed() int64 { return r.executed.Load() }
 
+// PollAnswers counts the assignments the runner's §14 polls returned,
+// whether the poll delivered them first or a push had (a duplicate).
+func (r *Runner) PollAnswers() int64 { return r.polled.Load() }
+
 // Phase is the §14 phase the runner runs (PhaseOf its genesis flags).
 func (r *Runner) Phase() Phase { return r.phase }
 
@@ -497,6 +502,7 @@ func (r *Runner) poll(ctx context.Context) {
 		r.log.Debug("poll", "err", err)
 		return
 	}
+	r.polled.Add(int64(len(as)))
 	for _, a := range as {
 		if err := r.cl.Deliver(ctx, a); err != nil && !errors.Is(err, cquic.ErrDuplicateJob) {
 			r.log.Debug("polled assignment not accepted", "job", a.JobID, "err", err)

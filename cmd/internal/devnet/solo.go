@@ -73,7 +73,8 @@ type Progress struct {
 // Report is the devnet's summary (cip11 devnet, -json). Phase is the §14
 // phase that ran ("off", "1", "2", "3"); Polled counts the assignments the
 // runners running at the end accepted from a poll answer
-// (quic.ClientStats.Delivered).
+// (quic.ClientStats.Delivered), PollAnswers the assignments their poll
+// answers carried, first or after a push (node.Runner.PollAnswers).
 type Report struct {
 	Phase         string  `json:"phase"`
 	Runners       int     `json:"runners"`
@@ -83,6 +84,7 @@ type Report struct {
 	Pushed        int64   `json:"pushes"`
 	Acked         int64   `json:"acks"`
 	Polled        int64   `json:"poll_deliveries"`
+	PollAnswers   int64   `json:"poll_answers"`
 	Completed     int64   `json:"jobs_completed"`
 	Expired       int64   `json:"jobs_expired"`
 	Lost          int     `json:"jobs_lost"`
@@ -477,6 +479,7 @@ func (n *devnet) report(v *node.Validator, open int, elapsed time.Duration) *Rep
 	for _, rn := range n.runners {
 		if rn != nil {
 			r.Polled += rn.Client().Stats().Delivered
+			r.PollAnswers += rn.PollAnswers()
 		}
 	}
 	if r.DataDir != "" {
