@@ -342,3 +342,49 @@ func (c *Core) Spec(id cip11.Hash) []byte {
 	}
 	return nil
 }
+
+// List is a page of the job listing (GET /jobs): at most q.Limit jobs
+// matching q, newest first (job.Key), from memory and, when the archive
+// is an [ArchiveLister], from the archive. Views carry no events.
+func (c *Core) List(q job.Query) ([]job.View, error) {
+	if q.Limit < 1 {
+		return nil, nil
+	}
+	var out []job.View
+	seen := map[cip11.Hash]bool{}
+	for _, t := range c.jobs {
+		v := t.summary()
+		if q.Match(v) {
+			out = append(out, v)
+			seen[v.ID] = true
+		}
+	}
+	job.SortNewestFirst(out)
+	if len(out) > q.Limit {
+		out = out[:q.Limit]
+	}
+	if al, ok := c.cfg.Archive.(ArchiveLister); ok {
+		arch, err := al.List(q)
+		if err != nil {
+			return nil, fmt.Errorf("job archive: %w", err)
+		}
+		for _, v := range arch {
+			if !seen[v.ID] {
+				v.Events = nil
+				out = append(out, v)
+			}
+		}
+		job.SortNewestFirst(out)
+		if len(out) > q.Limit {
+			out = out[:q.Limit]
+		}
+	}
+	return out, nil
+}
+
+// summary is the job's view without its events.
+func (t *trackedJob) summary() job.View {
+	v := t.view()
+	v.Events = nil
+	return v
+}
