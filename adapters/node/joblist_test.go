@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/cip11/cip11"
@@ -148,4 +149,61 @@ func TestListJobsOverHTTP(t *testing.T) {
 	}
 	defer v.Close()
 	check(v, false)
+}
+
+// Issue 30: an expired job says why, and a committee smaller than M says
+// so. Two registered runners, none connected, a job asking for both: the
+// first committee is full; D26 re-selection excludes both timed-out
+// runners, so the committee ends empty (committee_short) and the job
+// expires as no_runner_connected, as does a one-runner job.
+func TestExpiredJobSaysWhy(t *testing.T) {
+	d := testDevnet(t, 2, nil)
+	v := newTestValidator(t, d, "")
+	defer v.Close()
+	if err := v.ProduceBlock(); err != nil { // registers the runners
+		t.Fatal(err)
+	}
+	both, err := v.SubmitJob(&JobSpec{Submitter: cip11.Address{1}, Runners: 2, TimeoutBlocks: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, err := v.SubmitJob(&JobSpec{Submitter: cip11.Address{1}, Runners: 1, TimeoutBlocks: 1, Nonce: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sawShort := false
+	for range 30 {
+		if err := v.ProduceBlock(); err != nil {
+			t.Fatal(err)
+		}
+		jv, _ := v.Job(both)
+		if jv.State == job.StateAssigned && len(jv.Committee) < 2 {
+			if jv.CommitteeShort == "" {
+				t.Fatalf("committee of %d for M=2 and no committee_short", len(jv.Committee))
+			}
+			sawShort = true
+		}
+		o, _ := v.Job(one)
+		if jv.State == job.StateExpired && o.State == job.StateExpired {
+			break
+		}
+	}
+	jv, _ := v.Job(both)
+	if jv.State != job.StateExpired || jv.ExpiredReason != job.ExpiredNoRunner || !sawShort ||
+		jv.CommitteeShort != "asked for 2 runners, the committee has 0" {
+		t.Fatalf("M=2 job: state %s, expired_reason %q, committee_short %q (seen short while assigned: %v)",
+			jv.State, jv.ExpiredReason, jv.CommitteeShort, sawShort)
+	}
+	last := jv.Events[len(jv.Events)-1]
+	if last.Kind != job.EventExpired || !strings.HasPrefix(last.Detail, string(job.ExpiredNoRunner)+": ") {
+		t.Fatalf("expired event %+v", last)
+	}
+	o, _ := v.Job(one)
+	if o.State != job.StateExpired || o.ExpiredReason != job.ExpiredNoRunner || o.CommitteeShort != "asked for 1 runner, the committee has 0" {
+		t.Fatalf("M=1 job: state %s, expired_reason %q, committee_short %q", o.State, o.ExpiredReason, o.CommitteeShort)
+	}
+	raw, _ := json.Marshal(o)
+	if !strings.Contains(string(raw), `"expired_reason":"no_runner_connected"`) {
+		t.Fatalf("view JSON %s", raw)
+	}
 }

@@ -207,8 +207,10 @@ func (c *Core) observe(b *chainlog.Block, at time.Time, present func(cip11.Addre
 		if t := c.jobs[id]; t != nil {
 			c.setState(t, job.StateExpired, h)
 			c.stats.Expired++
-			t.event(h, job.EventExpired, nil, "", at)
-			c.failure(at, h, job.EventExpired, id, nil, "")
+			reason, why := job.ExpiredReasonOf(t.events, len(t.committee))
+			detail := string(reason) + ": " + why
+			t.event(h, job.EventExpired, nil, detail, at)
+			c.failure(at, h, job.EventExpired, id, nil, detail)
 			for _, r := range t.committee {
 				if !t.delivered[r] {
 					res.Cancels = append(res.Cancels, Cancel{JobID: id, Runner: r, Reason: wire.CancelExpired})
@@ -251,8 +253,20 @@ func (c *Core) retire(h uint64) {
 }
 
 func (t *trackedJob) view() job.View {
-	return job.View{ID: t.id, State: t.state, Submitter: t.submitter, JobKind: t.kind, Runners: t.runners, SubmittedAt: t.submitted,
+	v := job.View{ID: t.id, State: t.state, Submitter: t.submitter, JobKind: t.kind, Runners: t.runners, SubmittedAt: t.submitted,
 		DeadlineBlock: t.deadline, AssignmentHeight: t.assigned, Committee: slices.Clone(t.committee), Events: slices.Clone(t.events)}
+	t.explain(&v)
+	return v
+}
+
+// explain sets the view's expired reason and committee-short note.
+func (t *trackedJob) explain(v *job.View) {
+	if t.state == job.StateExpired {
+		v.ExpiredReason, _ = job.ExpiredReasonOf(t.events, len(t.committee))
+	}
+	if t.state == job.StateAssigned || t.state.Terminal() {
+		v.CommitteeShort = job.CommitteeShortOf(t.runners, len(t.committee))
+	}
 }
 
 // Job returns a job's view: from memory, or from the archive for a job
