@@ -150,9 +150,25 @@ func (c *jobClient) do(method, path string, body []byte) ([]byte, error) {
 		if json.Unmarshal(b, &e) == nil && e.Error != "" {
 			msg = e.Error
 		}
-		return nil, fmt.Errorf("%w: %s %s: %s: %s", ErrNodeStatus, method, path, resp.Status, msg)
+		return nil, &statusError{code: resp.StatusCode, msg: fmt.Sprintf("%s %s: %s: %s", method, path, resp.Status, msg)}
 	}
 	return b, nil
+}
+
+// statusError is a node's HTTP error answer; it is ErrNodeStatus.
+type statusError struct {
+	code int
+	msg  string
+}
+
+func (e *statusError) Error() string        { return ErrNodeStatus.Error() + ": " + e.msg }
+func (e *statusError) Is(target error) bool { return target == ErrNodeStatus }
+
+// transient reports whether err may pass by itself: the node unreachable
+// (restarting) or busy (503).
+func transient(err error) bool {
+	var se *statusError
+	return errors.Is(err, ErrNodeUnreachable) || (errors.As(err, &se) && se.code == http.StatusServiceUnavailable)
 }
 
 // jobReply is a job view as the node sends it. Output is the job's output
@@ -306,7 +322,8 @@ func readPayload(name string) ([]byte, error) {
 }
 
 // followJob polls the job until it is terminal. The node may be briefly
-// unreachable (a restart): the wait gives up after 30 s without an answer.
+// unreachable (a restart) or busy (503): the wait gives up after 30 s
+// without an answer.
 func followJob(cl *jobClient, id string, poll time.Duration, asJSON bool, stdout, stderr io.Writer, name string) int {
 	progress := isTerminal(stderr)
 	lastOK := time.Now()
@@ -316,7 +333,7 @@ func followJob(cl *jobClient, id string, poll time.Duration, asJSON bool, stdout
 		switch {
 		case err == nil:
 			lastOK = time.Now()
-		case errors.Is(err, ErrNodeUnreachable) && time.Since(lastOK) < 30*time.Second:
+		case transient(err) && time.Since(lastOK) < 30*time.Second:
 			time.Sleep(poll)
 			continue
 		default:

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -215,5 +217,19 @@ func TestJobCommandProcesses(t *testing.T) {
 	code, _, errOut = cip11Run(t, "job", "list", "-node", api, "-cursor", "nope")
 	if code != 3 || !strings.Contains(errOut, "400") || !strings.Contains(errOut, "cursor") {
 		t.Fatalf("list bad cursor: exit %d, stderr %q", code, errOut)
+	}
+}
+
+func TestJobStatusErrors(t *testing.T) {
+	busy := &statusError{code: http.StatusServiceUnavailable, msg: "busy"}
+	gone := &statusError{code: http.StatusNotFound, msg: "job not found"}
+	if !errors.Is(busy, ErrNodeStatus) || !transient(busy) || transient(gone) || !errors.Is(gone, ErrNodeStatus) {
+		t.Fatal("statusError classification")
+	}
+	if !transient(fmt.Errorf("%w: x", ErrNodeUnreachable)) || transient(ErrJobExpired) {
+		t.Fatal("transient")
+	}
+	if jobFail(io.Discard, "job", fmt.Errorf("%w: x", ErrJobExpired)) != 1 || jobFail(io.Discard, "job", gone) != 3 {
+		t.Fatal("exit codes")
 	}
 }
