@@ -255,17 +255,19 @@ func (c *Core) retire(h uint64) {
 func (t *trackedJob) view() job.View {
 	v := job.View{ID: t.id, State: t.state, Submitter: t.submitter, JobKind: t.kind, Runners: t.runners, SubmittedAt: t.submitted,
 		DeadlineBlock: t.deadline, AssignmentHeight: t.assigned, Committee: slices.Clone(t.committee), Events: slices.Clone(t.events)}
-	t.explain(&v)
+	explain(&v)
 	return v
 }
 
-// explain sets the view's expired reason and committee-short note.
-func (t *trackedJob) explain(v *job.View) {
-	if t.state == job.StateExpired {
-		v.ExpiredReason, _ = job.ExpiredReasonOf(t.events, len(t.committee))
+// explain sets the view's expired reason and committee-short note from
+// its state, events and committee (a view archived before they existed
+// gets them when read).
+func explain(v *job.View) {
+	if v.State == job.StateExpired {
+		v.ExpiredReason, _ = job.ExpiredReasonOf(v.Events, len(v.Committee))
 	}
-	if t.state == job.StateAssigned || t.state.Terminal() {
-		v.CommitteeShort = job.CommitteeShortOf(t.runners, len(t.committee))
+	if v.State == job.StateAssigned || v.State.Terminal() {
+		v.CommitteeShort = job.CommitteeShortOf(v.Runners, len(v.Committee))
 	}
 }
 
@@ -279,6 +281,7 @@ func (c *Core) Job(id cip11.Hash) (job.View, bool) {
 	if err != nil || !ok {
 		return job.View{}, false
 	}
+	explain(&v)
 	return v, true
 }
 
@@ -384,6 +387,7 @@ func (c *Core) List(q job.Query) ([]job.View, error) {
 		}
 		for _, v := range arch {
 			if !seen[v.ID] {
+				explain(&v)
 				v.Events = nil
 				out = append(out, v)
 			}
