@@ -8,6 +8,8 @@
 package job
 
 import (
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/cip11/cip11"
@@ -91,6 +93,77 @@ type View struct {
 	Committee []cip11.Address `json:"committee"`
 	// Events is the job's history, oldest first (always a JSON array).
 	Events []Event `json:"events"`
+	// ExpiredReason, set only when State is expired, is why (one of the
+	// Expired* constants, docs/http-api.md).
+	ExpiredReason ExpiredReason `json:"expired_reason,omitempty"`
+	// CommitteeShort, set only when the committee has fewer than Runners
+	// members, says so: "asked for 3 runners, the committee has 1 …".
+	CommitteeShort string `json:"committee_short,omitempty"`
+}
+
+// ExpiredReason is why a job expired (View.ExpiredReason). Every job
+// expires the same way on chain (D26: its re-selections ran out, §11.2);
+// the reason is what the node saw of the job's runners before that.
+type ExpiredReason string
+
+// Expired reasons.
+const (
+	// ExpiredNoRunner: no push of the job reached a runner (none was
+	// connected, or every push failed) and no runner's result arrived.
+	ExpiredNoRunner ExpiredReason = "no_runner_connected"
+	// ExpiredNoResult: a runner took the job (delivered push, accepted
+	// ack) but no result was included by the last deadline.
+	ExpiredNoResult ExpiredReason = "no_result_by_deadline"
+	// ExpiredReselectionsUsedUp: runners delivered (a commit, reveal or
+	// result), but the job never completed before its re-selections ran
+	// out (M > 1 without enough matching results).
+	ExpiredReselectionsUsedUp ExpiredReason = "reselections_used_up"
+)
+
+// ExpiredReasons lists every expired reason.
+func ExpiredReasons() []ExpiredReason {
+	return []ExpiredReason{ExpiredNoRunner, ExpiredNoResult, ExpiredReselectionsUsedUp}
+}
+
+// ExpiredReasonOf is why a job with history events and final committee
+// size committee expired, and a sentence saying so.
+func ExpiredReasonOf(events []Event, committee int) (ExpiredReason, string) {
+	var took, delivered bool
+	for _, e := range events {
+		switch e.Kind {
+		case EventSuccess, EventDuplicate:
+			took = true
+		case EventAcked:
+			took = took || !strings.HasPrefix(e.Detail, "Reject")
+		case EventCommit, EventRevealed, EventResult:
+			delivered = true
+		}
+	}
+	tail := " before its re-selections ran out (§11.2, D26)"
+	if committee == 0 {
+		tail += "; no eligible runner was left to draw"
+	}
+	switch {
+	case delivered:
+		return ExpiredReselectionsUsedUp, "runners delivered, but no matching result completed the job" + tail
+	case took:
+		return ExpiredNoResult, "a runner took the job, but no result was included by its deadline" + tail
+	}
+	return ExpiredNoRunner, "no push reached a runner (none of the committee was connected)" + tail
+}
+
+// CommitteeShortOf is View.CommitteeShort for a job that asked for m
+// runners and has a committee of n ("" when n ≥ m).
+func CommitteeShortOf(m uint32, n int) string {
+	switch {
+	case n >= int(m):
+		return ""
+	case n == 1:
+		return fmt.Sprintf("asked for %d runners, the committee has 1: its result is unchecked by any other runner", m)
+	case m == 1:
+		return "asked for 1 runner, the committee has 0"
+	}
+	return fmt.Sprintf("asked for %d runners, the committee has %d", m, n)
 }
 
 // Event is one step in a job's history.

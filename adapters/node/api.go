@@ -274,3 +274,11 @@ func (c HTTPChain) poll(ctx context.Context, path string) (jobs []*wire.JobAssig
 	})
 	return jobs, err
 }
+
+var _ httpapi.JobLister = Backend{}
+
+// ListJobs implements httpapi.JobLister (GET /jobs).
+func (b Backend) ListJobs(ctx context.Context, q job.Query) ([]job.View, error) {
+	views, err := b.V.ListJobs(ctx, q)
+	return views, mapErr(err)
+}

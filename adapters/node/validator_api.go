@@ -294,3 +294,15 @@ func (v *Validator) blockTimeMillis() int64 {
 	}
 	return v.cfg.BlockTime.Milliseconds()
 }
+
+// ListJobs is a page of the job listing (GET /jobs): at most q.Limit jobs
+// matching q, newest first (job.Key), from memory and the job archive.
+// Included jobs list the same on every validator of a network; a job in
+// this validator's mempool only (state submitted) lists first here and
+// nowhere else.
+func (v *Validator) ListJobs(ctx context.Context, q job.Query) (views []job.View, err error) {
+	if derr := v.doCtx(ctx, func(c *chain.Core) { views, err = c.List(q) }); derr != nil {
+		return nil, derr
+	}
+	return views, err
+}

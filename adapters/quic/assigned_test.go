@@ -3,6 +3,7 @@ package quic
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -65,6 +66,10 @@ func TestPushStillAssignedCheck(t *testing.T) {
 		o := f.waitOutcome(id)
 		if o.Outcome != local.SoftFailure || o.Ack == nil || *o.Ack != wire.Reject(wire.RejectUnverifiableAssignment) {
 			t.Fatalf("job %x: outcome %v ack %v, want Reject(UnverifiableAssignment)", id[:4], o.Outcome, o.Ack)
+		}
+		// issue 30: the outcome keeps the reason (a job event's detail)
+		if !errors.Is(o.Err, ErrAckRejected) || !strings.Contains(o.Err.Error(), "Reject(UnverifiableAssignment)") {
+			t.Fatalf("job %x: outcome err %v, want ErrAckRejected naming the reason", id[:4], o.Err)
 		}
 	}
 	if runs.Load() != 0 {

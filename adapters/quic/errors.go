@@ -28,6 +28,10 @@ var (
 	// this point of the stream (for example a ping before HelloAck, or a
 	// JobAssignment on the control stream). Goodbye{ProtocolError}.
 	ErrUnexpectedFrame = errors.New("quic: frame not expected here")
+	// ErrAckRejected: the runner answered a push with a verified
+	// JobAck Reject(reason) (§10.2); the push is a SoftFailure whose
+	// Outcome.Err names the reason and the ack's reason text.
+	ErrAckRejected = errors.New("quic: runner rejected the job")
 	// ErrHelloAckMismatch: a HelloAck does not repeat its sender's Hello
 	// fields (all but block_height). D28: Goodbye{ProtocolError}.
 	ErrHelloAckMismatch = errors.New("quic: HelloAck differs from its sender's Hello")

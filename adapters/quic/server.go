@@ -136,7 +136,7 @@ type Outcome struct {
 	Runner  cip11.Address
 	Outcome local.Outcome
 	Height  uint64
-	Err     error           // why a SoftFailure was one, when it was a bad frame
+	Err     error           // why a SoftFailure was one: a bad frame, or ErrAckRejected with the reason
 	Ack     *wire.AckStatus // the runner's verified JobAck status, if one was read
 }
 

@@ -526,9 +526,20 @@ func (s *Server) onAck(p *push, fr wire.Frame) bool {
 		return !live
 	case ack.Status.Kind == wire.AckDuplicate:
 		o = local.Duplicate
+	case ack.Status.Kind == wire.AckReject:
+		err = ackRejected(ack)
 	}
 	s.finishPush(p, o, err)
 	return true
+}
+
+// ackRejected is the Outcome.Err of a verified Reject ack: the §12.6
+// reason and, when the runner gave one, its reason text.
+func ackRejected(ack *wire.JobAck) error {
+	if ack.Reason != nil && *ack.Reason != "" {
+		return fmt.Errorf("%w: %s: %q", ErrAckRejected, ack.Status, *ack.Reason)
+	}
+	return fmt.Errorf("%w: %s", ErrAckRejected, ack.Status)
 }
 
 // finishPush records the outcome once, closes the stream and reports. It

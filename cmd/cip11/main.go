@@ -15,6 +15,7 @@
 //	                                    clear a network validator's chain state, keeping its last-sign state
 //	cip11 runner [-genesis F] [-key F] [-api URL]
 //	                                    a runner process
+//	cip11 job submit|get|list [flags]   submit, follow, print and list jobs over a validator's HTTP API
 //	cip11 replay [-blocks N] [-json] [-no-cache] [-quiet] [FILE]
 //	                                    re-execute a chain log and compare every output
 //	cip11 gen [-seed N] [-runners N] [-blocks N] [-multi-validator] [-o FILE]
@@ -65,6 +66,7 @@ const usage = `usage:
                                         peers), keeping priv_validator_state.json (docs/network.md)
   cip11 runner [-genesis FILE] [-key FILE] [-api URL]
                                         run a runner process (QUIC push, on-chain heartbeats, poll fallback)
+  cip11 job submit|get|list [flags]     submit a job and follow it, print one, list them (cip11 job -h)
   cip11 replay [-blocks N] [-json] [-no-cache] [-quiet] [FILE]
                                         replay a chain log (default: the embedded sample)
   cip11 gen [-seed N] [-runners N] [-blocks N] [-multi-validator] [-o FILE]
@@ -103,6 +105,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runReconfigure(args[1:], stdout, stderr)
 	case "reset":
 		return runReset(args[1:], stdout, stderr)
+	case "job":
+		return runJob(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

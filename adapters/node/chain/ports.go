@@ -84,6 +84,14 @@ type Archive interface {
 	Get(id cip11.Hash) (job.View, bool, error)
 }
 
+// ArchiveLister is an [Archive] that can list its jobs (GET /jobs): List
+// returns at most q.Limit archived views matching q, in listing order
+// (newest first, job.Key). [Core.List] lists archived jobs only when the
+// archive implements it.
+type ArchiveLister interface {
+	List(q job.Query) ([]job.View, error)
+}
+
 // History records the job events a block log cannot rebuild (pushes, acks,
 // outcomes, cancels: the transport's, not the chain's). Record must not
 // block; losing a record loses history, never state.
@@ -155,6 +163,21 @@ func (a *MemArchive) Put(views []job.View) error {
 func (a *MemArchive) Get(id cip11.Hash) (job.View, bool, error) {
 	v, ok := a.m[id]
 	return v, ok, nil
+}
+
+// List implements [ArchiveLister].
+func (a *MemArchive) List(q job.Query) ([]job.View, error) {
+	var out []job.View
+	for _, v := range a.m {
+		if q.Match(v) {
+			out = append(out, v)
+		}
+	}
+	job.SortNewestFirst(out)
+	if len(out) > q.Limit {
+		out = out[:q.Limit]
+	}
+	return out, nil
 }
 
 // Len is the number of archived jobs.

@@ -180,7 +180,7 @@ func (c *Core) Acked(id cip11.Hash, r cip11.Address, st wire.AckStatus, at time.
 	if t == nil {
 		return 0, false
 	}
-	c.tevent(id, c.Height(), job.EventAcked, &r, st.Kind.String(), at)
+	c.tevent(id, c.Height(), job.EventAcked, &r, st.String(), at)
 	if st.Kind != wire.AckAccepted {
 		return 0, false
 	}

@@ -207,8 +207,10 @@ func (c *Core) observe(b *chainlog.Block, at time.Time, present func(cip11.Addre
 		if t := c.jobs[id]; t != nil {
 			c.setState(t, job.StateExpired, h)
 			c.stats.Expired++
-			t.event(h, job.EventExpired, nil, "", at)
-			c.failure(at, h, job.EventExpired, id, nil, "")
+			reason, why := job.ExpiredReasonOf(t.events, len(t.committee))
+			detail := string(reason) + ": " + why
+			t.event(h, job.EventExpired, nil, detail, at)
+			c.failure(at, h, job.EventExpired, id, nil, detail)
 			for _, r := range t.committee {
 				if !t.delivered[r] {
 					res.Cancels = append(res.Cancels, Cancel{JobID: id, Runner: r, Reason: wire.CancelExpired})
@@ -251,8 +253,22 @@ func (c *Core) retire(h uint64) {
 }
 
 func (t *trackedJob) view() job.View {
-	return job.View{ID: t.id, State: t.state, Submitter: t.submitter, JobKind: t.kind, Runners: t.runners, SubmittedAt: t.submitted,
+	v := job.View{ID: t.id, State: t.state, Submitter: t.submitter, JobKind: t.kind, Runners: t.runners, SubmittedAt: t.submitted,
 		DeadlineBlock: t.deadline, AssignmentHeight: t.assigned, Committee: slices.Clone(t.committee), Events: slices.Clone(t.events)}
+	explain(&v)
+	return v
+}
+
+// explain sets the view's expired reason and committee-short note from
+// its state, events and committee (a view archived before they existed
+// gets them when read).
+func explain(v *job.View) {
+	if v.State == job.StateExpired {
+		v.ExpiredReason, _ = job.ExpiredReasonOf(v.Events, len(v.Committee))
+	}
+	if v.State == job.StateAssigned || v.State.Terminal() {
+		v.CommitteeShort = job.CommitteeShortOf(v.Runners, len(v.Committee))
+	}
 }
 
 // Job returns a job's view: from memory, or from the archive for a job
@@ -265,6 +281,7 @@ func (c *Core) Job(id cip11.Hash) (job.View, bool) {
 	if err != nil || !ok {
 		return job.View{}, false
 	}
+	explain(&v)
 	return v, true
 }
 
@@ -341,4 +358,51 @@ func (c *Core) Spec(id cip11.Hash) []byte {
 		return t.p
 	}
 	return nil
+}
+
+// List is a page of the job listing (GET /jobs): at most q.Limit jobs
+// matching q, newest first (job.Key), from memory and, when the archive
+// is an [ArchiveLister], from the archive. Views carry no events.
+func (c *Core) List(q job.Query) ([]job.View, error) {
+	if q.Limit < 1 {
+		return nil, nil
+	}
+	var out []job.View
+	seen := map[cip11.Hash]bool{}
+	for _, t := range c.jobs {
+		v := t.summary()
+		if q.Match(v) {
+			out = append(out, v)
+			seen[v.ID] = true
+		}
+	}
+	job.SortNewestFirst(out)
+	if len(out) > q.Limit {
+		out = out[:q.Limit]
+	}
+	if al, ok := c.cfg.Archive.(ArchiveLister); ok {
+		arch, err := al.List(q)
+		if err != nil {
+			return nil, fmt.Errorf("job archive: %w", err)
+		}
+		for _, v := range arch {
+			if !seen[v.ID] {
+				explain(&v)
+				v.Events = nil
+				out = append(out, v)
+			}
+		}
+		job.SortNewestFirst(out)
+		if len(out) > q.Limit {
+			out = out[:q.Limit]
+		}
+	}
+	return out, nil
+}
+
+// summary is the job's view without its events.
+func (t *trackedJob) summary() job.View {
+	v := t.view()
+	v.Events = nil
+	return v
 }

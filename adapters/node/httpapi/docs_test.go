@@ -58,6 +58,9 @@ func TestDocsListEveryStateAndKind(t *testing.T) {
 	for _, k := range job.EventKinds() {
 		row("#### Event kinds", string(k))
 	}
+	for _, r := range job.ExpiredReasons() {
+		row("#### Expired reasons", string(r))
+	}
 	for _, k := range FailureKinds() {
 		row("### GET /dashboard.json", string(k))
 	}

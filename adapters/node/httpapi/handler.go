@@ -67,6 +67,7 @@ func NewHandler(b Backend, o Options) (http.Handler, error) {
 		})
 	}
 	h.mux.HandleFunc("POST /jobs", h.submitJob)
+	h.mux.HandleFunc("GET /jobs", h.listJobs)
 	h.mux.HandleFunc("GET /jobs/{id}", h.job)
 	h.mux.HandleFunc("GET /runner/{addr}/jobs", h.runnerJobs)
 	h.mux.HandleFunc("GET /runner/{addr}", h.runner)

@@ -424,8 +424,7 @@ func TestWrongMethod(t *testing.T) {
 	h, _ := newTestHandler(t, &fakeBackend{}, Options{})
 	id := strings.Repeat("00", 32)
 	cases := []struct{ method, path, allow string }{
-		{http.MethodGet, "/jobs", "POST"},
-		{http.MethodPut, "/jobs", "POST"},
+		{http.MethodPut, "/jobs", "GET, HEAD, POST"},
 		{http.MethodDelete, "/jobs/" + id, "GET, HEAD"},
 		{http.MethodPost, "/runner/" + strings.Repeat("00", 20) + "/jobs", "GET, HEAD"},
 		{http.MethodGet, "/submit", "POST"},
