@@ -245,7 +245,7 @@ func (l *link) handshakeFailed(qc *qgo.Conn, f *frameStream, sess *wire.Session,
 	if sess != nil {
 		k = l.c.cfg.Key
 	}
-	if l.c.logLim.allow(hex.EncodeToString(l.peer[:])) {
+	if l.c.logLim.allow("refusing " + hex.EncodeToString(l.peer[:]) + " " + GoodbyeReason(err).String()) {
 		l.c.log.Warn("quic: refusing validator", "validator", hex.EncodeToString(l.peer[:]), "reason", GoodbyeReason(err).String(), "detail", err.Error())
 	}
 	l.c.say(qc, f, goodbye(sess, k, GoodbyeReason(err), err.Error(), nil))
@@ -272,7 +272,7 @@ func (l *link) refused(g *RefusedError) {
 		l.mu.Unlock()
 		return
 	}
-	if l.c.logLim.allow(hex.EncodeToString(l.peer[:])) {
+	if l.c.logLim.allow("refused " + hex.EncodeToString(l.peer[:]) + " " + g.Reason.String()) {
 		l.c.log.Warn("quic: refused by validator", "validator", hex.EncodeToString(l.peer[:]), "reason", g.Reason.String(), "detail", g.Detail,
 			"verified", g.Verified, "retry_after_blocks", g.RetryAfterBlocks)
 	}

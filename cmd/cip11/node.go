@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -425,6 +426,9 @@ until SIGINT or SIGTERM. No positional arguments.`)
 	}
 	defer r.Close()
 	fmt.Fprintf(stdout, "cip11 runner %s → %s (api %s)\n", k.Address(), rc.ValidatorAddr(), base) // the address it dials
+	for _, d := range runnerDials(g, rc.ValidatorAddr()) {
+		fmt.Fprintf(stdout, "  dials validator %s at %s\n", d[0], d[1])
+	}
 	t := time.NewTicker(5 * time.Second)
 	defer t.Stop()
 	for {
@@ -435,6 +439,28 @@ until SIGINT or SIGTERM. No positional arguments.`)
 			log.Info("runner", "connected", len(r.Client().Connected()), "height", r.Client().Height(), "executed", r.Executed())
 		}
 	}
+}
+
+// runnerDials names the validators a runner of g may dial (its peer key's
+// first 8 bytes in hex and its QUIC address): on a network every validator
+// of every epoch, of which the runner dials its Sub(R) (§5); otherwise the
+// one validator at addr.
+func runnerDials(g *node.Genesis, addr string) [][2]string {
+	if !g.Network() {
+		return [][2]string{{hex.EncodeToString(g.Validator.PeerPubKey[:8]), addr}}
+	}
+	var out [][2]string
+	seen := map[string]bool{}
+	for _, e := range g.EpochSets() {
+		for _, v := range e.Set {
+			k := hex.EncodeToString(v.PeerPubKey[:8])
+			if !seen[k+v.QUIC] {
+				seen[k+v.QUIC] = true
+				out = append(out, [2]string{k, v.QUIC})
+			}
+		}
+	}
+	return out
 }
 
 // cip11 devnet: validator, runners and a job generator in one process.
