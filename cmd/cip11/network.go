@@ -205,7 +205,7 @@ func runNetworkValidator(stdout, stderr io.Writer, cfg netValidator) int {
 	fail := func(err error) int { fmt.Fprintf(stderr, "cip11 validator: %v\n", err); return 1 }
 	h, err := cometbft.ReadHome(cfg.home)
 	if err != nil {
-		return fail(err)
+		return fail(genesisFirst(err, networkGenesisCmd(cfg.home)))
 	}
 	comet, err := cometbft.NewLogger(stderr, cfg.cometLevel)
 	if err != nil {

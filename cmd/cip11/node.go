@@ -286,11 +286,11 @@ DIR/data; restarted on the same home it catches up from its peers.
 	fail := func(err error) int { fmt.Fprintf(stderr, "cip11 validator: %v\n", err); return 1 }
 	g, err := node.LoadGenesis(*gpath)
 	if err != nil {
-		return fail(err)
+		return fail(genesisFirst(err, singleGenesisCmd(*gpath)))
 	}
 	keys, err := node.LoadValidatorKeys(*kpath)
 	if err != nil {
-		return fail(err)
+		return fail(genesisFirst(err, singleGenesisCmd(*kpath)))
 	}
 	reg, m, vm, err := validatorMetrics()
 	if err != nil {
@@ -403,11 +403,11 @@ until SIGINT or SIGTERM. No positional arguments.`)
 	fail := func(err error) int { fmt.Fprintf(stderr, "cip11 runner: %v\n", err); return 1 }
 	g, err := node.LoadGenesis(*gpath)
 	if err != nil {
-		return fail(err)
+		return fail(genesisFirst(err, singleGenesisCmd(*gpath)))
 	}
 	k, err := node.LoadRunnerKey(*kpath)
 	if err != nil {
-		return fail(err)
+		return fail(genesisFirst(err, singleGenesisCmd(*kpath)))
 	}
 	// The chain view: -api first, then the validators of the runner's
 	// Sub(R), then the rest; it fails over between them (issue 28).
