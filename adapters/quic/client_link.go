@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"strconv"
 	"time"
 
 	"github.com/cip11/cip11/presence/local"
@@ -273,8 +275,17 @@ func (l *link) refused(g *RefusedError) {
 		return
 	}
 	if l.c.logLim.allow("refused " + hex.EncodeToString(l.peer[:]) + " " + g.Reason.String()) {
-		l.c.log.Warn("quic: refused by validator", "validator", hex.EncodeToString(l.peer[:]), "reason", g.Reason.String(), "detail", g.Detail,
-			"verified", g.Verified, "retry_after_blocks", g.RetryAfterBlocks)
+		// Draining (a validator starting or stopping) is transient: Info.
+		level := slog.LevelWarn
+		if g.Reason == wire.GoodbyeDraining {
+			level = slog.LevelInfo
+		}
+		retry := "none"
+		if g.RetryAfterBlocks != nil {
+			retry = strconv.FormatUint(*g.RetryAfterBlocks, 10)
+		}
+		l.c.log.Log(context.Background(), level, "quic: refused by validator", "validator", hex.EncodeToString(l.peer[:]), "reason", g.Reason.String(), "detail", g.Detail,
+			"verified", g.Verified, "retry_after_blocks", retry)
 	}
 	h := l.c.Height()
 	seq := l.c.stats.refusalSeq.Add(1)

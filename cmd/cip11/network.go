@@ -303,10 +303,11 @@ func runNetworkDevnet(stdout, stderr io.Writer, cfg devnet.NetworkConfig, asJSON
 	if tty && !quiet {
 		fmt.Fprintln(stderr)
 	}
-	if err != nil {
-		if errors.Is(err, context.Canceled) {
-			fmt.Fprintln(stderr, "cip11 devnet: interrupted")
-			return 1
+	interrupted := errors.Is(err, context.Canceled)
+	if err != nil && (!interrupted || rep == nil) {
+		if interrupted {
+			fmt.Fprintln(stderr, "cip11 devnet: interrupted before a validator was up: no report")
+			return signalExit(ctx)
 		}
 		fmt.Fprintf(stderr, "cip11 devnet: %v\n", err)
 		return 1
@@ -325,6 +326,10 @@ func runNetworkDevnet(stdout, stderr io.Writer, cfg devnet.NetworkConfig, asJSON
 	} else {
 		printNetworkReport(stdout, rep, cfg)
 	}
+	if interrupted {
+		fmt.Fprintf(stderr, "cip11 devnet: interrupted: the report is the run so far (%d jobs had not ended)\n", rep.Open)
+		return signalExit(ctx)
+	}
 	var bad []string
 	if rep.Lost != 0 {
 		bad = append(bad, fmt.Sprintf("%d jobs lost", rep.Lost))
@@ -335,11 +340,11 @@ func runNetworkDevnet(stdout, stderr io.Writer, cfg devnet.NetworkConfig, asJSON
 	if cfg.Chaos && !rep.CaughtUp {
 		bad = append(bad, "a restarted validator did not catch up")
 	}
-	if cfg.Chaos && !rep.ReplayAgrees {
+	if cfg.Chaos && !rep.Replayed() {
 		bad = append(bad, "the restarted validator's block log does not replay")
 	}
 	if cfg.Reconfigure {
-		if !rep.ReplayAgrees {
+		if !rep.Replayed() {
 			bad = append(bad, "the removed or the added validator's block log does not replay")
 		}
 		if rep.RunnersStray > 0 {
@@ -390,7 +395,7 @@ func printNetworkReport(w io.Writer, r *devnet.NetworkReport, cfg devnet.Network
 		gossip, r.CoverageP50, r.CoverageMin, r.CoverageFullPct, r.CoverageBlocks, r.JobsPerRunnerMax, r.JobsPerRunnerAvg)
 	if cfg.Reconfigure {
 		fmt.Fprintf(w, "  reconfig    %d epochs (a validator added at %d, the first removed at %d, overlap %d blocks); runners re-homed %d of %d, connected outside Sub(R) %d; removed validator's admissions after its cutoff %d; block logs replay: %s\n",
-			r.Epochs, cfg.AddAt, cfg.RemoveAt, cfg.Overlap, r.RunnersRehomed, r.Runners, r.RunnersStray, r.RemovedAdmittedAfter, yesNo(r.ReplayAgrees))
+			r.Epochs, cfg.AddAt, cfg.RemoveAt, cfg.Overlap, r.RunnersRehomed, r.Runners, r.RunnersStray, r.RemovedAdmittedAfter, yesNo(r.Replayed()))
 	}
 	if cfg.Reconfigure {
 		fmt.Fprintf(w, "  goodbyes    sent by validators %v; by runners %v\n", r.GoodbyesByValidators, r.GoodbyesByRunners)
@@ -401,7 +406,7 @@ func printNetworkReport(w io.Writer, r *devnet.NetworkReport, cfg devnet.Network
 	}
 	if cfg.Chaos {
 		fmt.Fprintf(w, "  chaos       %d validator kills; the restarted validator caught up: %s (slowest %.1f s); its block log replays: %s\n",
-			r.ValidatorKills, yesNo(r.CaughtUp), r.CatchUpMaxSeconds, yesNo(r.ReplayAgrees))
+			r.ValidatorKills, yesNo(r.CaughtUp), r.CatchUpMaxSeconds, yesNo(r.Replayed()))
 	}
 	if ma := r.ModeA; ma != nil {
 		mode := "shadow (the §8.4 guard is false: certificates never remove a floor-eligible runner)"

@@ -86,6 +86,10 @@ type Report struct {
 	Completed     int64   `json:"jobs_completed"`
 	Expired       int64   `json:"jobs_expired"`
 	Lost          int     `json:"jobs_lost"`
+	// Interrupted: the run was stopped (SIGINT) before it ended and this
+	// is the report so far; Open jobs had not ended (not counted lost).
+	Interrupted bool `json:"interrupted,omitempty"`
+	Open        int  `json:"jobs_open,omitempty"`
 	Reselections  int64   `json:"reselections"`
 	PushP50Millis float64 `json:"push_latency_p50_ms"`
 	PushP99Millis float64 `json:"push_latency_p99_ms"`
@@ -329,7 +333,14 @@ func (n *devnet) run(ctx context.Context) (*Report, error) {
 	for {
 		select {
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			v, err := n.chain.cur()
+			if err != nil {
+				return nil, fmt.Errorf("%w: %w", ErrInterrupted, ctx.Err())
+			}
+			_, open := v.JobStates()
+			r := n.report(v, 0, time.Since(start))
+			r.Interrupted, r.Open = true, len(open)
+			return r, fmt.Errorf("%w: %w", ErrInterrupted, ctx.Err())
 		case <-t.C:
 		}
 		now := time.Now()
