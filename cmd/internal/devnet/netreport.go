@@ -31,18 +31,18 @@ type OverlapTimeline struct {
 
 // NetworkReport is the network devnet's summary (-json).
 type NetworkReport struct {
-	Validators      int     `json:"validators"`
-	Runners         int     `json:"runners"`
-	Blocks          uint64  `json:"blocks"`
-	Submitted       int64   `json:"jobs_submitted"`
-	Completed       int64   `json:"jobs_completed"`
-	Expired         int64   `json:"jobs_expired"`
-	Lost            int     `json:"jobs_lost"`
+	Validators int    `json:"validators"`
+	Runners    int    `json:"runners"`
+	Blocks     uint64 `json:"blocks"`
+	Submitted  int64  `json:"jobs_submitted"`
+	Completed  int64  `json:"jobs_completed"`
+	Expired    int64  `json:"jobs_expired"`
+	Lost       int    `json:"jobs_lost"`
 	// Interrupted: the run was stopped (SIGINT) before it ended and this
 	// is the report so far (no catch-up or replay check ran); Open jobs
 	// had not ended (not counted lost).
-	Interrupted bool `json:"interrupted,omitempty"`
-	Open        int  `json:"jobs_open,omitempty"`
+	Interrupted     bool    `json:"interrupted,omitempty"`
+	Open            int     `json:"jobs_open,omitempty"`
 	Assignments     int64   `json:"assignments"`
 	Seats           int64   `json:"committee_seats"`
 	Pushes          int64   `json:"pushes"`

@@ -75,21 +75,21 @@ type Progress struct {
 // runners running at the end accepted from a poll answer
 // (quic.ClientStats.Delivered).
 type Report struct {
-	Phase         string  `json:"phase"`
-	Runners       int     `json:"runners"`
-	Blocks        uint64  `json:"blocks"`
-	Submitted     int64   `json:"jobs_submitted"`
-	Assigned      int64   `json:"jobs_assigned"`
-	Pushed        int64   `json:"pushes"`
-	Acked         int64   `json:"acks"`
-	Polled        int64   `json:"poll_deliveries"`
-	Completed     int64   `json:"jobs_completed"`
-	Expired       int64   `json:"jobs_expired"`
-	Lost          int     `json:"jobs_lost"`
+	Phase     string `json:"phase"`
+	Runners   int    `json:"runners"`
+	Blocks    uint64 `json:"blocks"`
+	Submitted int64  `json:"jobs_submitted"`
+	Assigned  int64  `json:"jobs_assigned"`
+	Pushed    int64  `json:"pushes"`
+	Acked     int64  `json:"acks"`
+	Polled    int64  `json:"poll_deliveries"`
+	Completed int64  `json:"jobs_completed"`
+	Expired   int64  `json:"jobs_expired"`
+	Lost      int    `json:"jobs_lost"`
 	// Interrupted: the run was stopped (SIGINT) before it ended and this
 	// is the report so far; Open jobs had not ended (not counted lost).
-	Interrupted bool `json:"interrupted,omitempty"`
-	Open        int  `json:"jobs_open,omitempty"`
+	Interrupted   bool    `json:"interrupted,omitempty"`
+	Open          int     `json:"jobs_open,omitempty"`
 	Reselections  int64   `json:"reselections"`
 	PushP50Millis float64 `json:"push_latency_p50_ms"`
 	PushP99Millis float64 `json:"push_latency_p99_ms"`
