@@ -209,7 +209,7 @@ func StartNode(ctx context.Context, cfg NodeConfig) (*Node, error) {
 	}
 	v.SetCatchUp(app.catchUp) // catching up from here: CometBFT's handshake replays first
 	eng.facts = &consensusFacts{app: app}
-	dbs := &lateDBs{}
+	dbs := &lateDBs{log: cfg.Logger}
 	if cfg.CometLogger == nil {
 		cfg.CometLogger = cmtlog.NewNopLogger()
 	}
@@ -627,10 +627,11 @@ func (b lateBatch) Close() error {
 type lateDBs struct {
 	mu  sync.Mutex
 	dbs []*lateDB
+	log *slog.Logger // pebble's own lines (openDB); nil: pebble's default
 }
 
 func (l *lateDBs) provide(ctx *cmtcfg.DBContext) (dbm.DB, error) {
-	db, err := cmtcfg.DefaultDBProvider(ctx)
+	db, err := openDB(ctx, l.log)
 	if err != nil {
 		return nil, err
 	}
