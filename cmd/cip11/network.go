@@ -72,7 +72,7 @@ func writeNetwork(stdout, stderr io.Writer, dir string, o cometbft.NetworkOption
 			nw.Homes[0].Genesis.ReconfigAdmin, filepath.Join(dir, "dealer.json"))
 		for _, e := range d.Epochs {
 			r := e.Reconfigure
-			fmt.Fprintf(stdout, "  epoch %d is planned at height %d with %d validators (OVERLAP_BLOCKS %d): run cip11 reconfigure -net %s -epoch %d at a height from %d to %d\n",
+			fmt.Fprintf(stdout, "  epoch %d is planned at height %d with %d validators (OVERLAP_BLOCKS %d): run cip11 reconfigure -net %s -epoch %d at a height from %d to %d (later, it picks a later activation)\n",
 				r.Epoch, r.Activation, len(r.Set), p.OverlapBlocks, dir, r.Epoch, prevActivation(d, int(r.Epoch)), uint64(r.Activation)-blockexec.ReconfigureLeadBlocks-2)
 		}
 	}
