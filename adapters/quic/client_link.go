@@ -275,9 +275,10 @@ func (l *link) refused(g *RefusedError) {
 		return
 	}
 	if l.c.logLim.allow("refused " + hex.EncodeToString(l.peer[:]) + " " + g.Reason.String()) {
-		// Draining (a validator starting or stopping) is transient: Info.
+		// Draining and Shutdown (a validator starting, stopping or
+		// restarting) are transient: Info. The others need the operator.
 		level := slog.LevelWarn
-		if g.Reason == wire.GoodbyeDraining {
+		if g.Reason == wire.GoodbyeDraining || g.Reason == wire.GoodbyeShutdown {
 			level = slog.LevelInfo
 		}
 		retry := "none"
