@@ -421,7 +421,7 @@ func RunNetwork(ctx context.Context, cfg NetworkConfig) (*NetworkReport, error) 
 		}
 		n.runnerKeys[i] = k
 		if runners[i], err = node.NewRunner(rctx, node.RunnerConfig{Genesis: g, Key: k, Chain: node.FollowChain{Pick: n.follow(i % cfg.Validators)},
-			WorkTime: cfg.WorkTime, Tick: 10 * time.Millisecond, Logger: cfg.Logger, Seed: cfg.Seed*1000 + uint64(i), NoCertificates: i < cfg.Uncertified}); err != nil {
+			WorkTime: cfg.WorkTime, Tick: 10 * time.Millisecond, Logger: runnerLogger(cfg.Logger), Seed: cfg.Seed*1000 + uint64(i), NoCertificates: i < cfg.Uncertified}); err != nil {
 			return nil, err
 		}
 	}

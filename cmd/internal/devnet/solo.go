@@ -271,7 +271,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 
 func (n *devnet) startRunner(i int) (*node.Runner, error) {
 	return node.NewRunner(n.ctx, node.RunnerConfig{Genesis: n.d.Genesis, Key: n.d.RunnerKeys[i], Chain: node.FollowChain{Pick: n.chain.cur}, WorkTime: n.cfg.WorkTime,
-		FailPerMille: n.cfg.FailPerMille, Tick: 10 * time.Millisecond, Validator: n.vcfg.Listen, Logger: n.cfg.Logger,
+		FailPerMille: n.cfg.FailPerMille, Tick: 10 * time.Millisecond, Validator: n.vcfg.Listen, Logger: runnerLogger(n.cfg.Logger),
 		Seed: n.cfg.Seed*1000 + uint64(i)})
 }
 
