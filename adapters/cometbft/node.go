@@ -627,7 +627,7 @@ func (b lateBatch) Close() error {
 type lateDBs struct {
 	mu  sync.Mutex
 	dbs []*lateDB
-	log *slog.Logger // pebble's own lines (openDB); nil: pebble's default
+	log *slog.Logger // pebble's own lines (openDB); nil: slog's default
 }
 
 func (l *lateDBs) provide(ctx *cmtcfg.DBContext) (dbm.DB, error) {

@@ -30,10 +30,14 @@ func (l pebbleLogger) Fatalf(format string, args ...any) {
 }
 
 // openDB is CometBFT's default store provider, except that a pebbledb
-// store (CometBFT's default backend) logs through log.
+// store (CometBFT's default backend) logs through log (nil: slog's
+// default logger).
 func openDB(ctx *cmtcfg.DBContext, log *slog.Logger) (dbm.DB, error) {
-	if log == nil || dbm.BackendType(ctx.Config.DBBackend) != dbm.PebbleDBBackend {
+	if dbm.BackendType(ctx.Config.DBBackend) != dbm.PebbleDBBackend {
 		return cmtcfg.DefaultDBProvider(ctx)
+	}
+	if log == nil {
+		log = slog.Default()
 	}
 	return dbm.NewPebbleDBWithOpts(ctx.ID, ctx.Config.DBDir(), &pebblev1.Options{Logger: pebbleLogger{log.With("store", ctx.ID)}})
 }
