@@ -127,7 +127,7 @@ func (e *mempoolEngine) broadcast(tx []byte) error {
 	if res == nil {
 		return fmt.Errorf("%w: no CheckTx response", node.ErrClosed)
 	}
-	return errOf(res.Code, res.Log)
+	return checkTxErr(res.Code, res.Log)
 }
 
 // ReadHome loads a home's CIP-11 genesis, keys and CometBFT configuration.
@@ -221,7 +221,7 @@ func StartNode(ctx context.Context, cfg NodeConfig) (*Node, error) {
 	}
 	v.SetCatchUp(app.catchUp) // catching up from here: CometBFT's handshake replays first
 	eng.facts = &consensusFacts{app: app}
-	dbs := &lateDBs{}
+	dbs := &lateDBs{log: cfg.Logger}
 	if cfg.CometLogger == nil {
 		cfg.CometLogger = cmtlog.NewNopLogger()
 	}
@@ -644,10 +644,11 @@ func (b lateBatch) Close() error {
 type lateDBs struct {
 	mu  sync.Mutex
 	dbs []*lateDB
+	log *slog.Logger // pebble's own lines (openDB); nil: slog's default
 }
 
 func (l *lateDBs) provide(ctx *cmtcfg.DBContext) (dbm.DB, error) {
-	db, err := cmtcfg.DefaultDBProvider(ctx)
+	db, err := openDB(ctx, l.log)
 	if err != nil {
 		return nil, err
 	}

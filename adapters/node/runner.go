@@ -329,6 +329,7 @@ func NewRunner(ctx context.Context, cfg RunnerConfig) (*Runner, error) {
 		OnPongHeight:  r.onPongHeight,
 		Behind:        r.behind,
 		ModeAReceipts: p.PresenceHardExcludeEnabled, // §8.3 receipts on 0x0101 links (SPEC-NOTES N18)
+		Logger:        cfg.Logger,                   // admissions, refusals with their §12.5 reason, jobs (issue 30)
 	}, h)
 	if err != nil {
 		cancel()

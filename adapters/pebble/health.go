@@ -84,8 +84,11 @@ func (h *health) listener() *pdb.EventListener {
 	}
 }
 
-// Infof implements pebble's Logger: informational lines are dropped.
-func (h *health) Infof(string, ...any) {}
+// Infof implements pebble's Logger: informational lines (WAL recovery,
+// compactions) go to the node's logger at Debug, never to stderr.
+func (h *health) Infof(format string, args ...any) {
+	h.log.Debug("pebble: " + fmt.Sprintf(format, args...))
+}
 
 // Errorf implements pebble's Logger: the first error line is logged,
 // later ones are not (the failures that matter arrive as background

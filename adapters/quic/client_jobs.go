@@ -2,6 +2,7 @@ package quic
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -92,6 +93,7 @@ func (c *Client) serveJob(st *qgo.Stream, sess *wire.Session, snap *validators.S
 		return
 	}
 	c.stats.acks.Add(1)
+	c.logAck(l.peer, a, status, reason)
 	if j == nil {
 		fs.finish()
 		return
@@ -283,6 +285,7 @@ func (c *Client) Deliver(ctx context.Context, a *wire.JobAssignment) error {
 		return ErrClosed
 	}
 	c.stats.delivered.Add(1)
+	c.log.Info("quic: job accepted", "job", a.JobID.String(), "via", "poll", "validator", hex.EncodeToString(a.ValidatorPubKey.Bytes()), "assignment_height", a.AssignmentHeight)
 	go func() {
 		defer c.wg.Done()
 		c.execute(j)
@@ -375,6 +378,14 @@ func (c *Client) execute(j *job) {
 	h := c.height
 	c.mu.Unlock()
 	c.release(j)
+	switch {
+	case err != nil:
+		c.log.Warn("quic: job failed", "job", j.a.JobID.String(), "err", err)
+	case drop:
+		c.log.Info("quic: job cancelled", "job", j.a.JobID.String())
+	default:
+		c.log.Info("quic: job completed", "job", j.a.JobID.String(), "commit", res.Commit != nil)
+	}
 	if drop {
 		j.finish() // §10.5: no result frames after a cancel without commitment
 		return
@@ -557,4 +568,23 @@ func (c *Client) attested(l *link, sess *wire.Session, inSnap func([32]byte) boo
 		}()
 	}
 	return h
+}
+
+// logAck logs the runner's answer to a push (§10.2): Accepted and every
+// Reject with its reason and detail at Info, Duplicate (the other
+// validators of Sub(R) pushing a job already accepted) at Debug.
+func (c *Client) logAck(v validators.PeerKey, a *wire.JobAssignment, st wire.AckStatus, reason *string) {
+	args := []any{"job", a.JobID.String(), "validator", hex.EncodeToString(v[:]), "assignment_height", a.AssignmentHeight}
+	switch st.Kind {
+	case wire.AckAccepted:
+		c.log.Info("quic: job accepted", append(args, "via", "push")...)
+	case wire.AckDuplicate:
+		c.log.Debug("quic: job push duplicate", args...)
+	default:
+		detail := ""
+		if reason != nil {
+			detail = *reason
+		}
+		c.log.Info("quic: job rejected", append(args, "status", st.String(), "detail", detail)...)
+	}
 }

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"strconv"
 	"time"
 
 	"github.com/cip11/cip11/presence/local"
@@ -245,7 +247,7 @@ func (l *link) handshakeFailed(qc *qgo.Conn, f *frameStream, sess *wire.Session,
 	if sess != nil {
 		k = l.c.cfg.Key
 	}
-	if l.c.logLim.allow(hex.EncodeToString(l.peer[:])) {
+	if l.c.logLim.allow("refusing " + hex.EncodeToString(l.peer[:]) + " " + GoodbyeReason(err).String()) {
 		l.c.log.Warn("quic: refusing validator", "validator", hex.EncodeToString(l.peer[:]), "reason", GoodbyeReason(err).String(), "detail", err.Error())
 	}
 	l.c.say(qc, f, goodbye(sess, k, GoodbyeReason(err), err.Error(), nil))
@@ -272,9 +274,19 @@ func (l *link) refused(g *RefusedError) {
 		l.mu.Unlock()
 		return
 	}
-	if l.c.logLim.allow(hex.EncodeToString(l.peer[:])) {
-		l.c.log.Warn("quic: refused by validator", "validator", hex.EncodeToString(l.peer[:]), "reason", g.Reason.String(), "detail", g.Detail,
-			"verified", g.Verified, "retry_after_blocks", g.RetryAfterBlocks)
+	if l.c.logLim.allow("refused " + hex.EncodeToString(l.peer[:]) + " " + g.Reason.String()) {
+		// Draining and Shutdown (a validator starting, stopping or
+		// restarting) are transient: Info. The others need the operator.
+		level := slog.LevelWarn
+		if g.Reason == wire.GoodbyeDraining || g.Reason == wire.GoodbyeShutdown {
+			level = slog.LevelInfo
+		}
+		retry := "none"
+		if g.RetryAfterBlocks != nil {
+			retry = strconv.FormatUint(*g.RetryAfterBlocks, 10)
+		}
+		l.c.log.Log(context.Background(), level, "quic: refused by validator", "validator", hex.EncodeToString(l.peer[:]), "reason", g.Reason.String(), "detail", g.Detail,
+			"verified", g.Verified, "retry_after_blocks", retry)
 	}
 	h := l.c.Height()
 	seq := l.c.stats.refusalSeq.Add(1)

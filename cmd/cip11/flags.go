@@ -43,6 +43,28 @@ func (c *command) help(w io.Writer) {
 		c.fs.PrintDefaults()
 		c.fs.SetOutput(io.Discard)
 	}
+	if ex := examples[c.name]; ex != "" {
+		fmt.Fprintf(w, "\nExample:\n%s\n", strings.TrimRight(ex, "\n"))
+	}
+}
+
+// examples is the Example section that ends each command's -h.
+var examples = map[string]string{
+	"devnet": `  cip11 devnet -runners 20 -duration 10s
+  cip11 devnet -validators 4 -runners 20 -duration 20s -json`,
+	"genesis": `  cip11 genesis -o devnet -runners 4
+  cip11 genesis -validators 4 -o net -runners 8`,
+	"validator": `  cip11 validator -genesis devnet/genesis.json -key devnet/validator.key -data devnet/data
+  cip11 validator -home net/v0`,
+	"runner":        `  cip11 runner -genesis devnet/genesis.json -key devnet/runner-0000.key`,
+	"reconfigure":   `  cip11 reconfigure -net net -epoch 1`,
+	"reset":         `  cip11 reset -home net/v2`,
+	"replay":        `  cip11 replay -blocks 200 chain.jsonl.gz`,
+	"gen":           `  cip11 gen -seed 1 -runners 50 -blocks 500 -o chain.jsonl.gz`,
+	"vectors":       `  cip11 vectors check conformance/testdata/vectors/*.json`,
+	"vectors check": `  cip11 vectors check conformance/testdata/vectors/*.json`,
+	"vectors gen":   `  cip11 vectors gen -dir conformance/testdata/vectors`,
+	"version":       `  cip11 version`,
 }
 
 // parse parses args. ok false means the command is done with exit code:

@@ -21,6 +21,7 @@
 //	cip11 gen [-seed N] [-runners N] [-blocks N] [-multi-validator] [-o FILE]
 //	                                    write a deterministic synthetic chain log
 //	cip11 vectors check FILE...         evaluate conformance vector files
+//	cip11 version                       module version, Go version, VCS revision
 //	cip11 vectors gen [-dir DIR]        rewrite the vector files from their generators
 //
 // -phase N (0 to 3, default 2) selects the §14 migration phase through the
@@ -72,6 +73,7 @@ const usage = `usage:
   cip11 gen [-seed N] [-runners N] [-blocks N] [-multi-validator] [-o FILE]
                                         write a deterministic synthetic chain log
   cip11 vectors check FILE...           check conformance vector files
+  cip11 version                         print the module version, the Go version and the VCS revision
   cip11 vectors gen [-dir DIR]          rewrite the vector files (default DIR:
                                         conformance/testdata/vectors; run from the module root)
 
@@ -107,6 +109,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runReset(args[1:], stdout, stderr)
 	case "job":
 		return runJob(args[1:], stdout, stderr)
+	case "version":
+		return runVersion(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/cip11/cip11/adapters/cometbft"
 	"github.com/cip11/cip11/adapters/node"
+	"github.com/cip11/cip11/adapters/node/httpapi"
 	"github.com/cip11/cip11/blockexec"
 	"github.com/cip11/cip11/cmd/internal/devnet"
 	"github.com/cip11/cip11/internal/devkeys"
@@ -70,7 +72,7 @@ func writeNetwork(stdout, stderr io.Writer, dir string, o cometbft.NetworkOption
 			nw.Homes[0].Genesis.ReconfigAdmin, filepath.Join(dir, "dealer.json"))
 		for _, e := range d.Epochs {
 			r := e.Reconfigure
-			fmt.Fprintf(stdout, "  epoch %d is planned at height %d with %d validators (OVERLAP_BLOCKS %d): run cip11 reconfigure -net %s -epoch %d at a height from %d to %d\n",
+			fmt.Fprintf(stdout, "  epoch %d is planned at height %d with %d validators (OVERLAP_BLOCKS %d): run cip11 reconfigure -net %s -epoch %d at a height from %d to %d (later, it picks a later activation)\n",
 				r.Epoch, r.Activation, len(r.Set), p.OverlapBlocks, dir, r.Epoch, prevActivation(d, int(r.Epoch)), uint64(r.Activation)-blockexec.ReconfigureLeadBlocks-2)
 		}
 	}
@@ -97,14 +99,19 @@ every planned epoch's set and threshold shares. This command is the devnet
 dealer and admin: it writes each member's share of epoch E into its home's
 validator.key (epoch_shares; a running validator reads it there when it
 needs it), then signs the admin's reconfiguration transaction and submits
-it to -node. The chain accepts it only as the next epoch, one at a time,
-at least 8 blocks before its activation height (-activation, default the
-planned one) and OVERLAP_BLOCKS after the previous activation; the node's
-refusal says which rule failed. Exit 0 when submitted, 1 when refused or
+it to -node. The chain accepts it only as the next epoch, one at a time
+(after the previous epoch activated), at least 8 blocks before its
+activation height and OVERLAP_BLOCKS after the previous activation; the
+node's refusal says which rule failed. Without -activation the command
+asks -node for its height and the committed epochs (GET /status, GET
+/epochs) and takes the planned activation if it is still at least 12
+blocks ahead, else the height 20 blocks ahead (never inside the previous
+epoch's OVERLAP_BLOCKS; it prints the height it took): an operator need
+not meet a height, only wait for the previous epoch to activate. Exit 0 when submitted, 1 when refused or
 unreachable, 2 on a usage error. No positional arguments.`)
 	dir := c.strVar("net", "", nonEmpty, "the network `DIR` (its dealer.json and homes v<i>)")
 	epoch := c.intVar("epoch", 0, 1, 64, "the planned epoch `E` to add (1 to 64)")
-	act := c.uint64Var("activation", 0, 0, "activation height `H` (0: the planned one)")
+	act := c.uint64Var("activation", 0, 0, "activation height `H` (0: the planned one if still 12 blocks ahead, else 20 blocks ahead of the node)")
 	api := c.strVar("node", "", httpURL, "a validator's HTTP API base `URL` (default: http:// + v0's genesis validator.http)")
 	if code, ok := c.parse(args, stdout, stderr); !ok {
 		return code
@@ -122,6 +129,33 @@ unreachable, 2 on a usage error. No positional arguments.`)
 	}
 	if *epoch > len(d.Epochs) {
 		return c.usageError(stderr, "-epoch %d: %s plans epochs 1 to %d", *epoch, filepath.Join(*dir, "dealer.json"), len(d.Epochs))
+	}
+	base := *api
+	var overlap uint64
+	{
+		g, err := node.LoadGenesis(filepath.Join(*dir, "v0", "cip11.json"))
+		if err != nil {
+			fmt.Fprintf(stderr, "cip11 reconfigure: %v\n", genesisFirst(err, networkGenesisCmd(filepath.Join(*dir, "v0"))))
+			return 1
+		}
+		if base == "" {
+			base = "http://" + g.Validator.HTTP
+		}
+		overlap = g.P().OverlapBlocks
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if *act == 0 {
+		planned := uint64(d.Epochs[*epoch-1].Reconfigure.Activation)
+		a, err := pickActivation(ctx, base, planned, overlap)
+		if err != nil {
+			fmt.Fprintf(stderr, "cip11 reconfigure: %v\n", err)
+			return 1
+		}
+		if a != planned {
+			fmt.Fprintf(stdout, "the planned activation height %d is less than %d blocks ahead of the chain: taking %d\n", planned, plannedAhead, a)
+		}
+		*act = a
 	}
 	tx, shares, err := d.Reconfiguration(*epoch, *act)
 	if err != nil {
@@ -148,17 +182,6 @@ unreachable, 2 on a usage error. No positional arguments.`)
 			return 1
 		}
 	}
-	base := *api
-	if base == "" {
-		g, err := node.LoadGenesis(filepath.Join(*dir, "v0", "cip11.json"))
-		if err != nil {
-			fmt.Fprintf(stderr, "cip11 reconfigure: %v\n", err)
-			return 1
-		}
-		base = "http://" + g.Validator.HTTP
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
 	if err := (node.HTTPChain{Base: base}).Submit(ctx, tx); err != nil {
 		fmt.Fprintf(stderr, "cip11 reconfigure: epoch %d refused: %v\n", *epoch, err)
 		return 1
@@ -171,6 +194,61 @@ unreachable, 2 on a usage error. No positional arguments.`)
 	fmt.Fprintf(stdout, "submitted the devnet admin's reconfiguration to epoch %d (%d validators, activation height %d) to %s; shares written for v%v\n",
 		*epoch, len(r.Set), h, base, homes)
 	return 0
+}
+
+// activationAhead is how many blocks ahead of the node's height cip11
+// reconfigure takes an activation it picks: the chain's 8-block lead
+// (blockexec.ReconfigureLeadBlocks) and 12 blocks for the transaction to
+// reach a block (a few seconds on a loaded devnet). A planned activation
+// is kept when it is at least plannedAhead blocks ahead (the lead and 4
+// blocks, devnet.ReconfigureSubmitLead).
+const (
+	activationAhead = blockexec.ReconfigureLeadBlocks + 12
+	plannedAhead    = devnet.ReconfigureSubmitLead
+)
+
+// ErrNodeView: cip11 reconfigure could not read the node's height or
+// epochs to pick an activation height.
+var ErrNodeView = errors.New("cannot read the node's height and epochs")
+
+// pickActivation is cip11 reconfigure's activation height without
+// -activation: planned if it is at least plannedAhead blocks past the
+// node's height, else the node's height + activationAhead; never less than
+// OVERLAP_BLOCKS past the last committed epoch's activation (§5.3).
+func pickActivation(ctx context.Context, base string, planned, overlap uint64) (uint64, error) {
+	h, err := (node.HTTPChain{Base: base}).Height(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %s: %w", ErrNodeView, base, err)
+	}
+	var ep httpapi.EpochsResponse
+	if err := getJSONCtx(ctx, base+"/epochs", &ep); err != nil {
+		return 0, fmt.Errorf("%w: %s/epochs: %w", ErrNodeView, base, err)
+	}
+	var floor uint64 // §5.3: OVERLAP_BLOCKS after the last activation
+	if n := len(ep.Epochs); n > 0 {
+		floor = uint64(ep.Epochs[n-1].Activation) + overlap
+	}
+	if planned >= h+plannedAhead && planned >= floor {
+		return planned, nil
+	}
+	return max(h+activationAhead, floor), nil
+}
+
+// getJSONCtx decodes the JSON body of a GET of url (status 200) into dst.
+func getJSONCtx(ctx context.Context, url string, dst any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s", resp.Status)
+	}
+	return json.NewDecoder(resp.Body).Decode(dst)
 }
 
 // homeRange names the homes of an n-validator network in dir.
@@ -205,7 +283,7 @@ func runNetworkValidator(stdout, stderr io.Writer, cfg netValidator) int {
 	fail := func(err error) int { fmt.Fprintf(stderr, "cip11 validator: %v\n", err); return 1 }
 	h, err := cometbft.ReadHome(cfg.home)
 	if err != nil {
-		return fail(err)
+		return fail(genesisFirst(err, networkGenesisCmd(cfg.home)))
 	}
 	comet, err := cometbft.NewLogger(stderr, cfg.cometLevel)
 	if err != nil {
@@ -303,10 +381,11 @@ func runNetworkDevnet(stdout, stderr io.Writer, cfg devnet.NetworkConfig, asJSON
 	if tty && !quiet {
 		fmt.Fprintln(stderr)
 	}
-	if err != nil {
-		if errors.Is(err, context.Canceled) {
-			fmt.Fprintln(stderr, "cip11 devnet: interrupted")
-			return 1
+	interrupted := errors.Is(err, context.Canceled)
+	if err != nil && (!interrupted || rep == nil) {
+		if interrupted {
+			fmt.Fprintln(stderr, "cip11 devnet: interrupted before a validator was up: no report")
+			return signalExit(ctx)
 		}
 		fmt.Fprintf(stderr, "cip11 devnet: %v\n", err)
 		return 1
@@ -325,6 +404,10 @@ func runNetworkDevnet(stdout, stderr io.Writer, cfg devnet.NetworkConfig, asJSON
 	} else {
 		printNetworkReport(stdout, rep, cfg)
 	}
+	if interrupted {
+		fmt.Fprintf(stderr, "cip11 devnet: interrupted: the report is the run so far (%d jobs had not ended)\n", rep.Open)
+		return signalExit(ctx)
+	}
 	var bad []string
 	if rep.Lost != 0 {
 		bad = append(bad, fmt.Sprintf("%d jobs lost", rep.Lost))
@@ -335,11 +418,11 @@ func runNetworkDevnet(stdout, stderr io.Writer, cfg devnet.NetworkConfig, asJSON
 	if cfg.Chaos && !rep.CaughtUp {
 		bad = append(bad, "a restarted validator did not catch up")
 	}
-	if cfg.Chaos && !rep.ReplayAgrees {
+	if cfg.Chaos && !rep.Replayed() {
 		bad = append(bad, "the restarted validator's block log does not replay")
 	}
 	if cfg.Reconfigure {
-		if !rep.ReplayAgrees {
+		if !rep.Replayed() {
 			bad = append(bad, "the removed or the added validator's block log does not replay")
 		}
 		if rep.RunnersStray > 0 {
@@ -390,7 +473,7 @@ func printNetworkReport(w io.Writer, r *devnet.NetworkReport, cfg devnet.Network
 		gossip, r.CoverageP50, r.CoverageMin, r.CoverageFullPct, r.CoverageBlocks, r.JobsPerRunnerMax, r.JobsPerRunnerAvg)
 	if cfg.Reconfigure {
 		fmt.Fprintf(w, "  reconfig    %d epochs (a validator added at %d, the first removed at %d, overlap %d blocks); runners re-homed %d of %d, connected outside Sub(R) %d; removed validator's admissions after its cutoff %d; block logs replay: %s\n",
-			r.Epochs, cfg.AddAt, cfg.RemoveAt, cfg.Overlap, r.RunnersRehomed, r.Runners, r.RunnersStray, r.RemovedAdmittedAfter, yesNo(r.ReplayAgrees))
+			r.Epochs, cfg.AddAt, cfg.RemoveAt, cfg.Overlap, r.RunnersRehomed, r.Runners, r.RunnersStray, r.RemovedAdmittedAfter, yesNo(r.Replayed()))
 	}
 	if cfg.Reconfigure {
 		fmt.Fprintf(w, "  goodbyes    sent by validators %v; by runners %v\n", r.GoodbyesByValidators, r.GoodbyesByRunners)
@@ -401,7 +484,7 @@ func printNetworkReport(w io.Writer, r *devnet.NetworkReport, cfg devnet.Network
 	}
 	if cfg.Chaos {
 		fmt.Fprintf(w, "  chaos       %d validator kills; the restarted validator caught up: %s (slowest %.1f s); its block log replays: %s\n",
-			r.ValidatorKills, yesNo(r.CaughtUp), r.CatchUpMaxSeconds, yesNo(r.ReplayAgrees))
+			r.ValidatorKills, yesNo(r.CaughtUp), r.CatchUpMaxSeconds, yesNo(r.Replayed()))
 	}
 	if ma := r.ModeA; ma != nil {
 		mode := "shadow (the §8.4 guard is false: certificates never remove a floor-eligible runner)"

@@ -117,7 +117,7 @@ func goodNetReport() *devnet.NetworkReport {
 	return &devnet.NetworkReport{Validators: 4, Runners: 7, Blocks: 81, Submitted: 160, Completed: 158, Expired: 2,
 		Assignments: 230, Seats: 236, Pushes: 240, PushesPerAssign: 1.04, PushP50Millis: 3.5, PushP99Millis: 12.25,
 		BlockP50Millis: 240, BlockP99Millis: 610, AppHashesAgree: true, HeightsCompared: 81, ValidatorKills: 2,
-		CaughtUp: true, ReplayAgrees: true, Elapsed: 23.5}
+		CaughtUp: true, ReplayAgrees: ptr(true), Elapsed: 23.5}
 }
 
 // Issue 19 §4 item 3 (the flags' wiring; the network itself is
@@ -151,7 +151,7 @@ func TestDevnetNetworkWiring(t *testing.T) {
 		t.Fatalf("-reconfigure: exit %d (%s), RunNetwork got %+v", code, errOut, *got)
 	}
 	stray := *rep
-	stray.RunnersStray, stray.ReplayAgrees = 2, true
+	stray.RunnersStray, stray.ReplayAgrees = 2, ptr(true)
 	fakeNetDevnet(t, &stray, nil)
 	if code, _, errOut := cli("devnet", "-validators", "4", "-reconfigure", "-quiet"); code != 1 || !strings.Contains(errOut, "outside their Sub(R)") {
 		t.Fatalf("-reconfigure with stray runners: exit %d, stderr %q", code, errOut)
@@ -195,7 +195,7 @@ func TestDevnetNetworkWiring(t *testing.T) {
 		{"lost", func(r *devnet.NetworkReport) { r.Lost = 2 }, false, "2 jobs lost"},
 		{"app hashes", func(r *devnet.NetworkReport) { r.AppHashesAgree = false }, false, "app hashes differ"},
 		{"catch-up", func(r *devnet.NetworkReport) { r.CaughtUp = false }, true, "did not catch up"},
-		{"replay", func(r *devnet.NetworkReport) { r.ReplayAgrees = false }, true, "does not replay"},
+		{"replay", func(r *devnet.NetworkReport) { r.ReplayAgrees = ptr(false) }, true, "does not replay"},
 	} {
 		r := goodNetReport()
 		tc.edit(r)
@@ -212,10 +212,19 @@ func TestDevnetNetworkWiring(t *testing.T) {
 	// Without -chaos nothing is killed or replayed: CaughtUp and
 	// ReplayAgrees false are no failure.
 	r := goodNetReport()
-	r.CaughtUp, r.ReplayAgrees = false, false
+	r.CaughtUp, r.ReplayAgrees = false, nil
 	fakeNetDevnet(t, r, nil)
 	if code, _, errOut := cli("devnet", "-validators", "4", "-quiet"); code != 0 {
 		t.Errorf("no -chaos, CaughtUp and ReplayAgrees false: exit %d, %s", code, errOut)
+	}
+	// No replay ran: the JSON report does not claim one disagreed.
+	fakeNetDevnet(t, r, nil)
+	if code, out, errOut := cli("devnet", "-validators", "4", "-quiet", "-json"); code != 0 || strings.Contains(out, "replay_agrees") {
+		t.Errorf("no replay, -json: exit %d, stdout %q, stderr %q; want no replay_agrees", code, out, errOut)
+	}
+	fakeNetDevnet(t, goodNetReport(), nil)
+	if code, out, _ := cli("devnet", "-validators", "4", "-quiet", "-json", "-chaos"); code != 0 || !strings.Contains(out, `"replay_agrees":true`) {
+		t.Errorf("-chaos -json: exit %d, stdout %q; want replay_agrees true", code, out)
 	}
 	fakeNetDevnet(t, goodNetReport(), nil)
 	if code, out, errOut := cli("devnet", "-validators", "4", "-chaos", "-quiet"); code != 0 ||
@@ -252,3 +261,5 @@ func TestDevnetNetworkRuns(t *testing.T) {
 	}
 	t.Logf("report %+v", rep)
 }
+
+func ptr[T any](v T) *T { return &v }

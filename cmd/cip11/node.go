@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -33,8 +34,39 @@ func logger(stderr io.Writer, level string) (*slog.Logger, error) {
 	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: l})), nil
 }
 
+// signalContext is a context that SIGINT or SIGTERM cancels, with the
+// signal as its cause (signalExit). After the first signal the default
+// action is restored: a second Ctrl-C ends the process at once.
 func signalContext() (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		defer signal.Stop(ch)
+		select {
+		case s := <-ch:
+			cancel(signalCause{s})
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() { cancel(context.Canceled) }
+}
+
+// signalCause is a signalContext's cancellation cause.
+type signalCause struct{ sig os.Signal }
+
+func (s signalCause) Error() string { return "received " + s.sig.String() }
+
+// signalExit is the exit status of a command a signal stopped: 128 + the
+// signal's number (130 for SIGINT, 143 for SIGTERM), 130 without one.
+func signalExit(ctx context.Context) int {
+	var sc signalCause
+	if errors.As(context.Cause(ctx), &sc) {
+		if s, ok := sc.sig.(syscall.Signal); ok {
+			return 128 + int(s)
+		}
+	}
+	return 130
 }
 
 // runnerList is the repeatable -runner ADDRESS[:STAKE] flag of genesis;
@@ -285,11 +317,11 @@ DIR/data; restarted on the same home it catches up from its peers.
 	fail := func(err error) int { fmt.Fprintf(stderr, "cip11 validator: %v\n", err); return 1 }
 	g, err := node.LoadGenesis(*gpath)
 	if err != nil {
-		return fail(err)
+		return fail(genesisFirst(err, singleGenesisCmd(*gpath)))
 	}
 	keys, err := node.LoadValidatorKeys(*kpath)
 	if err != nil {
-		return fail(err)
+		return fail(genesisFirst(err, singleGenesisCmd(*kpath)))
 	}
 	reg, m, vm, err := validatorMetrics()
 	if err != nil {
@@ -402,11 +434,11 @@ until SIGINT or SIGTERM. No positional arguments.`)
 	fail := func(err error) int { fmt.Fprintf(stderr, "cip11 runner: %v\n", err); return 1 }
 	g, err := node.LoadGenesis(*gpath)
 	if err != nil {
-		return fail(err)
+		return fail(genesisFirst(err, singleGenesisCmd(*gpath)))
 	}
 	k, err := node.LoadRunnerKey(*kpath)
 	if err != nil {
-		return fail(err)
+		return fail(genesisFirst(err, singleGenesisCmd(*kpath)))
 	}
 	// The chain view: -api first, then the validators of the runner's
 	// Sub(R), then the rest; it fails over between them (issue 28).
@@ -425,6 +457,9 @@ until SIGINT or SIGTERM. No positional arguments.`)
 	}
 	defer r.Close()
 	fmt.Fprintf(stdout, "cip11 runner %s → %s (api %s)\n", k.Address(), rc.ValidatorAddr(), base) // the address it dials
+	for _, d := range runnerDials(g, rc.ValidatorAddr()) {
+		fmt.Fprintf(stdout, "  dials validator %s at %s\n", d[0], d[1])
+	}
 	t := time.NewTicker(5 * time.Second)
 	defer t.Stop()
 	for {
@@ -437,6 +472,28 @@ until SIGINT or SIGTERM. No positional arguments.`)
 	}
 }
 
+// runnerDials names the validators a runner of g may dial (its peer key's
+// first 8 bytes in hex and its QUIC address): on a network every validator
+// of every epoch, of which the runner dials its Sub(R) (§5); otherwise the
+// one validator at addr.
+func runnerDials(g *node.Genesis, addr string) [][2]string {
+	if !g.Network() {
+		return [][2]string{{hex.EncodeToString(g.Validator.PeerPubKey[:8]), addr}}
+	}
+	var out [][2]string
+	seen := map[string]bool{}
+	for _, e := range g.EpochSets() {
+		for _, v := range e.Set {
+			k := hex.EncodeToString(v.PeerPubKey[:8])
+			if !seen[k+v.QUIC] {
+				seen[k+v.QUIC] = true
+				out = append(out, [2]string{k, v.QUIC})
+			}
+		}
+	}
+	return out
+}
+
 // cip11 devnet: validator, runners and a job generator in one process.
 func runDevnet(args []string, stdout, stderr io.Writer) int {
 	c := newCommand("devnet", "[-runners N] [-duration D] [-phase N] [-chaos] [-http ADDR] [-json] [flags]\n       cip11 devnet -validators N [-runners N] [-duration D] [-chaos [-kills N] | -reconfigure] [-json] [flags]", `
@@ -446,7 +503,9 @@ block for -duration; then wait for the last jobs to end and print a report
 (the §14 phase, jobs, pushes, poll deliveries, latencies, first-draw hit
 rate). -phase picks the delivery flags as for cip11 genesis (0: no QUIC, poll
 only; 1: push alongside poll; 2: push primary, poll fallback; 3: push only).
-Exit 1 if a job was lost. No positional arguments.
+Exit 1 if a job was lost. Ctrl-C (SIGINT) stops the run: the report so
+far is printed (interrupted, with the jobs not yet ended as open, not
+lost) and the exit status is 130. No positional arguments.
 
 With -validators N: the same in one process over a network of N validators
 agreeing through in-process CometBFT nodes on loopback (each with its own
@@ -580,10 +639,11 @@ accepted or, effective, a seat went to an unproven runner. -block-time,
 	if tty && !*quiet {
 		fmt.Fprintln(stderr)
 	}
-	if err != nil {
-		if errors.Is(err, context.Canceled) {
-			fmt.Fprintln(stderr, "cip11 devnet: interrupted")
-			return 1
+	interrupted := errors.Is(err, context.Canceled)
+	if err != nil && (!interrupted || rep == nil) {
+		if interrupted {
+			fmt.Fprintln(stderr, "cip11 devnet: interrupted before the validator was up: no report")
+			return signalExit(ctx)
 		}
 		fmt.Fprintf(stderr, "cip11 devnet: %v\n", err)
 		return 1
@@ -601,6 +661,10 @@ accepted or, effective, a seat went to an unproven runner. -block-time,
 `, rep.Phase, rep.Runners, rep.Blocks, rep.Elapsed, rep.ValidatorStarts, rep.RunnerKills, rep.ConnDrops,
 			rep.Submitted, rep.Assigned, rep.Completed, rep.Expired, rep.Lost, rep.Pushed, rep.Acked, rep.Polled, rep.Reselections,
 			rep.PushP50Millis, rep.PushP99Millis, rep.JobBlocksP50, rep.JobBlocksP99, rep.FirstDrawHitPct, rep.FirstDraws)
+	}
+	if interrupted {
+		fmt.Fprintf(stderr, "cip11 devnet: interrupted: the report is the run so far (%d jobs had not ended)\n", rep.Open)
+		return signalExit(ctx)
 	}
 	if rep.Lost != 0 {
 		fmt.Fprintf(stderr, "cip11 devnet: %d jobs lost\n", rep.Lost)

@@ -31,13 +31,18 @@ type OverlapTimeline struct {
 
 // NetworkReport is the network devnet's summary (-json).
 type NetworkReport struct {
-	Validators      int     `json:"validators"`
-	Runners         int     `json:"runners"`
-	Blocks          uint64  `json:"blocks"`
-	Submitted       int64   `json:"jobs_submitted"`
-	Completed       int64   `json:"jobs_completed"`
-	Expired         int64   `json:"jobs_expired"`
-	Lost            int     `json:"jobs_lost"`
+	Validators int    `json:"validators"`
+	Runners    int    `json:"runners"`
+	Blocks     uint64 `json:"blocks"`
+	Submitted  int64  `json:"jobs_submitted"`
+	Completed  int64  `json:"jobs_completed"`
+	Expired    int64  `json:"jobs_expired"`
+	Lost       int    `json:"jobs_lost"`
+	// Interrupted: the run was stopped (SIGINT) before it ended and this
+	// is the report so far (no catch-up or replay check ran); Open jobs
+	// had not ended (not counted lost).
+	Interrupted     bool    `json:"interrupted,omitempty"`
+	Open            int     `json:"jobs_open,omitempty"`
 	Assignments     int64   `json:"assignments"`
 	Seats           int64   `json:"committee_seats"`
 	Pushes          int64   `json:"pushes"`
@@ -87,7 +92,10 @@ type NetworkReport struct {
 	ValidatorKills    int               `json:"validator_kills"`
 	CaughtUp          bool              `json:"restarted_caught_up"`
 	CatchUpMaxSeconds float64           `json:"catch_up_max_s"`
-	ReplayAgrees      bool              `json:"replay_agrees"`
+	// ReplayAgrees is whether the block logs replayed (a restarted
+	// validator's with -chaos, the leaver's and the joiner's with
+	// -reconfigure); nil, and absent from the JSON, when no replay ran.
+	ReplayAgrees *bool `json:"replay_agrees,omitempty"`
 	// StalePushes are the pushes any validator handed to its transport
 	// whose deadline_block was at or below the network's greatest
 	// finalized height then (issue 28: a catching-up validator pushes
@@ -249,6 +257,9 @@ func (n *netDevnet) report(rep *NetworkReport, v *node.Validator, open int, catc
 	}
 	n.mu.Unlock()
 	rep.Elapsed = elapsed.Seconds()
+	if rep.Interrupted {
+		return rep, nil
+	}
 	if n.cfg.Chaos {
 		rep.CaughtUp = true
 		victim := len(n.nodes) - 1
@@ -262,17 +273,18 @@ func (n *netDevnet) report(rep *NetworkReport, v *node.Validator, open int, catc
 		if err != nil {
 			return nil, err
 		}
-		rep.ReplayAgrees = ok
+		rep.ReplayAgrees = &ok
 	}
 	if n.cfg.Reconfigure { // the leaver's and the joiner's block logs
-		rep.ReplayAgrees = true
+		agree := true
 		for _, i := range []int{0, len(n.nodes) - 1} {
 			ok, err := n.replays(i)
 			if err != nil {
 				return nil, err
 			}
-			rep.ReplayAgrees = rep.ReplayAgrees && ok
+			agree = agree && ok
 		}
+		rep.ReplayAgrees = &agree
 	}
 	return rep, nil
 }
@@ -297,3 +309,7 @@ func (n *netDevnet) replays(i int) (bool, error) {
 	}
 	return err == nil && sum.Blocks > 0, nil
 }
+
+// Replayed reports whether a replay ran and agreed (false when none ran:
+// ask ReplayAgrees == nil for that).
+func (r *NetworkReport) Replayed() bool { return r.ReplayAgrees != nil && *r.ReplayAgrees }

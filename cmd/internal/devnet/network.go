@@ -421,7 +421,7 @@ func RunNetwork(ctx context.Context, cfg NetworkConfig) (*NetworkReport, error) 
 		}
 		n.runnerKeys[i] = k
 		if runners[i], err = node.NewRunner(rctx, node.RunnerConfig{Genesis: g, Key: k, Chain: node.LocalChain{Pick: n.follow(i % cfg.Validators)},
-			WorkTime: cfg.WorkTime, Tick: 10 * time.Millisecond, Logger: cfg.Logger, Seed: cfg.Seed*1000 + uint64(i), NoCertificates: i < cfg.Uncertified}); err != nil {
+			WorkTime: cfg.WorkTime, Tick: 10 * time.Millisecond, Logger: runnerLogger(cfg.Logger), Seed: cfg.Seed*1000 + uint64(i), NoCertificates: i < cfg.Uncertified}); err != nil {
 			return nil, err
 		}
 	}
@@ -454,7 +454,17 @@ func (n *netDevnet) run(ctx context.Context, runners []*node.Runner) (*NetworkRe
 	for {
 		select {
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			v, err := n.live(0)
+			if err != nil {
+				return nil, fmt.Errorf("%w: %w", ErrInterrupted, ctx.Err())
+			}
+			_, open := v.JobStates()
+			rep.Interrupted, rep.Open = true, len(open)
+			r, err := n.report(rep, v, 0, catchUp, time.Since(start))
+			if err != nil {
+				return nil, fmt.Errorf("%w: %w", ErrInterrupted, ctx.Err())
+			}
+			return r, fmt.Errorf("%w: %w", ErrInterrupted, ctx.Err())
 		case <-tick.C:
 		}
 		now := time.Now()
@@ -596,6 +606,11 @@ func (n *netDevnet) run(ctx context.Context, runners []*node.Runner) (*NetworkRe
 
 // ErrStalled: the devnet's chain stopped making blocks.
 var ErrStalled = errors.New("devnet: chain stalled")
+
+// ErrInterrupted: the devnet's context ended (SIGINT) before the run did.
+// Run and RunNetwork then return the report so far with it (wrapping the
+// context's error) when a validator was up to read it from.
+var ErrInterrupted = errors.New("devnet: interrupted")
 
 // failure is the first running validator's fatal failure, naming the
 // validator (cometbft.FirstFailure): the devnet reports it and ends.

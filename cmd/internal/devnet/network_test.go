@@ -51,8 +51,8 @@ func TestNetworkDevnetChaos(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("%+v", *rep)
-	if rep.ValidatorKills < 3 || !rep.CaughtUp || rep.CatchUpMaxSeconds <= 0 || !rep.ReplayAgrees || !rep.AppHashesAgree || rep.HeightsCompared+2 < rep.Blocks {
-		t.Fatalf("kills %d, caught up %v, replay %v, AppHashes agree %v", rep.ValidatorKills, rep.CaughtUp, rep.ReplayAgrees, rep.AppHashesAgree)
+	if rep.ValidatorKills < 3 || !rep.CaughtUp || rep.CatchUpMaxSeconds <= 0 || !rep.Replayed() || !rep.AppHashesAgree || rep.HeightsCompared+2 < rep.Blocks {
+		t.Fatalf("kills %d, caught up %v, replay %v, AppHashes agree %v", rep.ValidatorKills, rep.CaughtUp, rep.Replayed(), rep.AppHashesAgree)
 	}
 	if rep.Lost != 0 || rep.Completed == 0 {
 		t.Fatalf("jobs: submitted %d completed %d expired %d lost %d", rep.Submitted, rep.Completed, rep.Expired, rep.Lost)
@@ -142,7 +142,7 @@ func TestDevnetReconfiguration(t *testing.T) {
 		t.Fatalf("epochs %d", rep.Epochs)
 	case rep.RunnersStray != 0 || rep.RunnersRehomed != 20:
 		t.Fatalf("runners re-homed %d, stray %d", rep.RunnersRehomed, rep.RunnersStray)
-	case !rep.ReplayAgrees:
+	case !rep.Replayed():
 		t.Fatal("a block log does not replay")
 	case rep.RemovedAdmittedAfter != 0:
 		t.Fatalf("the removed validator admitted %d connections after its cutoff", rep.RemovedAdmittedAfter)

@@ -76,18 +76,22 @@ type Progress struct {
 // (quic.ClientStats.Delivered), PollAnswers the assignments their poll
 // answers carried, first or after a push (node.Runner.PollAnswers).
 type Report struct {
-	Phase         string  `json:"phase"`
-	Runners       int     `json:"runners"`
-	Blocks        uint64  `json:"blocks"`
-	Submitted     int64   `json:"jobs_submitted"`
-	Assigned      int64   `json:"jobs_assigned"`
-	Pushed        int64   `json:"pushes"`
-	Acked         int64   `json:"acks"`
-	Polled        int64   `json:"poll_deliveries"`
-	PollAnswers   int64   `json:"poll_answers"`
-	Completed     int64   `json:"jobs_completed"`
-	Expired       int64   `json:"jobs_expired"`
-	Lost          int     `json:"jobs_lost"`
+	Phase       string `json:"phase"`
+	Runners     int    `json:"runners"`
+	Blocks      uint64 `json:"blocks"`
+	Submitted   int64  `json:"jobs_submitted"`
+	Assigned    int64  `json:"jobs_assigned"`
+	Pushed      int64  `json:"pushes"`
+	Acked       int64  `json:"acks"`
+	Polled      int64  `json:"poll_deliveries"`
+	PollAnswers int64  `json:"poll_answers"`
+	Completed   int64  `json:"jobs_completed"`
+	Expired     int64  `json:"jobs_expired"`
+	Lost        int    `json:"jobs_lost"`
+	// Interrupted: the run was stopped (SIGINT) before it ended and this
+	// is the report so far; Open jobs had not ended (not counted lost).
+	Interrupted   bool    `json:"interrupted,omitempty"`
+	Open          int     `json:"jobs_open,omitempty"`
 	Reselections  int64   `json:"reselections"`
 	PushP50Millis float64 `json:"push_latency_p50_ms"`
 	PushP99Millis float64 `json:"push_latency_p99_ms"`
@@ -269,7 +273,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 
 func (n *devnet) startRunner(i int) (*node.Runner, error) {
 	return node.NewRunner(n.ctx, node.RunnerConfig{Genesis: n.d.Genesis, Key: n.d.RunnerKeys[i], Chain: node.LocalChain{Pick: n.chain.cur}, WorkTime: n.cfg.WorkTime,
-		FailPerMille: n.cfg.FailPerMille, Tick: 10 * time.Millisecond, Validator: n.vcfg.Listen, Logger: n.cfg.Logger,
+		FailPerMille: n.cfg.FailPerMille, Tick: 10 * time.Millisecond, Validator: n.vcfg.Listen, Logger: runnerLogger(n.cfg.Logger),
 		Seed: n.cfg.Seed*1000 + uint64(i)})
 }
 
@@ -331,7 +335,14 @@ func (n *devnet) run(ctx context.Context) (*Report, error) {
 	for {
 		select {
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			v, err := n.chain.cur()
+			if err != nil {
+				return nil, fmt.Errorf("%w: %w", ErrInterrupted, ctx.Err())
+			}
+			_, open := v.JobStates()
+			r := n.report(v, 0, time.Since(start))
+			r.Interrupted, r.Open = true, len(open)
+			return r, fmt.Errorf("%w: %w", ErrInterrupted, ctx.Err())
 		case <-t.C:
 		}
 		now := time.Now()
