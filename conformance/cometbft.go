@@ -228,7 +228,7 @@ func clMakeFixture() (*clFixture, error) {
 	if f.commit, err = nodetx.SignTx(k, clChain, nodetx.TxCommit, 5, f.spec.ID(), com[:]); err != nil {
 		return nil, err
 	}
-	if f.reveal, err = nodetx.SignTx(k, clChain, nodetx.TxReveal, 6, f.spec.ID(), nodetx.RevealPayload(result, salt)); err != nil {
+	if f.reveal, err = nodetx.SignTx(k, clChain, nodetx.TxReveal, 6, f.spec.ID(), nodetx.RevealPayload(result, salt, nil)); err != nil {
 		return nil, err
 	}
 	f.reconf = &chainlog.Reconfigure{Epoch: 1, Activation: 30, GroupKey: reconfKey("group", 1), Set: reconfSet(0, 1, 2, 3, 4)}

@@ -108,7 +108,7 @@ func (w *world) submit(m uint32, timeout uint64, nonce uint64) cip11.Hash {
 
 // reveal submits runner r's M = 1 result for job id.
 func (w *world) reveal(id cip11.Hash, r cip11.Address, nonce uint64) error {
-	tx, err := chain.SignTx(w.keys[r], uint64(w.d.Genesis.ChainID), chain.TxReveal, nonce, id, chain.RevealPayload(cip11.Hash{1}, cip11.Hash{2}))
+	tx, err := chain.SignTx(w.keys[r], uint64(w.d.Genesis.ChainID), chain.TxReveal, nonce, id, chain.RevealPayload(cip11.Hash{1}, cip11.Hash{2}, nil))
 	if err != nil {
 		w.t.Fatal(err)
 	}
