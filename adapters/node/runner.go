@@ -49,6 +49,10 @@ type KeyedChain interface {
 	PollKeyed(ctx context.Context, runner cip11.Address, key wire.PubKey) ([]*wire.JobAssignment, error)
 }
 
+// DefaultRunnerCapacity is a runner's capacity (§6.4) when
+// RunnerConfig.MaxConcurrent is zero.
+const DefaultRunnerCapacity = 16
+
 // RunnerConfig configures a Runner process.
 type RunnerConfig struct {
 	Genesis *Genesis
@@ -61,7 +65,8 @@ type RunnerConfig struct {
 	// (50 ms); FailPerMille makes that many executions per thousand fail.
 	WorkTime     time.Duration
 	FailPerMille uint32
-	// MaxConcurrent is the runner's capacity (§6.4; default 16).
+	// MaxConcurrent is the runner's capacity (§6.4; default
+	// DefaultRunnerCapacity).
 	MaxConcurrent int
 	// Tick is how often the chain height is read (100 ms).
 	Tick time.Duration
