@@ -548,9 +548,12 @@ func (r *Runner) execute(ctx context.Context, job *cquic.Job) (cquic.Result, err
 	r.active.Add(1)
 	defer r.active.Add(-1)
 	job.Progress(0, "started")
-	blocks := uint64(1)
-	if h := r.cl.Height(); a.DeadlineBlock >= h {
-		blocks = min(a.DeadlineBlock-h+1, 1<<20)
+	blocks := uint64(1 << 20) // no height yet: JobCancel and the executor's own bounds end it
+	if cl := r.clp.Load(); cl != nil {
+		blocks = 1
+		if h := cl.Height(); a.DeadlineBlock >= h {
+			blocks = min(a.DeadlineBlock-h+1, 1<<20)
+		}
 	}
 	ectx, cancel := context.WithTimeout(ctx, time.Duration(blocks)*r.cfg.BlockTime)
 	defer cancel()
