@@ -26,7 +26,7 @@ import (
 func cometbftFunctions() []Function {
 	return []Function{{
 		Name: "cometbft_layout", Spec: "§7.2, §9.2, §17",
-		Description: "The CIP-11 block as CometBFT transactions (DECISIONS D32, SPEC-NOTES C1): txs[0] the block header (\"C11H\" ‖ §12.6 CBOR, as block_header), txs[1] the body (\"C11B\" ‖ the canonical chainlog JSON of a block that carries only registry, heartbeats and txs: every other field zero, null or empty, see docs/chainlog.md), txs[2…] the raw submissions: devnet job specs (\"C11J\" ‖ 01 ‖ …, adapters/node/chain) and node transactions (\"C11T\" ‖ 02 ‖ …, signed secp256k1). Encoding (vectors with block): header from the block's round, parent_beacon, finalized, presence and consumed_seeds; body from its registry, heartbeats and txs; then specs in order and extra in order, each skipped when it is a byte-for-byte repeat of an earlier one, and extra entries that open with \"C11H\" or \"C11B\" skipped. Decoding (vectors with txs) at height and chain_id, checks in order: txs[0] present and opening with \"C11H\" (else ErrHeaderMissing); the header decodes strictly and passes block_header's check at height (its sentinels); txs[1] present and opening with \"C11B\" (a header there is ErrHeaderMisplaced, anything else ErrBodyMissing); the body is chainlog JSON with no header or output field, in canonical form (ErrBodyMalformed); each txs[i], i ≥ 2, in order: a header is ErrHeaderMisplaced, one opening with \"C11J\" must decode as a job spec, any other as a node transaction of chain_id (\"C11T\" ‖ 02 ‖ kind ‖ chain_id 8 ‖ from 20 ‖ nonce 8 ‖ job_id 32 ‖ payload_len 2 ‖ payload ‖ signature 65; payload by kind: 1 heartbeat 0 bytes, 2 register 16, 3 commit 32, 4 reveal 64, 5 certificate 8 + 188·(1..32), 6 reconfigure 1..32768 bytes that are exactly the canonical reconfigure_check encoding with nonce = its epoch, any other kind refused; job_id zero for kinds 1, 2, 5 and 6; signature r ‖ s ‖ v with v 0 or 1, 1 ≤ s ≤ (n-1)/2 (low-s), 1 ≤ r < n, recovering the from address over keccak256(\"cip11-devnet-tx/v2\" ‖ every byte before it); see docs/vectors.md) (else ErrBadTx); then every submit of the body, in order, must have among them a spec whose job_id (keccak256(\"cip11-devnet-job/v1\" ‖ spec)) is the submit's, with the same submitter, job_kind, committee size (runners) and timeout_blocks (else ErrSpecMissing); only then every certificate of the body (§8.3 SubmitPresenceCertificate, SPEC-NOTES C10), in order, must have among them a node transaction of kind 5 (certificate: payload height (8) ‖ 1 to 32 receipts of 188 bytes, validator_pubkey 33 ‖ runner_pubkey 34 ‖ subset_epoch 8 ‖ validator_set_hash 32 ‖ block_height 8 ‖ nonce_echo 8 ‖ accepting_new 1 (0 or 1) ‖ validator_signed 64; job_id zero) signed by the certificate's runner and carrying exactly its height and receipts (else ErrCertificateUnsigned). The order of txs[2…], repeated or unreferenced specs are not checked. Output block: the chainlog JSON of the decoded block (height the input height, round, parent_beacon, finalized, presence and consumed_seeds from the header; out empty). The parent beacon's signature is not verified here (the application verifies it under the group key).",
+		Description: "The CIP-11 block as CometBFT transactions (DECISIONS D32, SPEC-NOTES C1): txs[0] the block header (\"C11H\" ‖ §12.6 CBOR, as block_header), txs[1] the body (\"C11B\" ‖ the canonical chainlog JSON of a block that carries only registry, heartbeats and txs: every other field zero, null or empty, see docs/chainlog.md), txs[2…] the raw submissions: devnet job specs (\"C11J\" ‖ 01 ‖ …, adapters/node/chain) and node transactions (\"C11T\" ‖ 02 ‖ …, signed secp256k1). Encoding (vectors with block): header from the block's round, parent_beacon, finalized, presence and consumed_seeds; body from its registry, heartbeats and txs; then specs in order and extra in order, each skipped when it is a byte-for-byte repeat of an earlier one, and extra entries that open with \"C11H\" or \"C11B\" skipped. Decoding (vectors with txs) at height and chain_id, checks in order: txs[0] present and opening with \"C11H\" (else ErrHeaderMissing); the header decodes strictly and passes block_header's check at height (its sentinels); txs[1] present and opening with \"C11B\" (a header there is ErrHeaderMisplaced, anything else ErrBodyMissing); the body is chainlog JSON with no header or output field, in canonical form (ErrBodyMalformed); each txs[i], i ≥ 2, in order: a header is ErrHeaderMisplaced, one opening with \"C11J\" must decode as a job spec, any other as a node transaction of chain_id (\"C11T\" ‖ 02 ‖ kind ‖ chain_id 8 ‖ from 20 ‖ nonce 8 ‖ job_id 32 ‖ payload_len 2 ‖ payload ‖ signature 65; payload by kind: 1 heartbeat 0 bytes, 2 register 16, 3 commit 32, 4 reveal 64 to 64 + 4096 (result 32 ‖ salt 32 ‖ output; with an output the result must be keccak256(output), SPEC-NOTES C12), 5 certificate 8 + 188·(1..32), 6 reconfigure 1..32768 bytes that are exactly the canonical reconfigure_check encoding with nonce = its epoch, any other kind refused; job_id zero for kinds 1, 2, 5 and 6; signature r ‖ s ‖ v with v 0 or 1, 1 ≤ s ≤ (n-1)/2 (low-s), 1 ≤ r < n, recovering the from address over keccak256(\"cip11-devnet-tx/v2\" ‖ every byte before it); see docs/vectors.md) (else ErrBadTx); then every submit of the body, in order, must have among them a spec whose job_id (keccak256(\"cip11-devnet-job/v1\" ‖ spec)) is the submit's, with the same submitter, job_kind, committee size (runners) and timeout_blocks (else ErrSpecMissing); only then every certificate of the body (§8.3 SubmitPresenceCertificate, SPEC-NOTES C10), in order, must have among them a node transaction of kind 5 (certificate: payload height (8) ‖ 1 to 32 receipts of 188 bytes, validator_pubkey 33 ‖ runner_pubkey 34 ‖ subset_epoch 8 ‖ validator_set_hash 32 ‖ block_height 8 ‖ nonce_echo 8 ‖ accepting_new 1 (0 or 1) ‖ validator_signed 64; job_id zero) signed by the certificate's runner and carrying exactly its height and receipts (else ErrCertificateUnsigned). The order of txs[2…], repeated or unreferenced specs are not checked. Output block: the chainlog JSON of the decoded block (height the input height, round, parent_beacon, finalized, presence and consumed_seeds from the header; out empty). The parent beacon's signature is not verified here (the application verifies it under the group key).",
 		Generate:    clGen, Eval: clEval,
 	}, {
 		Name: "cometbft_vote_extension", Spec: "§9.2",
@@ -172,13 +172,15 @@ func clEval(raw json.RawMessage) (map[string]any, error) {
 // clFixture is the layout vectors' material: blocks, specs and node
 // transactions, all deterministic (RFC 6979 signatures).
 type clFixture struct {
-	spec, spec2, specBad *nodetx.JobSpec
-	hb, reg, other       *nodetx.Tx // heartbeat and register on chain 7011, heartbeat on 7012
-	cert, cert2          *nodetx.Tx // SubmitPresenceCertificate (§8.3); cert2's receipt has another nonce
-	commit, reveal       *nodetx.Tx // JobResultCommit / JobResultSubmit of spec's job (32- and 64-byte payloads)
-	reconf               *chainlog.Reconfigure
-	reconfTx             *nodetx.Tx // kind 6 carrying reconf, nonce = its epoch
-	key                  *wire.RunnerKey
+	spec, spec2, specBad   *nodetx.JobSpec
+	hb, reg, other         *nodetx.Tx // heartbeat and register on chain 7011, heartbeat on 7012
+	cert, cert2            *nodetx.Tx // SubmitPresenceCertificate (§8.3); cert2's receipt has another nonce
+	commit, reveal         *nodetx.Tx // JobResultCommit / JobResultSubmit of spec's job (32- and 64-byte payloads)
+	commitOut, revealOut   *nodetx.Tx // the same carrying the output "HELLO CIP11" (result = its keccak256, SPEC-NOTES C12)
+	revealEmpty, revealMax *nodetx.Tx // a 64-byte reveal of keccak256(""), and one carrying MaxOutput bytes
+	reconf                 *chainlog.Reconfigure
+	reconfTx               *nodetx.Tx // kind 6 carrying reconf, nonce = its epoch
+	key                    *wire.RunnerKey
 }
 
 // clRawTx is a node transaction built byte by byte and signed with k
@@ -228,7 +230,22 @@ func clMakeFixture() (*clFixture, error) {
 	if f.commit, err = nodetx.SignTx(k, clChain, nodetx.TxCommit, 5, f.spec.ID(), com[:]); err != nil {
 		return nil, err
 	}
-	if f.reveal, err = nodetx.SignTx(k, clChain, nodetx.TxReveal, 6, f.spec.ID(), nodetx.RevealPayload(result, salt)); err != nil {
+	if f.reveal, err = nodetx.SignTx(k, clChain, nodetx.TxReveal, 6, f.spec.ID(), nodetx.RevealPayload(result, salt, nil)); err != nil {
+		return nil, err
+	}
+	out := []byte("HELLO CIP11")
+	ocom := nodetx.Commitment(cip11.Keccak256(out), salt)
+	if f.commitOut, err = nodetx.SignTx(k, clChain, nodetx.TxCommit, 7, f.spec.ID(), ocom[:]); err != nil {
+		return nil, err
+	}
+	if f.revealOut, err = nodetx.SignTx(k, clChain, nodetx.TxReveal, 8, f.spec.ID(), nodetx.RevealPayload(cip11.Keccak256(out), salt, out)); err != nil {
+		return nil, err
+	}
+	if f.revealEmpty, err = nodetx.SignTx(k, clChain, nodetx.TxReveal, 9, f.spec.ID(), nodetx.RevealPayload(cip11.Keccak256(nil), salt, nil)); err != nil {
+		return nil, err
+	}
+	big := bytes.Repeat([]byte("0123456789abcdef"), nodetx.MaxOutput/16)
+	if f.revealMax, err = nodetx.SignTx(k, clChain, nodetx.TxReveal, 10, f.spec.ID(), nodetx.RevealPayload(cip11.Keccak256(big), salt, big)); err != nil {
 		return nil, err
 	}
 	f.reconf = &chainlog.Reconfigure{Epoch: 1, Activation: 30, GroupKey: reconfKey("group", 1), Set: reconfSet(0, 1, 2, 3, 4)}
@@ -413,6 +430,14 @@ func clGen() ([]any, error) {
 		mk("genesis_registry_ops_with_every_key", &allKeys, nil, nil),
 		mk("height_5_commit_and_reveal_txs", five, [][]byte{S}, [][]byte{f.commit.Bytes(), f.reveal.Bytes()}),
 		mk("height_5_reconfigure_and_its_signed_tx", &withReconf, [][]byte{S, REC}, nil),
+		mk("height_5_commit_and_reveal_with_output_txs", five, [][]byte{S}, [][]byte{f.commitOut.Bytes(), f.revealOut.Bytes()}),
+		mk("height_5_reveal_empty_output_is_64_bytes", five, [][]byte{S}, [][]byte{f.revealEmpty.Bytes()}),
+		mk("height_5_reveal_output_4096_bytes", five, [][]byte{S}, [][]byte{f.revealMax.Bytes()}),
+		clDec("bad_tx_reveal_output_hash_mismatch", 5, rawTxs(clRawTx(f.key, 4, 8, jobID,
+			nodetx.RevealPayload(cip11.Keccak256([]byte("HELLO CIP12")), cip11.Hash{}, []byte("HELLO CIP11")))), "ErrBadTx"),
+		clDec("bad_tx_reveal_output_4097_bytes", 5, rawTxs(clRawTx(f.key, 4, 8, jobID,
+			nodetx.RevealPayload(cip11.Keccak256(append(bytes.Repeat([]byte{'x'}, nodetx.MaxOutput), 'x')), cip11.Hash{},
+				append(bytes.Repeat([]byte{'x'}, nodetx.MaxOutput), 'x')))), "ErrBadTx"),
 		clDec("decode_reconfigure_tx_group_key_not_decoded", 5, rawTxs(clRawTx(f.key, 6, 1, cip11.Hash{}, bpPayload)), ""),
 		clDec("bad_tx_high_s_signature", 5, rawTxs(hbHighS), "ErrBadTx"),
 		clDec("bad_tx_recovery_id_27", 5, rawTxs(hbV27), "ErrBadTx"),

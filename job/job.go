@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/internal/textform"
 )
 
 // State is a job's place in its life cycle (View.State, the `state`
@@ -99,6 +100,19 @@ type View struct {
 	// CommitteeShort, set only when the committee has fewer than Runners
 	// members, says so: "asked for 3 runners, the committee has 1 …".
 	CommitteeShort string `json:"committee_short,omitempty"`
+	// Payload is the job spec's payload (empty when the node knows the job
+	// only from the block log).
+	Payload Bytes `json:"payload"`
+	// Output is the completed job's output: the output the reveals of the
+	// verified majority carry (for M = 1 the one reveal's), at most
+	// nodetx.MaxOutput bytes. Nil (JSON null) until the job completes, and
+	// for a majority whose reveals carried no output.
+	Output *Bytes `json:"output"`
+	// Members is, per member of the current committee, whether its result
+	// is included (revealed) and whether it is among the verified
+	// majority (matched); both come from blocks, so every validator of a
+	// network answers the same (always a JSON array).
+	Members []Member `json:"members"`
 }
 
 // ExpiredReason is why a job expired (View.ExpiredReason). Every job
@@ -164,6 +178,32 @@ func CommitteeShortOf(m uint32, n int) string {
 		return "asked for 1 runner, the committee has 0"
 	}
 	return fmt.Sprintf("asked for %d runners, the committee has %d", m, n)
+}
+
+// Member is one committee member's part in a job (View.Members).
+type Member struct {
+	// Runner is the member's address.
+	Runner cip11.Address `json:"runner"`
+	// Revealed: a block included its result (ResultSubmit).
+	Revealed bool `json:"revealed"`
+	// Matched: its result is the verified majority's (Verified.matching).
+	Matched bool `json:"matched"`
+}
+
+// Bytes is a byte string written as lowercase hex in JSON.
+type Bytes []byte
+
+// MarshalText writes lowercase hex.
+func (b Bytes) MarshalText() ([]byte, error) { return textform.AppendHex(nil, b), nil }
+
+// UnmarshalText accepts lowercase hex of even length.
+func (b *Bytes) UnmarshalText(s []byte) error {
+	v, err := textform.ParseHex(s)
+	if err != nil {
+		return err
+	}
+	*b = v
+	return nil
 }
 
 // Event is one step in a job's history.

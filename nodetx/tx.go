@@ -1,6 +1,7 @@
 package nodetx
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -29,7 +30,9 @@ import (
 // runner's on-chain last_heartbeat (HeartbeatCounts), so a heartbeat
 // counts once and cannot be replayed to keep a dead runner alive. Payloads: Heartbeat none;
 // Register the stake as 16 bytes BE; Commit the 32-byte commitment
-// keccak256(result ‖ salt); Reveal result (32) ‖ salt (32); Certificate
+// keccak256(result ‖ salt); Reveal result (32) ‖ salt (32) ‖ output (0 to
+// MaxOutput bytes, RevealPayload; an output present makes result
+// keccak256(output), ErrRevealOutput); Certificate
 // height (8, BE) ‖ 1 to MaxCertificateReceipts receipts of ReceiptLen bytes
 // each (CertificatePayload).
 
@@ -145,6 +148,11 @@ func (t *Tx) body() ([]byte, error) {
 	if len(t.Payload) > maxTxPayload || !payloadOK(t.Kind, len(t.Payload)) {
 		return nil, fmt.Errorf("%w: %s with a payload of %d bytes", ErrTx, t.Kind, len(t.Payload))
 	}
+	if t.Kind == TxReveal {
+		if err := CheckReveal(t.Payload); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrTx, err)
+		}
+	}
 	b := make([]byte, 0, txHeaderLen+len(t.Payload)+wire.RunnerSigLen)
 	b = append(b, txMagic...)
 	b = append(b, txVersion, byte(t.Kind))
@@ -241,6 +249,11 @@ func DecodeTx(b []byte) (*Tx, error) {
 	if (t.Kind == TxHeartbeat || t.Kind == TxRegister || t.Kind == TxCertificate || t.Kind == TxReconfigure) && t.JobID != (cip11.Hash{}) {
 		return nil, fmt.Errorf("%w: %s carries a job_id", ErrTx, t.Kind)
 	}
+	if t.Kind == TxReveal {
+		if err := CheckReveal(t.Payload); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrTx, err)
+		}
+	}
 	if t.Kind == TxCertificate {
 		c, err := t.Certificate()
 		if err != nil {
@@ -278,19 +291,57 @@ func DecodeTx(b []byte) (*Tx, error) {
 // Commitment is the CIP-2 commit of a result: keccak256(result ‖ salt).
 func Commitment(result, salt cip11.Hash) cip11.Hash { return cip11.Keccak256(result[:], salt[:]) }
 
-// RevealPayload is a TxReveal payload.
-func RevealPayload(result, salt cip11.Hash) []byte {
-	return append(result[:len(result):len(result)], salt[:]...)
+// MaxOutput bounds the output a TxReveal carries (SPEC-NOTES C12).
+const MaxOutput = 4096
+
+// ErrRevealOutput: a TxReveal whose output is longer than MaxOutput, or
+// whose result is not keccak256 of the output it carries. Decoding wraps it
+// with ErrTx, so admission refuses such a reveal and a block carrying one is
+// invalid.
+var ErrRevealOutput = errors.New("node: reveal output")
+
+// RevealPayload is a TxReveal payload: result (32) ‖ salt (32) ‖ output.
+// With an output (non-empty) result must be keccak256(output); a nil or
+// empty output gives the 64-byte reveal whose result is opaque.
+func RevealPayload(result, salt cip11.Hash, output []byte) []byte {
+	b := make([]byte, 0, 64+len(output))
+	b = append(b, result[:]...)
+	b = append(b, salt[:]...)
+	return append(b, output...)
 }
 
-// SplitReveal splits a TxReveal payload into result and salt.
-func SplitReveal(p []byte) (result, salt cip11.Hash, ok bool) {
-	if len(p) != 64 {
-		return result, salt, false
+// SplitReveal splits a TxReveal payload into result, salt and output (nil
+// for a 64-byte reveal) and checks the output rule (CheckReveal); ok is
+// false for anything else.
+func SplitReveal(p []byte) (result, salt cip11.Hash, output []byte, ok bool) {
+	if CheckReveal(p) != nil {
+		return result, salt, nil, false
 	}
 	copy(result[:], p[:32])
-	copy(salt[:], p[32:])
-	return result, salt, true
+	copy(salt[:], p[32:64])
+	if len(p) > 64 {
+		output = p[64:]
+	}
+	return result, salt, output, true
+}
+
+// CheckReveal is the TxReveal payload rule: at least 64 bytes; beyond 64
+// the output, at most MaxOutput bytes, and then the result (the first 32
+// bytes) must be keccak256(output). Errors wrap ErrRevealOutput (and ErrTx
+// for a payload shorter than 64 bytes).
+func CheckReveal(p []byte) error {
+	switch {
+	case len(p) < 64:
+		return fmt.Errorf("%w: reveal with a %d-byte payload", ErrTx, len(p))
+	case len(p) == 64:
+		return nil
+	case len(p)-64 > MaxOutput:
+		return fmt.Errorf("%w: output of %d bytes (max %d)", ErrRevealOutput, len(p)-64, MaxOutput)
+	}
+	if h := cip11.Keccak256(p[64:]); !bytes.Equal(h[:], p[:32]) {
+		return fmt.Errorf("%w: result %x is not keccak256 of the %d-byte output", ErrRevealOutput, p[:32], len(p)-64)
+	}
+	return nil
 }
 
 func payloadOK(k TxKind, n int) bool {
@@ -302,7 +353,7 @@ func payloadOK(k TxKind, n int) bool {
 	case TxCommit:
 		return n == 32
 	case TxReveal:
-		return n == 64
+		return n >= 64 // the output bound is CheckReveal's (ErrRevealOutput)
 	case TxCertificate:
 		return n > 8 && (n-8)%ReceiptLen == 0 && (n-8)/ReceiptLen <= MaxCertificateReceipts
 	case TxReconfigure:

@@ -2,6 +2,7 @@ package nodetx
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"testing"
 
@@ -32,7 +33,8 @@ func TestTxRoundTrip(t *testing.T) {
 		{TxHeartbeat, cip11.Hash{}, nil, wire.InstructionOther},
 		{TxRegister, cip11.Hash{}, make([]byte, 16), wire.InstructionOther},
 		{TxCommit, job, c[:], wire.InstructionJobResultCommit},
-		{TxReveal, job, RevealPayload(res, salt), wire.InstructionJobResultSubmit},
+		{TxReveal, job, RevealPayload(res, salt, nil), wire.InstructionJobResultSubmit},
+		{TxReveal, job, RevealPayload(cip11.Keccak256([]byte("out")), salt, []byte("out")), wire.InstructionJobResultSubmit},
 	} {
 		tx, err := SignTx(k, 7011, tc.kind, 9, tc.job, tc.payload)
 		if err != nil {
@@ -55,9 +57,84 @@ func TestTxRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if r, s, ok := SplitReveal(RevealPayload(res, salt)); !ok || r != res || s != salt {
+	if r, s, o, ok := SplitReveal(RevealPayload(res, salt, nil)); !ok || r != res || s != salt || o != nil {
 		t.Fatal("SplitReveal")
 	}
+}
+
+// TestRevealOutputRule: a reveal longer than 64 bytes carries an output of
+// at most MaxOutput bytes whose keccak256 is the result (SPEC-NOTES C12);
+// SignTx, DecodeTx and SplitReveal all refuse anything else with
+// ErrRevealOutput.
+func TestRevealOutputRule(t *testing.T) {
+	k := testRunnerKey(t, 1)
+	job, salt := cip11.Hash{7}, cip11.Hash{9}
+	out := []byte("HELLO CIP11")
+	max := bytes.Repeat([]byte{0xab}, MaxOutput)
+	for name, p := range map[string][]byte{
+		"no output":   RevealPayload(cip11.Hash{1}, salt, nil),
+		"empty slice": RevealPayload(cip11.Hash{1}, salt, []byte{}),
+		"output":      RevealPayload(cip11.Keccak256(out), salt, out),
+		"one byte":    RevealPayload(cip11.Keccak256([]byte{0}), salt, []byte{0}),
+		"at the max":  RevealPayload(cip11.Keccak256(max), salt, max),
+	} {
+		tx, err := SignTx(k, 7011, TxReveal, 3, job, p)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		got, err := DecodeTx(tx.Bytes())
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		r, s, o, ok := SplitReveal(got.Payload)
+		if !ok || r != cip11.Hash(p[:32]) || s != salt || !bytes.Equal(o, p[64:]) || (len(p) > 64) != (o != nil) {
+			t.Fatalf("%s: split %x %x %q %v", name, r, s, o, ok)
+		}
+	}
+	over := append(bytes.Clone(max), 1)
+	for name, p := range map[string][]byte{
+		"hash mismatch":         RevealPayload(cip11.Keccak256([]byte("other")), salt, out),
+		"zero result, output":   RevealPayload(cip11.Hash{}, salt, []byte{0}),
+		"output over MaxOutput": RevealPayload(cip11.Keccak256(over), salt, over),
+	} {
+		if _, err := SignTx(k, 7011, TxReveal, 3, job, p); !errors.Is(err, ErrRevealOutput) || !errors.Is(err, ErrTx) {
+			t.Errorf("%s: SignTx: %v", name, err)
+		}
+		if err := CheckReveal(p); !errors.Is(err, ErrRevealOutput) {
+			t.Errorf("%s: CheckReveal: %v", name, err)
+		}
+		if _, _, _, ok := SplitReveal(p); ok {
+			t.Errorf("%s: SplitReveal accepted it", name)
+		}
+		raw := rawSigned(t, k, TxReveal, job, p)
+		if _, err := DecodeTx(raw); !errors.Is(err, ErrRevealOutput) || !errors.Is(err, ErrTx) {
+			t.Errorf("%s: DecodeTx: %v", name, err)
+		}
+	}
+	if _, _, _, ok := SplitReveal(make([]byte, 63)); ok {
+		t.Error("SplitReveal of 63 bytes")
+	}
+	if err := CheckReveal(make([]byte, 63)); !errors.Is(err, ErrTx) {
+		t.Errorf("CheckReveal of 63 bytes: %v", err)
+	}
+}
+
+// rawSigned signs a transaction byte by byte, past SignTx's checks.
+func rawSigned(t *testing.T, k *wire.RunnerKey, kind TxKind, job cip11.Hash, p []byte) []byte {
+	t.Helper()
+	b := append([]byte(txMagic), txVersion, byte(kind))
+	b = binary.BigEndian.AppendUint64(b, 7011)
+	a := k.Address()
+	b = append(b, a[:]...)
+	b = binary.BigEndian.AppendUint64(b, 3)
+	b = append(b, job[:]...)
+	b = binary.BigEndian.AppendUint16(b, uint16(len(p)))
+	b = append(b, p...)
+	sig, err := k.Sign(txDigest(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(b, sig[:]...)
 }
 
 // Negative transactions (§10.3: the validator decodes tx_bytes with the
@@ -119,6 +196,22 @@ func FuzzDecodeTx(f *testing.F) {
 			f.Fatal(err)
 		}
 		f.Add(tx.Bytes())
+	}
+	out := []byte("hello cip11")
+	for _, p := range [][]byte{RevealPayload(cip11.Keccak256(out), cip11.Hash{3}, out), RevealPayload(cip11.Hash{}, cip11.Hash{3}, out)} {
+		b := append([]byte(txMagic), txVersion, byte(TxReveal))
+		b = binary.BigEndian.AppendUint64(b, 7011)
+		a := k.Address()
+		b = append(b, a[:]...)
+		b = binary.BigEndian.AppendUint64(b, 5)
+		b = append(b, make([]byte, 32)...)
+		b = binary.BigEndian.AppendUint16(b, uint16(len(p)))
+		b = append(b, p...)
+		sig, err := k.Sign(txDigest(b))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(append(b, sig[:]...))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		tx, err := DecodeTx(b)

@@ -454,7 +454,7 @@ func TestVerifyRejectsUnsignedResult(t *testing.T) {
 		t.Fatal("the committee runner is no genesis runner")
 	}
 	g := hn.nw.Homes[0].Genesis
-	rv, err := chain.SignTx(key, uint64(g.ChainID), chain.TxReveal, 1, spec.ID(), chain.RevealPayload(cip11.Hash{9}, cip11.Hash{8}))
+	rv, err := chain.SignTx(key, uint64(g.ChainID), chain.TxReveal, 1, spec.ID(), chain.RevealPayload(cip11.Hash{9}, cip11.Hash{8}, nil))
 	if err != nil {
 		t.Fatal(err)
 	}

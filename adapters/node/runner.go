@@ -7,13 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	mrand "math/rand/v2"
 	"net"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/adapters/executor"
 	cquic "github.com/cip11/cip11/adapters/quic"
 	"github.com/cip11/cip11/presence/local"
 	"github.com/cip11/cip11/presence/validators"
@@ -49,6 +49,10 @@ type KeyedChain interface {
 	PollKeyed(ctx context.Context, runner cip11.Address, key wire.PubKey) ([]*wire.JobAssignment, error)
 }
 
+// DefaultRunnerCapacity is a runner's capacity (§6.4) when
+// RunnerConfig.MaxConcurrent is zero.
+const DefaultRunnerCapacity = 16
+
 // RunnerConfig configures a Runner process.
 type RunnerConfig struct {
 	Genesis *Genesis
@@ -61,7 +65,8 @@ type RunnerConfig struct {
 	// (50 ms); FailPerMille makes that many executions per thousand fail.
 	WorkTime     time.Duration
 	FailPerMille uint32
-	// MaxConcurrent is the runner's capacity (§6.4; default 16).
+	// MaxConcurrent is the runner's capacity (§6.4; default
+	// DefaultRunnerCapacity).
 	MaxConcurrent int
 	// Tick is how often the chain height is read (100 ms).
 	Tick time.Duration
@@ -77,6 +82,15 @@ type RunnerConfig struct {
 	NoCertificates bool
 	Logger         *slog.Logger
 	Seed           uint64
+	// Executor runs each accepted job (docs/executor.md); nil: the demo
+	// executor (executor.Demo) with WorkTime, FailPerMille and Seed.
+	Executor executor.Executor
+	// BlockTime is the block interval the runner assumes when it bounds an
+	// execution by the job's deadline (default 1 s, the validator's): the
+	// executor's context ends (deadline_block − height + 1) block times
+	// after the execution starts, height the runner's finalized height
+	// then, unless a §10.5 JobCancel ends it first.
+	BlockTime time.Duration
 }
 
 // Runner is a runner process: a QUIC client to Sub(R) (adapters/quic),
@@ -93,8 +107,7 @@ type Runner struct {
 	cl     *cquic.Client
 	hb     local.HeartbeatSchedule
 	nonce  atomic.Uint64
-	rng    *mrand.Rand
-	rngMu  sync.Mutex
+	exe    executor.Executor
 	log    *slog.Logger
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // loop, submit worker
@@ -235,8 +248,8 @@ func (c *RunnerConfig) Validate() error {
 	switch {
 	case c.Genesis == nil || c.Key == nil || c.Chain == nil:
 		return fmt.Errorf("%w: genesis, key and chain are required", ErrNilConfig)
-	case c.WorkTime < 0 || c.Tick < 0:
-		return fmt.Errorf("%w: negative work time %v or tick %v", ErrBadRequest, c.WorkTime, c.Tick)
+	case c.WorkTime < 0 || c.Tick < 0 || c.BlockTime < 0:
+		return fmt.Errorf("%w: negative work time %v, tick %v or block time %v", ErrBadRequest, c.WorkTime, c.Tick, c.BlockTime)
 	case c.FailPerMille > 1000:
 		return fmt.Errorf("%w: fail per mille %d (0 … 1000)", ErrBadRequest, c.FailPerMille)
 	case c.MaxConcurrent < 0:
@@ -251,6 +264,9 @@ func (c *RunnerConfig) defaults() {
 	}
 	if c.Tick == 0 {
 		c.Tick = 100 * time.Millisecond
+	}
+	if c.BlockTime == 0 {
+		c.BlockTime = time.Second
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -298,7 +314,15 @@ func NewRunner(ctx context.Context, cfg RunnerConfig) (*Runner, error) {
 		}
 		dir.Put(validators.PeerKey(g.Validator.PeerPubKey), ua)
 	}
-	r := &Runner{cfg: cfg, phase: phase, hb: hb, log: cfg.Logger, rng: mrand.New(mrand.NewPCG(cfg.Seed, 0xfa11)), sets: sets,
+	exe := cfg.Executor
+	if exe == nil {
+		d, err := executor.NewDemo(executor.DemoConfig{WorkTime: cfg.WorkTime, FailPerMille: cfg.FailPerMille, Seed: cfg.Seed})
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrBadRequest, err)
+		}
+		exe = d
+	}
+	r := &Runner{cfg: cfg, exe: exe, phase: phase, hb: hb, log: cfg.Logger, sets: sets,
 		settled: map[cip11.Hash]bool{}, subq: newMailbox[[]byte](maxSubmitQueue), dir: dir, wake: make(chan struct{}, 1)}
 	if g.Network() {
 		r.apiOf = map[validators.PeerKey]string{}
@@ -511,37 +535,45 @@ func (r *Runner) poll(ctx context.Context) {
 	}
 }
 
-// ErrDemoFailure is the demo executor's injected failure.
-var ErrDemoFailure = errors.New("node: demo execution failed")
+// ErrDemoFailure is the demo executor's injected failure
+// (executor.ErrDemoFailure).
+var ErrDemoFailure = executor.ErrDemoFailure
 
-// execute is the built-in demo executor: it works for the spec's work
-// time, fails at the configured rate, and returns the runner-signed
-// JobResultCommit (M > 1) and JobResultSubmit transactions (§10.3).
+// execute runs an accepted job through the runner's executor and returns
+// the runner-signed JobResultCommit (M > 1) and JobResultSubmit
+// transactions (§10.3): result = keccak256(output), the reveal carrying the
+// output (nodetx.RevealPayload, SPEC-NOTES C12). The executor's context
+// ends on a §10.5 JobCancel (ctx) or at the job's estimated deadline
+// (RunnerConfig.BlockTime). An executor error, or an output longer than
+// MaxOutput, fails the job: nothing is sent.
 func (r *Runner) execute(ctx context.Context, job *cquic.Job) (cquic.Result, error) {
 	a := job.Assignment
 	spec, err := DecodeJobSpec(a.JobSpec)
 	if err != nil {
 		return cquic.Result{}, err
 	}
-	work := r.cfg.WorkTime
-	if spec.WorkMillis > 0 {
-		work = time.Duration(spec.WorkMillis) * time.Millisecond
-	}
 	r.active.Add(1)
 	defer r.active.Add(-1)
 	job.Progress(0, "started")
-	select {
-	case <-ctx.Done():
-		return cquic.Result{}, ctx.Err()
-	case <-time.After(work):
+	blocks := uint64(1 << 20) // no height yet: JobCancel and the executor's own bounds end it
+	if cl := r.clp.Load(); cl != nil {
+		blocks = 1
+		if h := cl.Height(); a.DeadlineBlock >= h {
+			blocks = min(a.DeadlineBlock-h+1, 1<<20)
+		}
 	}
-	r.rngMu.Lock()
-	fail := r.cfg.FailPerMille > 0 && uint32(r.rng.IntN(1000)) < r.cfg.FailPerMille
-	r.rngMu.Unlock()
-	if fail {
-		return cquic.Result{}, ErrDemoFailure
+	ectx, cancel := context.WithTimeout(ctx, time.Duration(blocks)*r.cfg.BlockTime)
+	defer cancel()
+	in := executor.Input{JobID: a.JobID, Kind: spec.Kind, Runners: spec.Runners, Payload: spec.Payload, DeadlineBlock: a.DeadlineBlock,
+		AssignmentHeight: a.AssignmentHeight, WorkMillis: spec.WorkMillis}
+	output, err := r.exe.Execute(ectx, in)
+	if err != nil {
+		return cquic.Result{}, err
 	}
-	result := cip11.Keccak256([]byte("cip11-devnet-result"), a.JobID[:], spec.Payload)
+	if len(output) > MaxOutput {
+		return cquic.Result{}, fmt.Errorf("%w: the executor's output is %d bytes (max %d)", ErrRevealOutput, len(output), MaxOutput)
+	}
+	result := cip11.Keccak256(output)
 	var salt cip11.Hash
 	_, _ = rand.Read(salt[:])
 	var res cquic.Result
@@ -552,7 +584,7 @@ func (r *Runner) execute(ctx context.Context, job *cquic.Job) (cquic.Result, err
 		}
 		res.Commit = c.Bytes()
 	}
-	rv, err := SignTx(r.cfg.Key, uint64(r.cfg.Genesis.ChainID), TxReveal, r.nonce.Add(1), a.JobID, RevealPayload(result, salt))
+	rv, err := SignTx(r.cfg.Key, uint64(r.cfg.Genesis.ChainID), TxReveal, r.nonce.Add(1), a.JobID, RevealPayload(result, salt, output))
 	if err != nil {
 		return res, err
 	}

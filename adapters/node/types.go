@@ -28,6 +28,8 @@ const (
 	TxDomain    = chain.TxDomain
 	JobIDDomain = chain.JobIDDomain
 	MaxPayload  = chain.MaxPayload
+	// MaxOutput bounds the output a reveal carries (nodetx.MaxOutput).
+	MaxOutput = chain.MaxOutput
 )
 
 // Codec functions (chain).
@@ -44,6 +46,9 @@ var (
 var (
 	// ErrTx marks bytes that are not a valid devnet transaction.
 	ErrTx = chain.ErrTx
+	// ErrRevealOutput: a reveal's output is too long or its result is not
+	// keccak256 of it (nodetx.CheckReveal).
+	ErrRevealOutput = chain.ErrRevealOutput
 	// ErrDuplicate: the transaction or job is already known (§10.3: not a
 	// failure).
 	ErrDuplicate = chain.ErrDuplicate

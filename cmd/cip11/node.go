@@ -18,6 +18,7 @@ import (
 
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/adapters/cometbft"
+	"github.com/cip11/cip11/adapters/executor"
 	"github.com/cip11/cip11/adapters/node"
 	"github.com/cip11/cip11/adapters/node/httpapi"
 	"github.com/cip11/cip11/blockexec"
@@ -407,11 +408,21 @@ func printBanner(w io.Writer, v *node.Validator, httpURL string, pre [][2]string
 func runRunner(args []string, stdout, stderr io.Writer) int {
 	c := newCommand("runner", "[-genesis FILE] [-key FILE] [-api URL] [flags]", `
 Run a runner process: it connects to the validator over QUIC (§6), sends
-on-chain heartbeats, executes pushed jobs with a demo executor and submits
-their results. It polls the HTTP API as the genesis §14 phase says: every
+on-chain heartbeats, executes pushed jobs and submits their results. Jobs
+run through the demo executor, or with -exec through the operator's
+command (docs/executor.md): "sh -c COMMAND" per job, the payload on stdin,
+CIP11_JOB_ID, CIP11_JOB_KIND, CIP11_JOB_RUNNERS, CIP11_DEADLINE_BLOCK and
+CIP11_ASSIGNMENT_HEIGHT in its environment, stdout (at most -exec-max-output
+bytes, 4096 at most) the output the reveal carries, stderr to the log; a
+non-zero exit, a timeout or the job's deadline fails the job (nothing is
+submitted). At most -exec-concurrency commands run at once, each in its own
+process group, killed on JobCancel, timeout or deadline. It polls the HTTP API as the genesis §14 phase says: every
 block in phases 0 (no QUIC at all) and 1, only without a connection in
 phase 2, never in phase 3; a job that arrives both ways runs once. It runs
-until SIGINT or SIGTERM. No positional arguments.`)
+until SIGINT or SIGTERM. No positional arguments.
+
+Example (an upper-casing runner):
+  cip11 runner -genesis devnet/genesis.json -key devnet/runner-0001.key -exec 'tr a-z A-Z' -exec-timeout 10s`)
 	gpath := c.strVar("genesis", "devnet/genesis.json", nil, "genesis `FILE`")
 	kpath := c.strVar("key", "devnet/runner-0000.key", nil, "runner key `FILE`")
 	api := c.strVar("api", "", httpURL, "validator HTTP API base `URL` asked first (default: the runner's Sub(R) validators' genesis http, then every other validator's; the runner fails over between them)")
@@ -419,11 +430,23 @@ until SIGINT or SIGTERM. No positional arguments.`)
 	listen := c.strVar("listen", ":0", hostPort, "local UDP `ADDR` the runner's QUIC client binds (HOST:PORT; an empty host is every interface, port 0 an ephemeral port)")
 	work := c.durVar("work", 50*time.Millisecond, time.Millisecond, maxBlock, "demo executor work time `D` when the job spec has none (1ms to 1h)")
 	failRate := c.intVar("fail-per-mille", 0, 0, 1000, "`N` demo executions per thousand that fail (0 to 1000)")
+	execCmd := c.strVar("exec", "", nil, "run each job through `COMMAND` (sh -c; payload on stdin, stdout the output; docs/executor.md) instead of the demo executor")
+	execConc := c.intVar("exec-concurrency", 0, 0, 1024, "at most `N` -exec commands at once, also the capacity the runner advertises (0 to 1024; 0: the runner's default capacity, 16)")
+	execTimeout := c.durVar("exec-timeout", 0, 0, maxBlock, "kill an -exec command running longer than `D` (0 to 1h; 0: only the job's deadline)")
+	execMax := c.intVar("exec-max-output", node.MaxOutput, 1, node.MaxOutput, "an -exec command's stdout beyond `N` bytes fails the job (1 to 4096)")
+	blockTime := c.durVar("block-time", time.Second, time.Millisecond, maxBlock, "the chain's block interval `D` assumed for a job's deadline (1ms to 1h)")
 	level := c.strVar("log", "info", logLevel, "log `LEVEL` (debug, info, warn, error)")
 	if code, ok := c.parse(args, stdout, stderr); !ok {
 		return code
 	}
 	if code, ok := c.nargs(stderr, 0, 0); !ok {
+		return code
+	}
+	if !c.given("exec") {
+		if code, ok := c.notWith(stderr, "without -exec", "exec-concurrency", "exec-timeout", "exec-max-output"); !ok {
+			return code
+		}
+	} else if code, ok := c.notWith(stderr, "with -exec", "work", "fail-per-mille"); !ok {
 		return code
 	}
 	log, err := logger(stderr, *level)
@@ -450,7 +473,20 @@ until SIGINT or SIGTERM. No positional arguments.`)
 	ctx, cancel := signalContext()
 	defer cancel()
 	rc := node.RunnerConfig{Genesis: g, Key: k, Chain: hc, WorkTime: *work,
-		FailPerMille: uint32(*failRate), Validator: *vaddr, Listen: *listen, Logger: log, Tick: 50 * time.Millisecond}
+		FailPerMille: uint32(*failRate), Validator: *vaddr, Listen: *listen, Logger: log, Tick: 50 * time.Millisecond, BlockTime: *blockTime}
+	if c.given("exec") {
+		conc := *execConc
+		if conc == 0 {
+			conc = node.DefaultRunnerCapacity
+		}
+		rc.MaxConcurrent = conc // the capacity it advertises (§6.4) is what it can run
+		p, err := executor.NewProcess(executor.ProcessConfig{Command: *execCmd, MaxOutput: *execMax, MaxConcurrent: conc,
+			Timeout: *execTimeout, Logger: log})
+		if err != nil {
+			return fail(err)
+		}
+		rc.Executor = p
+	}
 	r, err := node.NewRunner(ctx, rc)
 	if err != nil {
 		return fail(err)

@@ -419,8 +419,10 @@ function nodeTx(b, chainID) {
   if (b.length < 76 + 65 || b.length > 76 + 32768 + 65 || b.subarray(0, 4).toString('latin1') !== 'C11T' || b[4] !== 2) throw new Error('tx header');
   const n = b.readUInt16BE(74), kind = b[5];
   const payloadOK = kind === 5 ? n > 8 && (n - 8) % 188 === 0 && (n - 8) / 188 <= 32
-    : kind === 6 ? n >= 1 && n <= 32768 : [undefined, 0, 16, 32, 64][kind] === n;
+    : kind === 6 ? n >= 1 && n <= 32768 : kind === 4 ? n >= 64 && n <= 64 + 4096 : [undefined, 0, 16, 32][kind] === n;
   if (b.length !== 76 + n + 65 || !payloadOK) throw new Error('tx payload');
+  // a reveal carrying an output: its result is keccak256(output) (SPEC-NOTES C12)
+  if (kind === 4 && n > 64 && hex(keccak(b.subarray(76 + 64, 76 + n))) !== hex(b.subarray(76, 76 + 32))) throw new Error('reveal result is not keccak256(output)');
   if ([1, 2, 5, 6].includes(kind) && hex(b.subarray(42, 74)) !== '0'.repeat(64)) throw new Error('job_id on heartbeat/register/certificate/reconfigure');
   if (kind === 6) { // the canonical reconfigure object, byte for byte; nonce = epoch
     const p = b.subarray(76, 76 + n), r = reconfObject(JSON.parse(p.toString('utf8')));

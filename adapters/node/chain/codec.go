@@ -27,12 +27,16 @@ const (
 	HeartbeatWindow        = nodetx.HeartbeatWindow
 	JobIDDomain            = nodetx.JobIDDomain
 	MaxPayload             = nodetx.MaxPayload
+	MaxOutput              = nodetx.MaxOutput
 )
 
 var (
 	ErrTx         = nodetx.ErrTx
 	ErrWrongChain = nodetx.ErrWrongChain
 	ErrStaleTx    = nodetx.ErrStaleTx
+	// ErrRevealOutput: a reveal's output is too long or not its result's
+	// preimage (nodetx.CheckReveal).
+	ErrRevealOutput = nodetx.ErrRevealOutput
 	// ErrHeartbeatSpent and ErrHeartbeatEarly: nodetx.HeartbeatCounts.
 	ErrHeartbeatSpent = nodetx.ErrHeartbeatSpent
 	ErrHeartbeatEarly = nodetx.ErrHeartbeatEarly
@@ -46,6 +50,7 @@ var (
 	Commitment      = nodetx.Commitment
 	RevealPayload   = nodetx.RevealPayload
 	SplitReveal     = nodetx.SplitReveal
+	CheckReveal     = nodetx.CheckReveal
 	CertPayload     = nodetx.CertificatePayload
 	DecodeJobSpec   = nodetx.DecodeJobSpec
 )

@@ -1,6 +1,8 @@
 package chain_test
 
 import (
+	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
@@ -108,7 +110,7 @@ func (w *world) submit(m uint32, timeout uint64, nonce uint64) cip11.Hash {
 
 // reveal submits runner r's M = 1 result for job id.
 func (w *world) reveal(id cip11.Hash, r cip11.Address, nonce uint64) error {
-	tx, err := chain.SignTx(w.keys[r], uint64(w.d.Genesis.ChainID), chain.TxReveal, nonce, id, chain.RevealPayload(cip11.Hash{1}, cip11.Hash{2}))
+	tx, err := chain.SignTx(w.keys[r], uint64(w.d.Genesis.ChainID), chain.TxReveal, nonce, id, chain.RevealPayload(cip11.Hash{1}, cip11.Hash{2}, nil))
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -506,5 +508,142 @@ func TestCoreKeepsUndrawnHeartbeats(t *testing.T) {
 	}
 	if b.c.MempoolLen() != 0 {
 		t.Fatalf("b's mempool holds %d entries after its block carried the heartbeat, want 0", b.c.MempoolLen())
+	}
+}
+
+// signRaw signs a node transaction byte by byte (past SignTx's checks).
+func (w *world) signRaw(r cip11.Address, kind chain.TxKind, nonce uint64, id cip11.Hash, p []byte) []byte {
+	w.t.Helper()
+	b := append([]byte("C11T"), 2, byte(kind))
+	b = binary.BigEndian.AppendUint64(b, uint64(w.d.Genesis.ChainID))
+	b = append(b, r[:]...)
+	b = binary.BigEndian.AppendUint64(b, nonce)
+	b = append(b, id[:]...)
+	b = binary.BigEndian.AppendUint16(b, uint16(len(p)))
+	b = append(b, p...)
+	sig, err := w.keys[r].Sign(cip11.Keccak256([]byte(chain.TxDomain), b))
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return append(b, sig[:]...)
+}
+
+// TestCoreRevealOutput (SPEC-NOTES C12): a reveal carrying an output whose
+// keccak256 is not its result, or an output over MaxOutput, is refused at
+// admission with ErrRevealOutput; the completed job's view has the
+// payload, the verified majority's output and per member revealed and
+// matched — for M = 3 with one disagreeing member too — and keeps them
+// in the archive (and through the archive's JSON).
+func TestCoreRevealOutput(t *testing.T) {
+	w := newWorldWith(t, 4, func(c *chain.Config) { c.RetainBlocks = 2 })
+	w.block()
+	chainID := uint64(w.d.Genesis.ChainID)
+	spec := &chain.JobSpec{Submitter: cip11.Address{0xaa}, Kind: 1, Runners: 1, TimeoutBlocks: 20, Nonce: 1, Payload: []byte("hello cip11")}
+	id, err := w.c.SubmitJob(spec, w.now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runner cip11.Address
+	for range 3 {
+		if s := seated(w.block(), id); len(s) == 1 {
+			runner = s[0]
+			break
+		}
+	}
+	if runner == (cip11.Address{}) {
+		t.Fatal("no push within 3 blocks")
+	}
+	out := []byte("HELLO CIP11")
+	over := make([]byte, chain.MaxOutput+1)
+	for name, p := range map[string][]byte{
+		"hash mismatch": chain.RevealPayload(cip11.Keccak256([]byte("HELLO CIP12")), cip11.Hash{2}, out),
+		"over the max":  chain.RevealPayload(cip11.Keccak256(over), cip11.Hash{2}, over),
+	} {
+		if _, err := w.c.SubmitTx(w.signRaw(runner, chain.TxReveal, 1, id, p), w.now); !errors.Is(err, chain.ErrRevealOutput) {
+			t.Errorf("%s: %v, want ErrRevealOutput", name, err)
+		}
+	}
+	tx, err := chain.SignTx(w.keys[runner], chainID, chain.TxReveal, 1, id, chain.RevealPayload(cip11.Keccak256(out), cip11.Hash{2}, out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.c.SubmitTx(tx.Bytes(), w.now); err != nil {
+		t.Fatal(err)
+	}
+	w.block()
+	jv, _ := w.c.Job(id)
+	if jv.State != job.StateCompleted || string(jv.Payload) != "hello cip11" || jv.Output == nil || string(*jv.Output) != string(out) ||
+		!slices.Equal(jv.Members, []job.Member{{Runner: runner, Revealed: true, Matched: true}}) {
+		t.Fatalf("M = 1 view: %+v", jv)
+	}
+
+	// M = 3, the third member disagreeing.
+	spec3 := &chain.JobSpec{Submitter: cip11.Address{0xaa}, Kind: 1, Runners: 3, TimeoutBlocks: 30, Nonce: 2, Payload: []byte("x")}
+	id3, err := w.c.SubmitJob(spec3, w.now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var committee []cip11.Address
+	for range 10 {
+		if s := seated(w.block(), id3); len(s) == 3 {
+			committee = s
+			break
+		}
+	}
+	if committee == nil {
+		t.Fatal("no M = 3 committee within 10 blocks")
+	}
+	for i, r := range committee {
+		o := []byte("X")
+		if i == 2 {
+			o = []byte("Y")
+		}
+		res, salt := cip11.Keccak256(o), cip11.Hash{byte(i)}
+		cm := chain.Commitment(res, salt)
+		ct, err := chain.SignTx(w.keys[r], chainID, chain.TxCommit, 10, id3, cm[:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.c.SubmitTx(ct.Bytes(), w.now); err != nil {
+			t.Fatal(err)
+		}
+		rt, err := chain.SignTx(w.keys[r], chainID, chain.TxReveal, 11, id3, chain.RevealPayload(res, salt, o))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.c.SubmitTx(rt.Bytes(), w.now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.block()
+	jv3, _ := w.c.Job(id3)
+	want := []job.Member{{Runner: committee[0], Revealed: true, Matched: true}, {Runner: committee[1], Revealed: true, Matched: true},
+		{Runner: committee[2], Revealed: true, Matched: false}}
+	if jv3.State != job.StateCompleted || jv3.Output == nil || string(*jv3.Output) != "X" || !slices.Equal(jv3.Members, want) {
+		t.Fatalf("M = 3 view: %+v", jv3)
+	}
+
+	// Archived (RetainBlocks 2): the view keeps output and members, also
+	// through the JSON the persistent archive writes.
+	for range 3 {
+		w.block()
+	}
+	if w.archive.Len() < 2 {
+		t.Fatalf("archive holds %d views", w.archive.Len())
+	}
+	av, ok := w.c.Job(id3)
+	if !ok || av.Output == nil || string(*av.Output) != "X" || !slices.Equal(av.Members, want) {
+		t.Fatalf("archived view: %+v", av)
+	}
+	raw, err := json.Marshal(av)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back job.View
+	if err := json.Unmarshal(raw, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Output == nil || string(*back.Output) != "X" || string(back.Payload) != "x" || !slices.Equal(back.Members, want) {
+		t.Fatalf("view through JSON: %+v (%s)", back, raw)
 	}
 }

@@ -327,7 +327,10 @@ func (c *Core) verifyResult(tx *Tx, now time.Time) error {
 		t.event(h, job.EventCommit, &f, "", now)
 		return nil
 	}
-	res, salt, _ := SplitReveal(tx.Payload)
+	res, salt, output, ok := SplitReveal(tx.Payload)
+	if !ok { // DecodeTx refused it already; a Tx built by hand
+		return fmt.Errorf("%w: %w", ErrBadRequest, CheckReveal(tx.Payload))
+	}
 	if t.runners > 1 {
 		cm, ok := t.commits[tx.From]
 		if !ok || Commitment(res, salt) != cm {
@@ -341,6 +344,9 @@ func (c *Core) verifyResult(tx *Tx, now time.Time) error {
 	}
 	t.reveals[tx.From] = res
 	t.revealTx[tx.From] = tx.Bytes()
+	if output != nil {
+		t.outputs[tx.From] = output
+	}
 	f := tx.From
 	t.event(h, job.EventRevealed, &f, "", now)
 	return nil

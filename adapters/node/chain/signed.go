@@ -135,7 +135,10 @@ func (c *Core) CheckSigned(b *chainlog.Block, txs []*Tx) error {
 		if rv == nil {
 			return cip11.Hash{}, fmt.Errorf("no reveal transaction of %s for job %s", runner, job)
 		}
-		res, salt, _ := SplitReveal(rv.Payload)
+		res, salt, _, ok := SplitReveal(rv.Payload)
+		if !ok {
+			return cip11.Hash{}, fmt.Errorf("reveal of %s for job %s: %w", runner, job, CheckReveal(rv.Payload))
+		}
 		if t != nil && t.runners > 1 {
 			if cm, ok := commits[jr{job, runner}]; !ok || Commitment(res, salt) != cm {
 				return cip11.Hash{}, fmt.Errorf("no commit transaction of %s for job %s that its reveal opens (CIP-2 commit-reveal)", runner, job)

@@ -186,7 +186,7 @@ func TestCoreCheckSignedResults(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rt, err := chain.SignTx(w.keys[r], chainID, chain.TxReveal, 2, id, chain.RevealPayload(results[i], salt))
+		rt, err := chain.SignTx(w.keys[r], chainID, chain.TxReveal, 2, id, chain.RevealPayload(results[i], salt, nil))
 		if err != nil {
 			t.Fatal(err)
 		}

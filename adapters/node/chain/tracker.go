@@ -23,6 +23,7 @@ const MaxFailures = 64
 type trackedJob struct {
 	id        cip11.Hash
 	p         []byte // the encoded spec (nil for a job known only from the block log)
+	payload   []byte // the spec's payload
 	submitter cip11.Address
 	kind      uint8
 	runners   uint32
@@ -40,7 +41,15 @@ type trackedJob struct {
 	// transactions, which a network block carries beside the ResultSubmit
 	// and Verified derived from them (SPEC-NOTES C7).
 	commitTx, revealTx map[cip11.Address][]byte
-	verified           bool // Verified placed in a block
+	// outputs are the outputs the verified reveals carry (runner → output,
+	// none for a 64-byte reveal), until the job's Verified commits.
+	outputs  map[cip11.Address][]byte
+	verified bool // Verified placed in a block
+	// matched is the committed Verified's matching set; output (hasOutput)
+	// the output of its first member whose reveal carried one.
+	matched   map[cip11.Address]bool
+	output    []byte
+	hasOutput bool
 	// reoffer: recovered from the journal under an engine's mempool, which
 	// lost it with the restart; the engine may hand it back once
 	// (Core.Recovered, SubmitJob).
@@ -74,7 +83,7 @@ func (c *Core) track(spec *JobSpec) *trackedJob {
 
 // trackEncoded is track of a spec whose id and encoding p the caller has.
 func (c *Core) trackEncoded(spec *JobSpec, id cip11.Hash, p []byte) *trackedJob {
-	return c.add(&trackedJob{id: id, p: p, submitter: spec.Submitter, kind: spec.Kind, runners: spec.Runners,
+	return c.add(&trackedJob{id: id, p: p, payload: spec.Payload, submitter: spec.Submitter, kind: spec.Kind, runners: spec.Runners,
 		timeout: spec.TimeoutBlocks})
 }
 
@@ -92,6 +101,7 @@ func (c *Core) add(t *trackedJob) *trackedJob {
 	t.commits = map[cip11.Address]cip11.Hash{}
 	t.reveals = map[cip11.Address]cip11.Hash{}
 	t.commitTx, t.revealTx = map[cip11.Address][]byte{}, map[cip11.Address][]byte{}
+	t.outputs = map[cip11.Address][]byte{}
 	c.jobs[t.id] = t
 	c.live = append(c.live, t.id)
 	c.counts[stateIndex(t.state)]++
@@ -153,6 +163,7 @@ func (c *Core) observe(b *chainlog.Block, at time.Time, present func(cip11.Addre
 		case tx.Verified != nil:
 			if t := c.jobs[tx.Verified.JobID]; t != nil {
 				t.verified = true
+				t.settle(tx.Verified.Matching)
 				c.setState(t, job.StateCompleted, h)
 				c.stats.Completed++
 				c.stats.JobLatencyBlocks.Add(h - t.submitted)
@@ -252,9 +263,37 @@ func (c *Core) retire(h uint64) {
 	c.ended = slices.Delete(c.ended, 0, n)
 }
 
+// settle records a committed Verified: the matching members and the
+// majority's output, taken from the first matching member (in the
+// block's order) whose reveal carried one. Matching members revealed the
+// same result and an output's result is its keccak256 (nodetx.CheckReveal),
+// so every matching output is the same bytes and every validator, having
+// the reveals the block carries, records the same.
+func (t *trackedJob) settle(matching []cip11.Address) {
+	t.matched = make(map[cip11.Address]bool, len(matching))
+	for _, r := range matching {
+		t.matched[r] = true
+		if o, ok := t.outputs[r]; ok && !t.hasOutput {
+			t.output, t.hasOutput = o, true
+		}
+	}
+	t.outputs = nil // only the majority's output is kept
+}
+
 func (t *trackedJob) view() job.View {
 	v := job.View{ID: t.id, State: t.state, Submitter: t.submitter, JobKind: t.kind, Runners: t.runners, SubmittedAt: t.submitted,
-		DeadlineBlock: t.deadline, AssignmentHeight: t.assigned, Committee: slices.Clone(t.committee), Events: slices.Clone(t.events)}
+		DeadlineBlock: t.deadline, AssignmentHeight: t.assigned, Committee: slices.Clone(t.committee), Events: slices.Clone(t.events),
+		Payload: job.Bytes(slices.Clone(t.payload)), Members: make([]job.Member, 0, len(t.committee))}
+	if t.hasOutput {
+		o := job.Bytes(slices.Clone(t.output))
+		if o == nil {
+			o = job.Bytes{}
+		}
+		v.Output = &o
+	}
+	for _, r := range t.committee {
+		v.Members = append(v.Members, job.Member{Runner: r, Revealed: t.delivered[r], Matched: t.matched[r]})
+	}
 	explain(&v)
 	return v
 }

@@ -333,6 +333,9 @@ func normalizeJob(v job.View) job.View {
 	if v.Events == nil {
 		v.Events = []job.Event{}
 	}
+	if v.Members == nil {
+		v.Members = []job.Member{}
+	}
 	return v
 }
 

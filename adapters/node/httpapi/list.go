@@ -130,7 +130,9 @@ func (h *handler) listJobs(w http.ResponseWriter, r *http.Request) {
 	out := JobList{Jobs: make([]job.View, 0, min(len(views), limit))}
 	for _, v := range views[:min(len(views), limit)] {
 		v = normalizeJob(v)
-		v.Events = []job.Event{}
+		// a page stays small: no history, payload or output (each up to
+		// 4 KiB); GET /jobs/{id} has them
+		v.Events, v.Payload, v.Output = []job.Event{}, nil, nil
 		out.Jobs = append(out.Jobs, v)
 	}
 	if len(views) > limit {
