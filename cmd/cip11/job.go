@@ -190,6 +190,22 @@ func (c *jobClient) get(id string) (jobReply, []byte, error) {
 	return r, b, nil
 }
 
+// disagreement says which revealing members' results are not the output's
+// (the CIP-2 verifier's majority, ties to the earliest member), or "".
+func (r jobReply) disagreement() string {
+	var odd []string
+	for _, m := range r.Members {
+		if m.Revealed && !m.Matched {
+			odd = append(odd, m.Runner.String())
+		}
+	}
+	if len(odd) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d of %d committee members revealed a different result (%s): the output is the majority's (ties go to the earliest member)",
+		len(odd), len(r.Members), strings.Join(odd, " "))
+}
+
 // output is the job's output bytes (nil when the node reports none).
 func (r jobReply) output() ([]byte, error) {
 	if r.Output == nil {
@@ -367,6 +383,9 @@ func followJob(cl *jobClient, id string, poll time.Duration, asJSON bool, stdout
 		if v.CommitteeShort != "" {
 			fmt.Fprintf(stderr, "note: %s\n", v.CommitteeShort)
 		}
+		if d := v.disagreement(); d != "" {
+			fmt.Fprintf(stderr, "note: %s\n", d)
+		}
 		if asJSON {
 			return jobExitOK
 		}
@@ -436,6 +455,12 @@ Example:
 		return jobFail(stderr, c.name, err)
 	} else if v.Output != nil {
 		fmt.Fprintf(w, "output          %s\n", printable(out))
+	}
+	for _, m := range v.Members {
+		fmt.Fprintf(w, "member          %s revealed %t matched %t\n", m.Runner, m.Revealed, m.Matched)
+	}
+	if d := v.disagreement(); d != "" {
+		fmt.Fprintf(w, "disagreement    %s\n", d)
 	}
 	fmt.Fprintln(w, "events")
 	for _, e := range v.Events {

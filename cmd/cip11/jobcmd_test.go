@@ -15,6 +15,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/job"
 )
 
 // cip11Run runs the cip11 binary (this test binary as main) with args and
@@ -231,5 +234,26 @@ func TestJobStatusErrors(t *testing.T) {
 	}
 	if jobFail(io.Discard, "job", fmt.Errorf("%w: x", ErrJobExpired)) != 1 || jobFail(io.Discard, "job", gone) != 3 {
 		t.Fatal("exit codes")
+	}
+}
+
+// A disagreeing committee is said plainly (issue 30): the revealing
+// members whose result is not the output's are named; agreement, or a
+// member that never revealed, is no disagreement.
+func TestJobDisagreement(t *testing.T) {
+	a, b := cip11.Address{1}, cip11.Address{2}
+	for _, c := range []struct {
+		members []job.Member
+		want    string
+	}{
+		{[]job.Member{{Runner: a, Revealed: true, Matched: true}, {Runner: b, Revealed: true, Matched: true}}, ""},
+		{[]job.Member{{Runner: a, Revealed: true, Matched: true}, {Runner: b}}, ""},
+		{[]job.Member{{Runner: a, Revealed: true, Matched: true}, {Runner: b, Revealed: true}},
+			"1 of 2 committee members revealed a different result (" + b.String() + "): the output is the majority's (ties go to the earliest member)"},
+	} {
+		r := jobReply{View: job.View{Members: c.members}}
+		if got := r.disagreement(); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.members, got, c.want)
+		}
 	}
 }
