@@ -65,6 +65,9 @@ var examples = map[string]string{
 	"vectors check": `  cip11 vectors check conformance/testdata/vectors/*.json`,
 	"vectors gen":   `  cip11 vectors gen -dir conformance/testdata/vectors`,
 	"version":       `  cip11 version`,
+	"job submit":    `  cip11 job submit -node http://127.0.0.1:8011 -runners 2 -payload 'hello cip11' -wait`,
+	"job get":       `  cip11 job get -node http://127.0.0.1:8011 3f1c…(64 hex digits)`,
+	"job list":      `  cip11 job list -node http://127.0.0.1:8011 -state expired -limit 10`,
 }
 
 // parse parses args. ok false means the command is done with exit code:

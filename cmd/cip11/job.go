@@ -57,7 +57,11 @@ const jobUsage = `usage:
                                         list jobs, newest first
 
 cip11 job SUBCOMMAND -h describes it and every flag.
-` + jobExitCodes + "\n"
+` + jobExitCodes + `
+
+Example:
+  cip11 job submit -runners 2 -payload 'hello cip11' -wait
+`
 
 func runJob(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
@@ -248,10 +252,7 @@ The submitter is -submitter, by default `+defaultJobSubmitter+`, one fixed
 address for every user of the command; -nonce tells otherwise identical jobs
 apart and defaults to the current time in nanoseconds, so that each submit is
 a new job.
-`+jobExitCodes+`
-
-Example:
-  cip11 job submit -node http://127.0.0.1:8011 -runners 2 -payload 'hello cip11' -wait`)
+`+jobExitCodes+``)
 	node := nodeFlag(c)
 	submitter := c.strVar("submitter", defaultJobSubmitter, addressText, "the submitting account, 40 lowercase hex `digits`")
 	runners := c.intVar("runners", 1, 1, 1<<16, "M, the committee `size` (verification.runners)")
@@ -417,10 +418,7 @@ Print the job ID (64 lowercase hex digits) as the node knows it (GET
 /jobs/{id}): its state, committee, why it expired or that its committee is
 short, its output (as text when printable, else hex) and its events. The
 exit code is 0 whatever the job's state.
-`+jobExitCodes+`
-
-Example:
-  cip11 job get -node http://127.0.0.1:8011 3f1c…(64 hex digits)`)
+`+jobExitCodes+``)
 	node := nodeFlag(c)
 	asJSON := c.fs.Bool("json", false, "print the job view as the node's JSON")
 	if code, ok := c.parse(args, stdout, stderr); !ok {
@@ -506,10 +504,7 @@ follow, the last line on stderr gives the -cursor of the next page; -all
 follows the cursors to the end instead. With -json, the node's page is
 printed as JSON ({"jobs": [...], "next_cursor": "..."}); with -all -json,
 one {"jobs": [...]} holding every page.
-`+jobExitCodes+`
-
-Example:
-  cip11 job list -node http://127.0.0.1:8011 -state expired -limit 10`)
+`+jobExitCodes+``)
 	node := nodeFlag(c)
 	state := c.strVar("state", "", stateText, "only jobs in `STATE` (submitted, pending, assigned, completed, expired)")
 	submitter := c.strVar("submitter", "", addressText, "only jobs of this submitter (40 lowercase hex `digits`)")
