@@ -13,7 +13,8 @@ import (
 )
 
 // eventLog is events.jsonl: the job events a block log cannot rebuild
-// (pushes, acks, §10.6 outcomes, cancels), one JSON line each, so that a
+// (pushes, acks, §10.6 outcomes, cancels) and completed jobs' outputs
+// (they ride in the reveals, §10.3), one JSON line each, so that a
 // job's history survives a restart (issue 18 item 22). It is history, not
 // state: it is written without fsync, a torn or corrupt line is dropped
 // at open, and a write error is logged once and stops the log (the node
@@ -26,14 +27,19 @@ type eventLog struct {
 	dead bool
 }
 
+// eventLine is one line: a job's event, or (Output set, no event) the
+// output of a completed job (the reveals that carried it are not in the
+// block log either).
 type eventLine struct {
-	Job   cip11.Hash `json:"job"`
-	Event job.Event  `json:"event"`
+	Job    cip11.Hash `json:"job"`
+	Event  *job.Event `json:"event,omitempty"`
+	Output *job.Bytes `json:"output,omitempty"`
 }
 
-// openEventLog hands every readable line of path to keep, which reports
-// whether to keep it, and rewrites path with the kept lines.
-func openEventLog(path string, log *slog.Logger, keep func(cip11.Hash, job.Event) bool) (*eventLog, error) {
+// openEventLog hands every readable line of path to keep (an event) or
+// keepOutput (an output), which report whether to keep it, and rewrites
+// path with the kept lines.
+func openEventLog(path string, log *slog.Logger, keep func(cip11.Hash, job.Event) bool, keepOutput func(cip11.Hash, []byte) bool) (*eventLog, error) {
 	var kept [][]byte
 	if b, err := os.ReadFile(path); err == nil {
 		for _, line := range bytes.Split(b, []byte("\n")) {
@@ -41,8 +47,15 @@ func openEventLog(path string, log *slog.Logger, keep func(cip11.Hash, job.Event
 			if len(line) == 0 || json.Unmarshal(line, &el) != nil {
 				continue // torn or corrupt: history only
 			}
-			if keep(el.Job, el.Event) {
-				kept = append(kept, line)
+			switch {
+			case el.Output != nil && el.Event == nil:
+				if keepOutput(el.Job, *el.Output) {
+					kept = append(kept, line)
+				}
+			case el.Event != nil && el.Output == nil:
+				if keep(el.Job, *el.Event) {
+					kept = append(kept, line)
+				}
 			}
 		}
 	} else if !errors.Is(err, os.ErrNotExist) {
@@ -71,7 +84,21 @@ func (l *eventLog) Record(job cip11.Hash, e job.Event) {
 	if l == nil || l.dead {
 		return
 	}
-	b, err := json.Marshal(eventLine{Job: job, Event: e})
+	l.write(eventLine{Job: job, Event: &e})
+}
+
+// RecordOutput implements chain.OutputHistory (called on the validator's
+// loop).
+func (l *eventLog) RecordOutput(id cip11.Hash, output []byte) {
+	if l == nil || l.dead {
+		return
+	}
+	o := job.Bytes(output)
+	l.write(eventLine{Job: id, Output: &o})
+}
+
+func (l *eventLog) write(el eventLine) {
+	b, err := json.Marshal(el)
 	if err == nil {
 		_, err = l.w.Write(append(b, '\n'))
 	}

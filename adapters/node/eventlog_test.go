@@ -12,7 +12,8 @@ import (
 // TestTransportHistorySurvivesRestart (issue 18 item 22): the pushed and
 // acked events of a job, which no block holds, are still in its history
 // after the validator restarts on its data directory (events.jsonl), in
-// height order among the events the block log rebuilds.
+// height order among the events the block log rebuilds; so is its output
+// (issue 30), which rides in the reveal, not in the block log.
 func TestTransportHistorySurvivesRestart(t *testing.T) {
 	d, err := GenerateGenesis(GenesisOptions{Seed: 31, Runners: 2, QUIC: "127.0.0.1:0"})
 	if err != nil {
@@ -70,6 +71,14 @@ func TestTransportHistorySurvivesRestart(t *testing.T) {
 		if !has(after, k) {
 			t.Errorf("after the restart the history lacks %s: %+v", k, after.Events)
 		}
+	}
+	// issue 30: the output rides in the reveal, which the block log does
+	// not hold: events.jsonl keeps it too
+	if before.Output == nil || len(*before.Output) == 0 {
+		t.Fatalf("the completed job has no output before the restart: %+v", before)
+	}
+	if after.Output == nil || string(*after.Output) != string(*before.Output) {
+		t.Fatalf("after the restart the output is %v, want %x", after.Output, *before.Output)
 	}
 	for i := 1; i < len(after.Events); i++ {
 		if after.Events[i].Height < after.Events[i-1].Height {

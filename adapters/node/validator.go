@@ -375,6 +375,9 @@ type historyPort struct{ v *Validator }
 
 func (p historyPort) Record(job cip11.Hash, e job.Event) { p.v.events.Record(job, e) }
 
+// RecordOutput implements chain.OutputHistory.
+func (p historyPort) RecordOutput(id cip11.Hash, output []byte) { p.v.events.RecordOutput(id, output) }
+
 // sender hands each committed block's pushes and cancels to the transport,
 // in block order, and reports what happened back through the inbox.
 func (v *Validator) sender() {

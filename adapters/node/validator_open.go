@@ -223,7 +223,7 @@ func (v *Validator) recover(blocksPath string, specs []*chain.JobSpec, sync bool
 		return fmt.Errorf("%w: the store is at height %d, the block log at %d", ErrBlockLog, sh, core.Height())
 	}
 	v.dash.start(v.now(), core.Height(), history)
-	ev, err := openEventLog(filepath.Join(v.dir, "events.jsonl"), v.log, core.RestoreHistory)
+	ev, err := openEventLog(filepath.Join(v.dir, "events.jsonl"), v.log, core.RestoreHistory, core.RestoreOutput)
 	if err != nil {
 		return err
 	}

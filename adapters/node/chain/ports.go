@@ -99,6 +99,15 @@ type History interface {
 	Record(job cip11.Hash, e job.Event)
 }
 
+// OutputHistory is a History that also keeps a completed job's output,
+// which the block log cannot rebuild either: it rides in the reveals
+// (§10.3), which the block log does not hold. The core hands it the
+// majority's output when a Verified commits; [Core.RestoreOutput] takes it
+// back at start.
+type OutputHistory interface {
+	RecordOutput(job cip11.Hash, output []byte)
+}
+
 // Consensus is what block production decides for block h beyond its
 // transactions: the proposal round, the parent beacon R_{h−1}, the
 // finalized height of the block's execution context (D22) and the seeds

@@ -260,6 +260,19 @@ func (c *Core) tevent(id cip11.Hash, h uint64, kind job.EventKind, r *cip11.Addr
 	}
 }
 
+// RestoreOutput gives back a completed job's output an OutputHistory
+// recorded before a restart (after the block log was restored: the
+// reveals that carried it are not in the log). It reports whether the job
+// is in memory (the record is worth keeping).
+func (c *Core) RestoreOutput(id cip11.Hash, output []byte) bool {
+	t := c.jobs[id]
+	if t == nil || len(output) > MaxOutput {
+		return false
+	}
+	t.output, t.hasOutput = slices.Clone(output), true
+	return true
+}
+
 // RestoreHistory gives back a transport event History recorded before a
 // restart (after the block log was restored): it is placed among the job's
 // block events by height. It reports whether the job is in memory (the

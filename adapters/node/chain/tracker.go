@@ -164,6 +164,9 @@ func (c *Core) observe(b *chainlog.Block, at time.Time, present func(cip11.Addre
 			if t := c.jobs[tx.Verified.JobID]; t != nil {
 				t.verified = true
 				t.settle(tx.Verified.Matching)
+				if oh, ok := c.cfg.History.(OutputHistory); ok && t.hasOutput {
+					oh.RecordOutput(t.id, t.output)
+				}
 				c.setState(t, job.StateCompleted, h)
 				c.stats.Completed++
 				c.stats.JobLatencyBlocks.Add(h - t.submitted)
