@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -304,19 +305,31 @@ func codeOf(err error) uint32 {
 	return CodeBadRequest
 }
 
-// errOf maps a CheckTx code back to the node's sentinel.
+// errOf maps a CheckTx code back to the node's sentinel. The log is the
+// app's own error text (CheckTx: Log is err.Error()), which already begins
+// with that sentinel's text; the leading copy is dropped so the sentinel
+// is said once ("node: bad request: the job asks for …", not "node: bad
+// request: node: bad request: …"). A log without it (CometBFT's own) is
+// wrapped whole.
 func errOf(code uint32, log string) error {
+	var sentinel error
 	switch code {
 	case CodeOK:
 		return nil
 	case CodeDuplicate:
-		return fmt.Errorf("%w: %s", node.ErrDuplicate, log)
+		sentinel = node.ErrDuplicate
 	case CodeFull:
-		return fmt.Errorf("%w: %s", chain.ErrMempoolFull, log)
+		sentinel = chain.ErrMempoolFull
 	case CodeClosed:
-		return fmt.Errorf("%w: %s", node.ErrClosed, log)
+		sentinel = node.ErrClosed
+	default:
+		sentinel = node.ErrBadRequest
 	}
-	return fmt.Errorf("%w: %s", node.ErrBadRequest, log)
+	prefix := sentinel.Error() + ": "
+	for strings.HasPrefix(log, prefix) {
+		log = strings.TrimPrefix(log, prefix)
+	}
+	return fmt.Errorf("%w: %s", sentinel, log)
 }
 
 // PrepareProposal builds this validator's block (D32). It never returns an

@@ -127,7 +127,7 @@ func (e *mempoolEngine) broadcast(tx []byte) error {
 	if res == nil {
 		return fmt.Errorf("%w: no CheckTx response", node.ErrClosed)
 	}
-	return checkTxErr(res.Code, res.Log)
+	return errOf(res.Code, res.Log)
 }
 
 // ReadHome loads a home's CIP-11 genesis, keys and CometBFT configuration.

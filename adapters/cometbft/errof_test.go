@@ -13,7 +13,7 @@ import (
 // A CheckTx refusal's log is the app's error text, which already names
 // its sentinel: the engine's error says the sentinel once (issue 30:
 // "node: bad request: node: bad request: …") and still matches it.
-func TestCheckTxErrSaysThePrefixOnce(t *testing.T) {
+func TestErrOfSaysThePrefixOnce(t *testing.T) {
 	for _, c := range []struct {
 		code uint32
 		err  error
@@ -26,22 +26,22 @@ func TestCheckTxErrSaysThePrefixOnce(t *testing.T) {
 		if got := codeOf(c.err); got != c.code {
 			t.Fatalf("codeOf(%v) = %d, want %d", c.err, got, c.code)
 		}
-		err := checkTxErr(c.code, log)
+		err := errOf(c.code, log)
 		if err == nil || err.Error() != log {
-			t.Errorf("checkTxErr(%d, %q) = %v, want the log itself", c.code, log, err)
+			t.Errorf("errOf(%d, %q) = %v, want the log itself", c.code, log, err)
 		}
 		if !errors.Is(err, errors.Unwrap(c.err)) {
-			t.Errorf("checkTxErr(%d, %q) = %v: not its sentinel", c.code, log, err)
+			t.Errorf("errOf(%d, %q) = %v: not its sentinel", c.code, log, err)
 		}
 		if n := strings.Count(err.Error(), errors.Unwrap(c.err).Error()); n != 1 {
 			t.Errorf("%q names its sentinel %d times", err, n)
 		}
 	}
-	if err := checkTxErr(CodeOK, ""); err != nil {
+	if err := errOf(CodeOK, ""); err != nil {
 		t.Errorf("CodeOK: %v", err)
 	}
 	// A log without the prefix (CometBFT's own) is wrapped as before.
-	if err := checkTxErr(CodeBadRequest, "tx too large"); err == nil || err.Error() != node.ErrBadRequest.Error()+": tx too large" {
+	if err := errOf(CodeBadRequest, "tx too large"); err == nil || err.Error() != node.ErrBadRequest.Error()+": tx too large" {
 		t.Errorf("a plain log: %v", err)
 	}
 }
