@@ -137,12 +137,14 @@ func (c *Client) checkAssigned(sess *wire.Session, snap *validators.Snapshot, a 
 	if known {
 		return wire.AckStatus{}, nil, nil
 	}
-	st, err := wire.CheckAssignment(&wire.AssignmentContext{
-		Session: sess, Finalized: fin, Specs: c.cfg.Specs,
-		InSnapshot: func(raw [32]byte) bool { return snap.Contains(validators.PeerKey(raw)) },
-	}, a)
-	if err != nil || st.Kind != wire.AckAccepted {
-		return wire.AckStatus{}, nil, nil
+	if attested == 0 { // an attested push passed this very check (Client.attested)
+		st, err := wire.CheckAssignment(&wire.AssignmentContext{
+			Session: sess, Finalized: fin, Specs: c.cfg.Specs,
+			InSnapshot: func(raw [32]byte) bool { return snap.Contains(validators.PeerKey(raw)) },
+		}, a)
+		if err != nil || st.Kind != wire.AckAccepted {
+			return wire.AckStatus{}, nil, nil
+		}
 	}
 	ctx, cancel := context.WithTimeout(c.ctx, c.cfg.HandshakeTimeout)
 	defer cancel()
