@@ -193,11 +193,6 @@ type Store struct {
 
 var _ store.Store = (*Store)(nil)
 
-type quietLogger struct{}
-
-func (quietLogger) Infof(string, ...any)      {}
-func (quietLogger) Errorf(f string, a ...any) { pdb.DefaultLogger.Errorf(f, a...) }
-func (quietLogger) Fatalf(f string, a ...any) { pdb.DefaultLogger.Fatalf(f, a...) }
 func wrapCorrupt(err error) error {
 	if err != nil && pdb.IsCorruptionError(err) && !errors.Is(err, ErrCorrupt) {
 		return fmt.Errorf("%w: %w", ErrCorrupt, err)

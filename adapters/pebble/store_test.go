@@ -415,3 +415,11 @@ func TestBlockIndexWrites(t *testing.T) {
 		t.Fatal(r, ok, err)
 	}
 }
+
+// quietLogger keeps pebble's informational lines out of the tests that
+// open a database directly (the store's own logger is its health).
+type quietLogger struct{}
+
+func (quietLogger) Infof(string, ...any)      {}
+func (quietLogger) Errorf(f string, a ...any) { pdb.DefaultLogger.Errorf(f, a...) }
+func (quietLogger) Fatalf(f string, a ...any) { pdb.DefaultLogger.Fatalf(f, a...) }
