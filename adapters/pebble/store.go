@@ -186,9 +186,10 @@ type Store struct {
 
 	health *health // pebble's background errors (health.go)
 
-	snapMu sync.Mutex
-	snaps  map[*pdb.Snapshot]struct{}
-	cur    weak.Pointer[snapRef]
+	snapMu  sync.Mutex
+	snaps   map[*pdb.Snapshot]struct{}
+	exports map[*Export]struct{} // open exports (snapshot.go), under snapMu
+	cur     weak.Pointer[snapRef]
 }
 
 var _ store.Store = (*Store)(nil)
@@ -252,13 +253,8 @@ func Open(dir string, o Options) (*Store, error) {
 		return nil, fmt.Errorf("pebble store: open %s: lock: %w", dir, err)
 	}
 	defer lock.Close() // the database holds its own reference while open
-	po := &pdb.Options{Logger: h, EventListener: h.listener(), FS: fsys, Lock: lock,
-		ErrorIfNotExists: !fresh, CacheSize: cache, MemTableSize: 64 << 20}
-	for i := range po.Levels {
-		// Bloom filters on every level: most point reads of a block are
-		// misses (the duplicate check of each new job, absent MRU keys).
-		po.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
-	}
+	po := dbOptions(fsys, cache, h)
+	po.Lock, po.ErrorIfNotExists = lock, !fresh
 	db, err := openDB(dir, po, h)
 	if err != nil {
 		if errors.Is(err, ErrStorageFailed) {
@@ -294,6 +290,18 @@ func Open(dir string, o Options) (*Store, error) {
 		return nil, errors.Join(err, db.Close())
 	}
 	return s, nil
+}
+
+// dbOptions are the pebble options of a store (Open, and Import, which
+// writes the database Open then reads).
+func dbOptions(fsys vfs.FS, cache int64, h *health) *pdb.Options {
+	po := &pdb.Options{Logger: h, EventListener: h.listener(), FS: fsys, CacheSize: cache, MemTableSize: 64 << 20}
+	for i := range po.Levels {
+		// Bloom filters on every level: most point reads of a block are
+		// misses (the duplicate check of each new job, absent MRU keys).
+		po.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
+	}
+	return po
 }
 
 // openDB is pdb.Open that gives up at the store's first background
@@ -492,7 +500,9 @@ func (s *Store) LastCommitted() (uint64, bool, error) {
 
 // Close implements [store.Store]: an open batch is discarded, every view
 // snapshot released, and the database closed. Views of a closed store
-// report store.ErrClosed from Err and show nothing.
+// report store.ErrClosed from Err and show nothing. Open exports are
+// closed too: Close waits for a WriteTo in progress to stop (it returns
+// store.ErrClosed at its next record).
 func (s *Store) Close() error {
 	if err := s.lock(); err != nil {
 		return err
@@ -506,7 +516,14 @@ func (s *Store) Close() error {
 		err = errors.Join(err, snap.Close())
 	}
 	clear(s.snaps)
+	exports := s.exports
+	s.exports = nil
 	s.snapMu.Unlock()
+	// Every open export is stopped and its snapshot released before the
+	// database closes (a WriteTo in progress returns at its next record).
+	for e := range exports {
+		err = errors.Join(err, e.shut())
+	}
 	s.dbMu.Lock()
 	defer s.dbMu.Unlock()
 	return errors.Join(err, s.db.Close())
