@@ -170,6 +170,34 @@ func (a *jobArchive) Put(views []job.View) error {
 	return b.Commit(pdb.NoSync)
 }
 
+// prune drops the jobs submitted at or below base (retention,
+// ValidatorConfig.KeepBlocks), their views and index entries.
+func (a *jobArchive) prune(base uint64) error {
+	lo := []byte(indexPrefix)
+	hi := indexKey(job.Key{Height: base + 1})
+	it, err := a.db.NewIter(&pdb.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return err
+	}
+	b := a.db.NewBatch()
+	defer b.Close()
+	for ok := it.First(); ok; ok = it.Next() {
+		k := it.Key()
+		if len(k) != len(indexPrefix)+8+idLen {
+			continue
+		}
+		_ = b.Delete(k[len(k)-idLen:], nil)
+		_ = b.Delete(k, nil)
+	}
+	if err := it.Close(); err != nil {
+		return err
+	}
+	if err := b.DeleteRange(lo, hi, nil); err != nil {
+		return err
+	}
+	return b.Commit(pdb.NoSync)
+}
+
 // Get implements chain.Archive.
 func (a *jobArchive) Get(id cip11.Hash) (job.View, bool, error) {
 	val, closer, err := a.db.Get(id[:])

@@ -25,8 +25,11 @@ import (
 // appended, so that job events rebuilt from the log at a restart keep
 // their times (issue 18 #22); it is not consensus data and not fsynced.
 type blockLog struct {
+	path string
 	f    *os.File
 	sync bool
+	hdr  []byte  // the encoded header line
+	base logBase // a pruned log's base (Height 0: it starts at block 1)
 	last uint64
 	size int64 // bytes of whole records
 
@@ -38,7 +41,11 @@ type blockLog struct {
 // memory does not grow with its length), with the time recorded for it in
 // the blocks.times file beside path (the zero time when none was). now
 // stamps the blocks appended from then on.
-func openBlockLog(path string, hdr chainlog.Header, sync bool, now func() time.Time, fn func(*chainlog.Block, time.Time) error) (*blockLog, error) {
+//
+// A pruned log (prune) holds a base line after the header: onBase is
+// handed it before the first block.
+func openBlockLog(path string, hdr chainlog.Header, sync bool, now func() time.Time, onBase func(logBase) error,
+	fn func(*chainlog.Block, time.Time) error) (*blockLog, error) {
 	want, err := chainlog.EncodeHeader(hdr)
 	if err != nil {
 		return nil, err
@@ -52,8 +59,14 @@ func openBlockLog(path string, hdr chainlog.Header, sync bool, now func() time.T
 		times.close()
 		return nil, err
 	}
-	l := &blockLog{f: f, sync: sync, times: times}
-	last, good, err := readBlockLog(f, want, func(b *chainlog.Block) error {
+	l := &blockLog{path: path, f: f, sync: sync, hdr: want, times: times}
+	last, good, err := readBlockLog(f, want, func(b logBase) error {
+		l.base = b
+		if onBase == nil {
+			return fmt.Errorf("%w: a pruned block log (base %d)", ErrBlockLog, b.Height)
+		}
+		return onBase(b)
+	}, func(b *chainlog.Block) error {
 		before := times.size
 		err := fn(b, times.at(uint64(b.Height)))
 		if errors.Is(err, errDropTail) {
@@ -104,9 +117,13 @@ var errDropTail = errors.New("node: drop the block log from this block on")
 // good is the byte length of the valid prefix (header and whole blocks),
 // last the last block's height. A complete line that does not decode is
 // corruption, not a torn write.
-func readBlockLog(f *os.File, header []byte, fn func(*chainlog.Block) error) (last uint64, good int64, err error) {
+//
+// A base line (a pruned log) may follow the header: onBase gets it, and the
+// blocks from its height + 1 on follow.
+func readBlockLog(f *os.File, header []byte, onBase func(logBase) error, fn func(*chainlog.Block) error) (last uint64, good int64, err error) {
 	r := bufio.NewReaderSize(f, 1<<20)
 	var off int64
+	next := uint64(1) // the height the next block line must hold
 	for i := 0; ; i++ {
 		line, err := r.ReadBytes('\n')
 		if errors.Is(err, io.EOF) {
@@ -120,14 +137,24 @@ func readBlockLog(f *os.File, header []byte, fn func(*chainlog.Block) error) (la
 			if !bytes.Equal(body, header) {
 				return 0, 0, fmt.Errorf("%w: the block log's header is not this genesis's", ErrBlockLog)
 			}
+		} else if i == 1 && bytes.HasPrefix(body, []byte(baseLinePrefix)) {
+			b, err := decodeBase(body)
+			if err != nil {
+				return 0, 0, fmt.Errorf("%w: line 2: %w", ErrBlockLog, err)
+			}
+			if err := onBase(b); err != nil {
+				return 0, 0, err
+			}
+			next, last = b.Height+1, b.Height
 		} else {
 			b, err := chainlog.DecodeBlock(body)
 			if err != nil {
 				return 0, 0, fmt.Errorf("%w: block line %d: %w", ErrBlockLog, i+1, err)
 			}
-			if uint64(b.Height) != uint64(i) {
-				return 0, 0, fmt.Errorf("%w: line %d holds height %d", ErrBlockLog, i+1, b.Height)
+			if uint64(b.Height) != next {
+				return 0, 0, fmt.Errorf("%w: line %d holds height %d, not %d", ErrBlockLog, i+1, b.Height, next)
 			}
+			next++
 			if err := fn(&b); err != nil {
 				if errors.Is(err, errDropTail) {
 					return last, off, nil // this block and any after it are cut off

@@ -101,7 +101,7 @@ func (v *Validator) peerPresent(rows []httpapi.RunnerRow, facts ConsensusFacts) 
 	if len(facts.PeerPresent) == 0 || facts.PresenceHeight == 0 {
 		return
 	}
-	view, err := v.x.Store().Registry().At(facts.PresenceHeight)
+	view, err := v.registry().At(facts.PresenceHeight)
 	if err != nil {
 		return
 	}

@@ -188,7 +188,7 @@ func newValidatorCollector(v *Validator, srv *cquic.Server) *validatorCollector 
 func (c *validatorCollector) Describe(ch chan<- *prometheus.Desc) {
 	c.transport.Describe(ch)
 	ch <- c.dropped
-	if c.v.pstore != nil {
+	if c.v.ps.Load() != nil {
 		for _, d := range c.store {
 			ch <- d
 		}
@@ -200,7 +200,7 @@ func (c *validatorCollector) Collect(ch chan<- prometheus.Metric) {
 	c.transport.Collect(ch)
 	ch <- prometheus.MustNewConstMetric(c.dropped, prometheus.CounterValue, float64(c.v.inbox.drops()), QueueInbox)
 	ch <- prometheus.MustNewConstMetric(c.dropped, prometheus.CounterValue, float64(c.v.sendq.drops()), QueueSend)
-	ps := c.v.pstore // set by open before the collector is registered, never changed after
+	ps := c.v.ps.Load() // replaced only by InstallSnapshot
 	if ps == nil {
 		return
 	}

@@ -58,7 +58,7 @@ func (v *Validator) runner(ctx context.Context, runner cip11.Address) (rv httpap
 		if h == 0 {
 			return
 		}
-		view, e := v.x.Store().Registry().At(h)
+		view, e := v.registry().At(h)
 		if e != nil {
 			err = e
 			return

@@ -180,6 +180,20 @@ func NewSchedules(cfg ScheduleConfig) (*Schedules, error) {
 	return s, nil
 }
 
+// reset puts the schedule back to the genesis's epochs and forgets the
+// seeds (a snapshot install that failed after noting its epochs).
+func (s *Schedules) reset() error {
+	f, err := NewSchedules(ScheduleConfig{Genesis: s.g, Keys: s.keys, KeyFile: s.keyFile, Logger: s.log})
+	if err != nil {
+		return err
+	}
+	s.cur.Store(f.cur.Load())
+	s.seeds.mu.Lock()
+	s.seeds.m = map[uint64]seed.Signature{}
+	s.seeds.mu.Unlock()
+	return nil
+}
+
 // Load is the current schedule (never nil).
 func (s *Schedules) Load() *Schedule { return s.cur.Load() }
 

@@ -199,7 +199,7 @@ func (v *Validator) LocalPresence(h uint64) (field []byte, n int, err error) {
 	if v.srv == nil || h == 0 {
 		return nil, 0, nil
 	}
-	view, err := v.x.Store().Registry().At(h)
+	view, err := v.registry().At(h)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -213,7 +213,7 @@ func (v *Validator) RegistrySize(h uint64) (int, error) {
 	if h == 0 {
 		return 0, nil
 	}
-	view, err := v.x.Store().Registry().At(h)
+	view, err := v.registry().At(h)
 	if err != nil {
 		return 0, err
 	}

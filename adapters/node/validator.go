@@ -79,6 +79,23 @@ type ValidatorConfig struct {
 	// reports (an engine's RetainHeight): given the committed height, the
 	// lowest height whose block must be kept. Nil or 0: keep everything.
 	RetainHeight func(committed uint64) uint64
+	// SnapshotInterval: every that many blocks the validator writes a
+	// snapshot of its state (snapshots/HEIGHT; docs/storage.md
+	// "Snapshots"), which peers restore from by state sync (0: none).
+	SnapshotInterval uint64
+	// SnapshotKeep is how many snapshots it keeps (DefaultSnapshotKeep).
+	SnapshotKeep int
+	// SnapshotChunkSize is a snapshot chunk's size in bytes
+	// (DefaultSnapshotChunkSize; at most MaxSnapshotChunkSize).
+	SnapshotChunkSize int
+	// KeepBlocks: retention (docs/storage.md "Retention"). The validator
+	// keeps at least the last KeepBlocks blocks: at each commit the block
+	// log, its times and the job archive are pruned behind the base of the
+	// newest snapshot at least KeepBlocks below the height, and the engine
+	// is told to keep blocks from there (CommitBlock's retain height).
+	// 0 keeps everything; otherwise SnapshotInterval must be set and at
+	// most KeepBlocks, and KeepBlocks at least MinKeepBlocks.
+	KeepBlocks uint64
 	// Now is the wall clock for latencies and event times (time.Now).
 	Now func() time.Time
 	// OnPushes, if set, is told each committed block's pushes as they are
@@ -105,6 +122,11 @@ func (c *ValidatorConfig) Validate() error {
 		return fmt.Errorf("%w: SkipPerMille %d (0 … 1000)", ErrBadRequest, c.SkipPerMille)
 	case c.StallBlocks < 0:
 		return fmt.Errorf("%w: StallBlocks %d is negative", ErrBadRequest, c.StallBlocks)
+	case c.SnapshotKeep < 0 || c.SnapshotChunkSize < 0 || c.SnapshotChunkSize > MaxSnapshotChunkSize:
+		return fmt.Errorf("%w: SnapshotKeep %d or SnapshotChunkSize %d (at most %d)", ErrBadRequest, c.SnapshotKeep, c.SnapshotChunkSize, MaxSnapshotChunkSize)
+	case c.KeepBlocks > 0 && (c.SnapshotInterval == 0 || c.SnapshotInterval > c.KeepBlocks || c.KeepBlocks < MinKeepBlocks):
+		return fmt.Errorf("%w: KeepBlocks %d needs a SnapshotInterval (%d) of at most KeepBlocks, and at least %d blocks",
+			ErrBadRequest, c.KeepBlocks, c.SnapshotInterval, MinKeepBlocks)
 	}
 	if err := c.Genesis.Validate(); err != nil {
 		return err
@@ -136,6 +158,12 @@ func (c *ValidatorConfig) Validate() error {
 
 // defaults fills the zero fields.
 func (c *ValidatorConfig) defaults() {
+	if c.SnapshotKeep == 0 {
+		c.SnapshotKeep = DefaultSnapshotKeep
+	}
+	if c.SnapshotChunkSize == 0 {
+		c.SnapshotChunkSize = DefaultSnapshotChunkSize
+	}
 	if c.BlockTime == 0 {
 		c.BlockTime = time.Second
 	}
@@ -192,12 +220,22 @@ type Validator struct {
 	phase Phase
 
 	// storage: opened by open, closed by Close after both goroutines ended
-	x       *blockexec.Executor
-	pstore  *pebble.Store // x's store: its background errors stop the validator
-	events  *eventLog     // transport job events (events.jsonl), history only
-	blog    *blockLog
-	jrnl    *journal
-	archive *jobArchive
+	x      *blockexec.Executor
+	pstore *pebble.Store // x's store: its background errors stop the validator
+	// reg and ps are the store's registry and the store, for readers off
+	// the loop (InstallSnapshot replaces the store); swapped is signalled
+	// when it does, for watchers of ps's failure (Run).
+	reg      atomic.Pointer[registryRef]
+	ps       atomic.Pointer[pebble.Store]
+	swapped  chan struct{}
+	snap     snapshotter   // snapshots and retention (snapshot.go)
+	earliest atomic.Uint64 // the lowest height the block log holds
+	// lastRetain is the retain height the last commit returned.
+	lastRetain atomic.Uint64
+	events     *eventLog // transport job events (events.jsonl), history only
+	blog       *blockLog
+	jrnl       *journal
+	archive    *jobArchive
 
 	core *chain.Core // owned by loop
 	// included are the commitments the block being finalized carries
@@ -281,7 +319,7 @@ func NewValidator(cfg ValidatorConfig) (*Validator, error) {
 		cfg: cfg, g: cfg.Genesis, p: cfg.Genesis.P(), hdr: cfg.Genesis.Header(), log: cfg.Logger, now: cfg.Now,
 		dir: cfg.DataDir, prod: cfg.Producer,
 		reqs: make(chan func()), inbox: newMailbox[event](maxInbox), sendq: newMailbox[sendItem](maxSendBacklog),
-		stop: make(chan struct{}), done: make(chan struct{}), failedc: make(chan struct{}),
+		stop: make(chan struct{}), done: make(chan struct{}), failedc: make(chan struct{}), swapped: make(chan struct{}, 1),
 	}
 	if v.dir == "" {
 		d, err := os.MkdirTemp("", "cip11-validator-")
@@ -296,9 +334,11 @@ func NewValidator(cfg ValidatorConfig) (*Validator, error) {
 		v.removeCreated(created)
 		return nil, err
 	}
-	v.wg.Add(2)
+	v.snap.jobs = make(chan snapJob, 1)
+	v.wg.Add(3)
 	go v.loop()
 	go v.sender()
+	go v.snapshotWriter()
 	return v, nil
 }
 
@@ -495,8 +535,9 @@ func (v *Validator) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-v.pstore.Failed():
+		case <-v.ps.Load().Failed():
 			return v.storeFailed()
+		case <-v.swapped:
 		case <-t.C:
 			if err := v.ProduceBlock(); err != nil {
 				if errors.Is(err, ErrClosed) {
@@ -511,7 +552,7 @@ func (v *Validator) Run(ctx context.Context) error {
 // storeFailed records the state store's background failure as the
 // validator's (Run, watch) and returns it.
 func (v *Validator) storeFailed() error {
-	err := fmt.Errorf("%w: state store: %w", ErrFailed, v.pstore.Err())
+	err := fmt.Errorf("%w: state store: %w", ErrFailed, v.ps.Load().Err())
 	v.setFailed(err)
 	v.log.Error("the state store failed; the validator stops", "err", err)
 	return err
@@ -522,13 +563,16 @@ func (v *Validator) storeFailed() error {
 // so that an operator's process stops rather than idling behind a halted
 // engine. It waits on both failures; it polls nothing.
 func (v *Validator) watch(ctx context.Context) error {
-	select {
-	case <-ctx.Done():
-		return nil
-	case <-v.pstore.Failed():
-		return v.storeFailed()
-	case <-v.failedc:
-		return v.Err()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-v.ps.Load().Failed():
+			return v.storeFailed()
+		case <-v.swapped: // InstallSnapshot: watch the new store
+		case <-v.failedc:
+			return v.Err()
+		}
 	}
 }
 
@@ -603,6 +647,10 @@ func (v *Validator) commit(c *chain.Core, spent time.Duration) (uint64, error) {
 			"backlog", maxSendBacklog)
 	}
 	v.included = nil
+	v.maybeSnapshot(h, b.Out.StateDigest)
+	retain := max(res.RetainHeight, v.retain(h))
+	v.earliest.Store(v.blog.base.Height + 1)
+	v.lastRetain.Store(retain)
 	v.log.Debug("block", "height", h, "txs", len(b.Txs), "assignments", len(b.Out.Assignments), "heartbeats", len(b.Heartbeats),
 		"pushes", len(pushes), "cancels", len(res.Cancels))
 	if m := v.cfg.Metrics; m != nil {
@@ -622,7 +670,7 @@ func (v *Validator) commit(c *chain.Core, spent time.Duration) (uint64, error) {
 			v.log.Info("presence certificate rejected (§8.3)", "height", h, "runner", o.Runner, "result", o.Result, "counted", o.Counted)
 		}
 	}
-	return res.RetainHeight, nil
+	return retain, nil
 }
 
 // noteEpochs publishes the schedule with the epoch a committed block's
@@ -633,20 +681,27 @@ func (v *Validator) commit(c *chain.Core, spent time.Duration) (uint64, error) {
 func (v *Validator) noteEpochs(b *chainlog.Block) (bool, error) {
 	added := false
 	for _, tx := range b.Txs {
-		r := tx.Reconfigure
-		if r == nil {
-			continue
+		if r := tx.Reconfigure; r != nil {
+			if err := v.noteReconf(uint64(b.Height), r); err != nil {
+				return added, err
+			}
+			added = true
 		}
-		es := append(v.sched.Load().EpochSets(), EpochSetOf(r))
-		if _, err := v.sched.Extend(es); err != nil {
-			return added, fmt.Errorf("height %d: epoch %d: %w", b.Height, r.Epoch, err)
-		}
-		e := v.sched.Load().Last()
-		v.log.Info("validator set snapshot committed (ValidatorSetSnapshot)", "height", b.Height, "epoch", r.Epoch,
-			"activation_height", r.Activation, "validators", len(r.Set), "member", e.Index >= 0, "share", e.Share != nil)
-		added = true
 	}
 	return added, nil
+}
+
+// noteReconf publishes the schedule with the epoch reconfiguration r,
+// committed at height h, emits (noteEpochs; loop only).
+func (v *Validator) noteReconf(h uint64, r *chainlog.Reconfigure) error {
+	es := append(v.sched.Load().EpochSets(), EpochSetOf(r))
+	if _, err := v.sched.Extend(es); err != nil {
+		return fmt.Errorf("height %d: epoch %d: %w", h, r.Epoch, err)
+	}
+	e := v.sched.Load().Last()
+	v.log.Info("validator set snapshot committed (ValidatorSetSnapshot)", "height", h, "epoch", r.Epoch,
+		"activation_height", r.Activation, "validators", len(r.Set), "member", e.Index >= 0, "share", e.Share != nil)
+	return nil
 }
 
 // Epochs are the chain's committed validator-set epochs, ascending: the

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync/atomic"
 
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/adapters/node/chain"
@@ -243,7 +242,7 @@ func (v *Validator) status(ctx context.Context) (httpapi.Status, error) {
 	var applied bool
 	if err := v.doCtx(ctx, func(c *chain.Core) {
 		h, mp = c.Height(), v.mempoolLen(c)
-		if view, err := v.x.Store().Registry().At(h); err == nil {
+		if view, err := v.registry().At(h); err == nil {
 			n = len(view.ActiveRunners())
 		}
 		last, applied = lastApplied(c)
@@ -274,17 +273,21 @@ func (v *Validator) mempoolLen(c *chain.Core) int {
 // heights the validator has committed, never the block the loop is
 // executing (quic.CommittedRegistry). A later height wraps
 // state.ErrUnknownHeight, which admission answers retryably.
-type committedRegistry struct {
-	reg    state.Registry
-	height *atomic.Uint64
-}
+type committedRegistry struct{ v *Validator }
 
 func (r committedRegistry) At(h uint64) (state.RegistryView, error) {
-	if c := r.height.Load(); h > c {
+	if c := r.v.height.Load(); h > c {
 		return nil, fmt.Errorf("%w: height %d is not committed yet (at %d)", state.ErrUnknownHeight, h, c)
 	}
-	return r.reg.At(h)
+	return r.v.registry().At(h)
 }
+
+// registryRef holds the state store's registry (Validator.reg).
+type registryRef struct{ state.Registry }
+
+// registry is the state store's registry, safe off the loop: the store
+// changes only when a snapshot is installed (InstallSnapshot).
+func (v *Validator) registry() state.Registry { return v.reg.Load().Registry }
 
 // blockTimeMillis is the configured block time; 0 under external consensus, whose
 // consensus decides when blocks come.

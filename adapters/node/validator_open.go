@@ -58,9 +58,9 @@ func (v *Validator) closeStorage() {
 	}
 }
 
-// open builds the storage and the core and recovers (§8.1 crash recovery);
-// it returns the paths it created, for removal if the start fails.
-func (v *Validator) open() (created []string, err error) {
+// openStorage builds the storage and the core and recovers (§8.1 crash
+// recovery); it returns the paths it created.
+func (v *Validator) openStorage() (created []string, err error) {
 	mk := func(p string) string {
 		if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
 			created = append(created, p)
@@ -104,6 +104,20 @@ func (v *Validator) open() (created []string, err error) {
 	if err := v.recover(blocksPath, specs, sync); err != nil {
 		return created, err
 	}
+	v.reg.Store(&registryRef{v.x.Store().Registry()})
+	v.ps.Store(v.pstore)
+	v.earliest.Store(v.blog.base.Height + 1)
+	v.loadSnapshots()
+	return created, nil
+}
+
+// open builds the storage and the core and recovers (§8.1 crash recovery),
+// then starts the transport; it returns the paths it created, for removal
+// if the start fails.
+func (v *Validator) open() (created []string, err error) {
+	if created, err = v.openStorage(); err != nil {
+		return created, err
+	}
 	if v.phase, err = PhaseOf(v.p); err != nil {
 		return created, err
 	}
@@ -114,7 +128,7 @@ func (v *Validator) open() (created []string, err error) {
 	}
 	srv, err := cquic.NewServer(context.Background(), cquic.ServerConfig{
 		Key: v.cfg.Keys.Peer, ChainID: uint64(v.g.ChainID), Params: v.p,
-		Registry: committedRegistry{v.x.Store().Registry(), &v.height}, Validators: v.sched,
+		Registry: committedRegistry{v}, Validators: v.sched,
 		TxDecoder: chain.TxCodec{ChainID: uint64(v.g.ChainID)}, TxValidator: chain.TxCodec{ChainID: uint64(v.g.ChainID)}, Mempool: (*validatorMempool)(v),
 		OnOutcome: v.onOutcome, OnAck: v.onAck, OnRefuse: func(r wire.GoodbyeReason) { v.dash.refuse(r, v.now()) },
 		OnPushError: v.onPushError, OnPushed: v.onPushed, PushWindow: v.cfg.PushWindow, Logger: v.log,
@@ -173,7 +187,11 @@ func (v *Validator) recover(blocksPath string, specs []*chain.JobSpec, sync bool
 	var tailAt time.Time
 	var history []job.BlockSummary // the log's last blocks, for the dashboard
 	// the genesis's epochs, then the reconfigurations the block log holds
-	if v.sched, err = NewSchedules(ScheduleConfig{Genesis: v.g, Keys: v.cfg.Keys, KeyFile: v.cfg.KeyFile, Logger: v.log}); err != nil {
+	if v.sched == nil { // kept across a snapshot install: the transport and the engine hold it
+		if v.sched, err = NewSchedules(ScheduleConfig{Genesis: v.g, Keys: v.cfg.Keys, KeyFile: v.cfg.KeyFile, Logger: v.log}); err != nil {
+			return err
+		}
+	} else if err := v.sched.reset(); err != nil {
 		return err
 	}
 	restore := func(b *chainlog.Block, at time.Time) error {
@@ -208,7 +226,24 @@ func (v *Validator) recover(blocksPath string, specs []*chain.JobSpec, sync bool
 		}
 		return fmt.Errorf("%w: the store is at height %d, the block log at %d", ErrBlockLog, sh, h)
 	}
-	blog, err := openBlockLog(blocksPath, v.hdr, sync, v.now, restore)
+	onBase := func(b logBase) error { // a pruned log: the core resumes at its base
+		if err := core.Resume(b.Height); err != nil {
+			return err
+		}
+		for i := range b.Reconfigurations {
+			r := &b.Reconfigurations[i]
+			if err := v.x.RestoreReconfiguration(r); err != nil {
+				return fmt.Errorf("%w: base reconfiguration %d: %w", ErrBlockLog, i, err)
+			}
+			if err := v.noteReconf(b.Height, r); err != nil {
+				return err
+			}
+		}
+		v.log.Info("the block log is pruned: the chain core resumes at its base", "base", b.Height,
+			"reconfigurations", len(b.Reconfigurations))
+		return nil
+	}
+	blog, err := openBlockLog(blocksPath, v.hdr, sync, v.now, onBase, restore)
 	if err != nil {
 		return err
 	}

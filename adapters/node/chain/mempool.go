@@ -150,7 +150,24 @@ func (c *Core) Recovered() [][]byte {
 // FinishRecovery ends recovery: journaled jobs the block log included leave
 // the mempool. It returns the specs of every job not yet terminal, in
 // submission order: what a compacted journal must keep.
+//
+// A journaled job the block log does not include but the store holds was
+// included in a block a pruned log no longer holds (Resume), and ended
+// there: it is forgotten, not proposed again.
 func (c *Core) FinishRecovery() [][]byte {
+	c.live = slices.DeleteFunc(c.live, func(id cip11.Hash) bool {
+		t := c.jobs[id]
+		if t == nil || t.state != job.StateSubmitted {
+			return false
+		}
+		if _, ok, err := c.x.Store().Jobs().Job(id); err != nil || !ok {
+			return false
+		}
+		c.counts[stateIndex(t.state)]--
+		c.stats.Accepted--
+		delete(c.jobs, id)
+		return true
+	})
 	c.dropIncluded()
 	var keep [][]byte
 	for _, id := range c.live {

@@ -50,3 +50,60 @@ func (c *Core) RecoverTail(b *chainlog.Block, at time.Time) error {
 	c.advance(b, at, nil) // Commit applied its reconfiguration, if any
 	return nil
 }
+
+// Resume starts an empty core at height base without blocks 1 … base: the
+// block log was pruned below base+1, or the store came from a snapshot
+// (docs/storage.md "Snapshots"). The registry index is the store's
+// ACTIVE_RUNNERS list (append-only, so the later blocks Restore feeds
+// re-register nothing); the blocks from base+1 on follow through Restore.
+// It must come before any other step.
+func (c *Core) Resume(base uint64) error {
+	if c.last != nil {
+		return fmt.Errorf("%w: resume at %d after block %d", ErrOutOfOrder, base, c.Height())
+	}
+	if base == 0 {
+		return nil
+	}
+	sh, ok := c.x.LastCommitted()
+	if !ok || sh < base {
+		return fmt.Errorf("%w: resume at %d over a store at %d", ErrBlockLog, base, sh)
+	}
+	view, err := c.x.Store().Registry().At(sh)
+	if err != nil {
+		return fmt.Errorf("%w: resume at %d: %w", ErrBlockLog, base, err)
+	}
+	for _, a := range view.ActiveRunners() {
+		if _, ok := c.runnerIdx[a]; !ok {
+			c.runnerIdx[a] = len(c.runnerIdx)
+			c.runnerAt = append(c.runnerAt, a)
+		}
+	}
+	c.last = &chainlog.Block{Height: chainlog.U64(base)}
+	return nil
+}
+
+// SnapshotWindow is what a snapshot of the committed state needs beyond
+// the store (docs/storage.md "Snapshots"): start, the first height whose
+// block it carries — at most recent blocks back, lowered to the inclusion
+// height of every job still live, so that a core resumed at start−1
+// rebuilds each one's tracking from its submission on — and the encoded
+// specs of those jobs (the journal a restored validator starts from).
+// floor is the lowest height the caller still has a block of.
+func (c *Core) SnapshotWindow(recent, floor uint64) (start uint64, specs [][]byte) {
+	h := c.Height()
+	start = 1
+	if h > recent {
+		start = h - recent + 1
+	}
+	for _, id := range c.live {
+		t := c.jobs[id]
+		if t == nil || t.submitted == 0 {
+			continue
+		}
+		start = min(start, t.submitted)
+		if t.p != nil {
+			specs = append(specs, t.p)
+		}
+	}
+	return max(start, floor, 1), specs
+}

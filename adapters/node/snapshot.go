@@ -1,0 +1,846 @@
+package node
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/adapters/node/chain"
+	"github.com/cip11/cip11/adapters/pebble"
+	"github.com/cip11/cip11/chainlog"
+)
+
+// Snapshots (docs/storage.md "Snapshots"): every SnapshotInterval blocks
+// the validator writes its state at the committed height into
+// snapshots/HEIGHT/ as fixed-size chunks beside a meta.json; peers restore
+// from them by state sync (adapters/cometbft), and retention (KeepBlocks)
+// prunes the block log behind them.
+//
+// The snapshot stream is
+//
+//	"CIP11SS" 0x01 ‖ uvarint(len(core)) ‖ core ‖ the state store's export
+//
+// where core is the JSON [snapCore]: the blocks from the window's start to
+// the snapshot height (a restored core rebuilds its job tracking from
+// them), the reconfigurations of the blocks before the window and the
+// encoded specs of the jobs still live. The store's export is
+// adapters/pebble's (pebble.Export), checksummed on its own.
+
+// SnapshotFormat is the snapshot format version (the stream's magic ends
+// with it; CometBFT's Snapshot.format).
+const SnapshotFormat uint32 = 1
+
+var snapMagic = []byte("CIP11SS\x01")
+
+// Snapshot defaults and bounds.
+const (
+	DefaultSnapshotKeep      = 2
+	DefaultSnapshotChunkSize = 1 << 20
+	// MaxSnapshotChunks bounds a snapshot's chunk count (an offered
+	// snapshot with more is refused before any chunk is fetched).
+	MaxSnapshotChunks = 1 << 16
+	// MaxSnapshotChunkSize bounds one chunk (CometBFT's own limit is 16 MiB).
+	MaxSnapshotChunkSize = 16 << 20
+	// MinKeepBlocks is the least retention ValidatorConfig.KeepBlocks
+	// takes: the §6.6 heartbeat floor (100 blocks) a lagging runner's
+	// liveness is judged over and the in-memory life of an ended job
+	// (chain.DefaultRetainBlocks), with room for a restart's catch-up.
+	MinKeepBlocks = 256
+	// snapWindow is how many blocks a snapshot carries at least (the
+	// dashboard's history and the seeds of the last views).
+	snapWindow = 64
+)
+
+// Snapshot errors.
+var (
+	// ErrSnapshot: a snapshot is malformed, of another chain or format, or
+	// does not restore to the trusted state digest (the whole snapshot is
+	// refused; a state-sync driver tries another).
+	ErrSnapshot = errors.New("node: snapshot refused")
+	// ErrSnapshotChunk: a chunk does not hash to the snapshot's metadata
+	// (refetch it, from another peer).
+	ErrSnapshotChunk = errors.New("node: snapshot chunk refused")
+	// ErrSnapshotState: a snapshot can be installed only on an empty
+	// validator (no block committed).
+	ErrSnapshotState = errors.New("node: a snapshot is installed only on an empty validator")
+)
+
+// SnapshotInfo describes a snapshot, as ABCI's Snapshot does: Hash is the
+// SHA-256 of Metadata, the JSON [SnapshotMeta].
+type SnapshotInfo struct {
+	Height   uint64
+	Format   uint32
+	Chunks   uint32
+	Hash     []byte
+	Metadata []byte
+}
+
+// SnapshotMeta is a snapshot's metadata: the state digest (AppHash) at
+// Height, the window's base (the block log of a node restored from it
+// starts after Base), the stream's size and each chunk's SHA-256.
+type SnapshotMeta struct {
+	Format      uint32       `json:"format"`
+	Height      uint64       `json:"height"`
+	AppHash     cip11.Hash   `json:"app_hash"`
+	Base        uint64       `json:"base"`
+	Size        uint64       `json:"size"`
+	ChunkSize   uint32       `json:"chunk_size"`
+	ChunkHashes []cip11.Hash `json:"chunk_hashes"`
+}
+
+// snapCore is the snapshot's node section.
+type snapCore struct {
+	Height           uint64                 `json:"height"`
+	Chain            cip11.Hash             `json:"chain"` // keccak256 of the chain log header
+	Base             uint64                 `json:"base"`
+	Reconfigurations []chainlog.Reconfigure `json:"reconfigurations"`
+	Specs            [][]byte               `json:"specs"`
+	Blocks           []json.RawMessage      `json:"blocks"`
+}
+
+// decodeMeta decodes and checks an offered snapshot's metadata.
+func decodeMeta(info SnapshotInfo) (SnapshotMeta, error) {
+	var m SnapshotMeta
+	if info.Format != SnapshotFormat {
+		return m, fmt.Errorf("%w: format %d (this node reads %d)", ErrSnapshot, info.Format, SnapshotFormat)
+	}
+	if h := sha256.Sum256(info.Metadata); !bytes.Equal(h[:], info.Hash) {
+		return m, fmt.Errorf("%w: the hash is not the metadata's", ErrSnapshot)
+	}
+	d := json.NewDecoder(bytes.NewReader(info.Metadata))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&m); err != nil || d.More() {
+		return m, fmt.Errorf("%w: metadata: %v", ErrSnapshot, err)
+	}
+	switch {
+	case m.Format != info.Format || m.Height != info.Height || m.Height == 0:
+		return m, fmt.Errorf("%w: metadata of format %d height %d offered as %d at %d", ErrSnapshot, m.Format, m.Height, info.Format, info.Height)
+	case len(m.ChunkHashes) != int(info.Chunks) || info.Chunks == 0 || info.Chunks > MaxSnapshotChunks:
+		return m, fmt.Errorf("%w: %d chunks, %d hashes (at most %d)", ErrSnapshot, info.Chunks, len(m.ChunkHashes), MaxSnapshotChunks)
+	case m.ChunkSize == 0 || m.ChunkSize > MaxSnapshotChunkSize:
+		return m, fmt.Errorf("%w: chunk size %d", ErrSnapshot, m.ChunkSize)
+	case m.Size > uint64(m.ChunkSize)*uint64(info.Chunks) || m.Size <= uint64(m.ChunkSize)*uint64(info.Chunks-1):
+		return m, fmt.Errorf("%w: size %d in %d chunks of %d", ErrSnapshot, m.Size, info.Chunks, m.ChunkSize)
+	case m.Base >= m.Height:
+		return m, fmt.Errorf("%w: base %d at height %d", ErrSnapshot, m.Base, m.Height)
+	}
+	return m, nil
+}
+
+func snapDirName(h uint64) string { return fmt.Sprintf("%020d", h) }
+
+func chunkName(i int) string { return fmt.Sprintf("chunk-%06d", i) }
+
+// snapshotter is the validator's snapshot and retention state.
+type snapshotter struct {
+	jobs chan snapJob // to the writer goroutine (capacity 1)
+
+	mu   sync.Mutex
+	list []snapEntry // completed snapshots, ascending height
+	// marks are the (height, base) of every snapshot written since the
+	// start (and of those found at it), ascending, trimmed as retention
+	// passes them: retention prunes to a snapshot's base once it is
+	// KeepBlocks old, even if SnapshotKeep has dropped its files (a replay
+	// of the log then starts from a later snapshot).
+	marks []snapMark
+}
+
+type snapMark struct{ h, base uint64 }
+
+type snapEntry struct {
+	info SnapshotInfo
+	meta SnapshotMeta
+}
+
+// snapJob is one snapshot for the writer: the store's export at h and
+// what the core section needs.
+type snapJob struct {
+	h       uint64
+	app     cip11.Hash
+	base    uint64
+	specs   [][]byte
+	exp     *pebble.Export
+	logPath string
+}
+
+func (s *snapshotter) snapshots() []snapEntry {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.list)
+}
+
+// Snapshots lists the snapshots this validator holds, newest first
+// (ABCI ListSnapshots).
+func (v *Validator) Snapshots() []SnapshotInfo {
+	l := v.snap.snapshots()
+	out := make([]SnapshotInfo, 0, len(l))
+	for i := len(l) - 1; i >= 0; i-- {
+		out = append(out, l[i].info)
+	}
+	return out
+}
+
+// SnapshotChunk reads chunk i of the snapshot at height h in format f
+// (ABCI LoadSnapshotChunk); nil when it holds no such chunk.
+func (v *Validator) SnapshotChunk(h uint64, f uint32, i uint32) []byte {
+	if f != SnapshotFormat {
+		return nil
+	}
+	for _, e := range v.snap.snapshots() {
+		if e.info.Height == h && i < e.info.Chunks {
+			b, err := os.ReadFile(filepath.Join(v.dir, "snapshots", snapDirName(h), chunkName(int(i))))
+			if err != nil {
+				v.log.Warn("snapshot chunk unreadable", "height", h, "chunk", i, "err", err)
+				return nil
+			}
+			return b
+		}
+	}
+	return nil
+}
+
+// loadSnapshots reads the snapshots directory at open: complete snapshots
+// (a meta.json that decodes) are listed, a numbered one without it and
+// the tmp- directory of a write a crash cut short are removed.
+func (v *Validator) loadSnapshots() {
+	root := filepath.Join(v.dir, "snapshots")
+	ents, err := os.ReadDir(root)
+	if err != nil {
+		return
+	}
+	var list []snapEntry
+	for _, e := range ents {
+		p := filepath.Join(root, e.Name())
+		if strings.HasPrefix(e.Name(), "tmp-") { // a write a crash cut short
+			os.RemoveAll(p)
+			continue
+		}
+		h, err := strconv.ParseUint(e.Name(), 10, 64)
+		if err != nil || !e.IsDir() {
+			continue // "restore" (a state sync in progress) and anything else
+		}
+		b, err := os.ReadFile(filepath.Join(p, "meta.json"))
+		var info SnapshotInfo
+		if err == nil {
+			err = json.Unmarshal(b, &info)
+		}
+		var m SnapshotMeta
+		if err == nil {
+			m, err = decodeMeta(info)
+		}
+		if err != nil || info.Height != h {
+			v.log.Warn("removing an incomplete snapshot", "dir", p, "err", err)
+			os.RemoveAll(p)
+			continue
+		}
+		list = append(list, snapEntry{info, m})
+	}
+	slices.SortFunc(list, func(a, b snapEntry) int { return cmpU64(a.info.Height, b.info.Height) })
+	v.snap.mu.Lock()
+	v.snap.list = list
+	v.snap.marks = nil
+	for _, e := range list {
+		v.snap.marks = append(v.snap.marks, snapMark{e.info.Height, e.meta.Base})
+	}
+	v.snap.mu.Unlock()
+}
+
+func cmpU64(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// maybeSnapshot starts a snapshot of the committed height h when the
+// interval says so (loop only, right after the commit): the store's
+// export is taken here (cheap), the writing is the writer goroutine's. A
+// snapshot still being written makes this one skipped.
+func (v *Validator) maybeSnapshot(h uint64, app cip11.Hash) {
+	k := v.cfg.SnapshotInterval
+	if k == 0 || h%k != 0 || v.ps.Load() == nil {
+		return
+	}
+	start, specs := v.core.SnapshotWindow(snapWindow, v.blog.base.Height+1)
+	exp, err := v.ps.Load().Export()
+	if err != nil {
+		v.log.Warn("snapshot skipped: the store cannot export", "height", h, "err", err)
+		return
+	}
+	j := snapJob{h: h, app: app, base: start - 1, specs: specs, exp: exp, logPath: v.blog.path}
+	select {
+	case v.snap.jobs <- j:
+	default:
+		exp.Close()
+		v.log.Warn("snapshot skipped: the previous one is still being written", "height", h)
+	}
+}
+
+// snapshotWriter writes the snapshots maybeSnapshot starts, until stop.
+func (v *Validator) snapshotWriter() {
+	defer v.wg.Done()
+	for {
+		select {
+		case <-v.stop:
+			return
+		case j := <-v.snap.jobs:
+			err := v.writeSnapshot(j)
+			j.exp.Close()
+			if err != nil {
+				v.log.Warn("snapshot failed", "height", j.h, "err", err)
+			}
+		}
+	}
+}
+
+// stopWriter is an io.Writer that fails once the validator stops.
+type stopWriter struct {
+	w    io.Writer
+	stop <-chan struct{}
+}
+
+var errStopped = errors.New("node: stopped")
+
+func (s stopWriter) Write(p []byte) (int, error) {
+	select {
+	case <-s.stop:
+		return 0, errStopped
+	default:
+	}
+	return s.w.Write(p)
+}
+
+// writeSnapshot writes j into snapshots/tmp-H, then renames it into place
+// and drops the snapshots beyond SnapshotKeep.
+func (v *Validator) writeSnapshot(j snapJob) error {
+	core, err := snapCoreOf(j, v.hdr)
+	if err != nil {
+		return err
+	}
+	root := filepath.Join(v.dir, "snapshots")
+	tmp := filepath.Join(root, "tmp-"+snapDirName(j.h))
+	final := filepath.Join(root, snapDirName(j.h))
+	os.RemoveAll(tmp)
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	cw := &chunkWriter{dir: tmp, size: v.cfg.SnapshotChunkSize}
+	w := stopWriter{cw, v.stop}
+	hdr := binary.AppendUvarint(slices.Clone(snapMagic), uint64(len(core)))
+	if _, err := w.Write(append(hdr, core...)); err != nil {
+		return err
+	}
+	if _, err := j.exp.WriteTo(w); err != nil {
+		return err
+	}
+	if err := cw.close(); err != nil {
+		return err
+	}
+	m := SnapshotMeta{Format: SnapshotFormat, Height: j.h, AppHash: j.app, Base: j.base, Size: cw.total,
+		ChunkSize: uint32(cw.size), ChunkHashes: cw.hashes}
+	mb, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	sum := sha256.Sum256(mb)
+	info := SnapshotInfo{Height: j.h, Format: SnapshotFormat, Chunks: uint32(len(cw.hashes)), Hash: sum[:], Metadata: mb}
+	ib, err := json.Marshal(info)
+	if err != nil {
+		return err
+	}
+	if err := writeFileSync(filepath.Join(tmp, "meta.json"), ib); err != nil {
+		return err
+	}
+	os.RemoveAll(final)
+	if err := os.Rename(tmp, final); err != nil {
+		return err
+	}
+	syncDir(root)
+	v.addSnapshot(snapEntry{info, m})
+	v.log.Info("snapshot written", "height", j.h, "base", j.base, "chunks", info.Chunks, "bytes", m.Size)
+	return nil
+}
+
+// addSnapshot lists e and removes the snapshots beyond SnapshotKeep.
+func (v *Validator) addSnapshot(e snapEntry) {
+	v.snap.mu.Lock()
+	l := append(slices.DeleteFunc(v.snap.list, func(x snapEntry) bool { return x.info.Height == e.info.Height }), e)
+	slices.SortFunc(l, func(a, b snapEntry) int { return cmpU64(a.info.Height, b.info.Height) })
+	var drop []snapEntry
+	if n := len(l) - v.cfg.SnapshotKeep; n > 0 {
+		drop, l = slices.Clone(l[:n]), l[n:]
+	}
+	v.snap.list = l
+	if n := len(v.snap.marks); n == 0 || v.snap.marks[n-1].h < e.info.Height {
+		v.snap.marks = append(v.snap.marks, snapMark{e.info.Height, e.meta.Base})
+	}
+	v.snap.mu.Unlock()
+	for _, d := range drop {
+		os.RemoveAll(filepath.Join(v.dir, "snapshots", snapDirName(d.info.Height)))
+	}
+}
+
+func writeFileSync(path string, b []byte) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	return errors.Join(err, f.Close())
+}
+
+// snapCoreOf builds the snapshot's node section: the reconfigurations of
+// the blocks at or below j.base and the blocks above it up to j.h, read
+// from the block log (its own base line included: a pruned log).
+func snapCoreOf(j snapJob, hdr chainlog.Header) ([]byte, error) {
+	hl, err := chainlog.EncodeHeader(hdr)
+	if err != nil {
+		return nil, err
+	}
+	c := snapCore{Height: j.h, Chain: cip11.Keccak256(hl), Base: j.base, Specs: j.specs, Reconfigurations: []chainlog.Reconfigure{}}
+	f, err := os.Open(j.logPath)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 1<<20)
+	for i := 0; ; i++ {
+		line, err := r.ReadBytes('\n')
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		line = bytes.TrimSuffix(line, []byte("\n"))
+		if i == 0 {
+			continue
+		}
+		if i == 1 && bytes.HasPrefix(line, []byte(baseLinePrefix)) {
+			b, err := decodeBase(line)
+			if err != nil {
+				return nil, err
+			}
+			if b.Height > j.base {
+				return nil, fmt.Errorf("%w: the block log starts after %d, the snapshot's base is %d", ErrBlockLog, b.Height, j.base)
+			}
+			c.Reconfigurations = append(c.Reconfigurations, b.Reconfigurations...)
+			continue
+		}
+		h, err := lineHeight(line)
+		if err != nil {
+			return nil, fmt.Errorf("%w: line %d: %w", ErrBlockLog, i+1, err)
+		}
+		switch {
+		case h > j.h:
+		case h > j.base:
+			c.Blocks = append(c.Blocks, slices.Clone(line))
+		case bytes.Contains(line, []byte(`"reconfigure"`)):
+			b, err := chainlog.DecodeBlock(line)
+			if err != nil {
+				return nil, err
+			}
+			c.Reconfigurations = append(c.Reconfigurations, reconfsOf(&b)...)
+		}
+		if h >= j.h {
+			break
+		}
+	}
+	if uint64(len(c.Blocks)) != j.h-j.base {
+		return nil, fmt.Errorf("%w: the block log holds %d of the blocks %d … %d", ErrBlockLog, len(c.Blocks), j.base+1, j.h)
+	}
+	return json.Marshal(c)
+}
+
+// chunkWriter cuts a stream into files of size bytes, hashing each.
+type chunkWriter struct {
+	dir    string
+	size   int
+	buf    []byte
+	hashes []cip11.Hash
+	total  uint64
+}
+
+func (c *chunkWriter) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		k := min(c.size-len(c.buf), len(p))
+		c.buf = append(c.buf, p[:k]...)
+		p = p[k:]
+		if len(c.buf) == c.size {
+			if err := c.flush(); err != nil {
+				return 0, err
+			}
+		}
+	}
+	return n, nil
+}
+
+func (c *chunkWriter) flush() error {
+	if err := writeFileSync(filepath.Join(c.dir, chunkName(len(c.hashes))), c.buf); err != nil {
+		return err
+	}
+	c.hashes = append(c.hashes, sha256.Sum256(c.buf))
+	c.total += uint64(len(c.buf))
+	c.buf = c.buf[:0]
+	return nil
+}
+
+func (c *chunkWriter) close() error {
+	if len(c.buf) > 0 || len(c.hashes) == 0 {
+		return c.flush()
+	}
+	return nil
+}
+
+// snapshotReader streams a snapshot directory's chunks in order.
+func snapshotReader(dir string, chunks uint32) io.Reader {
+	rs := make([]io.Reader, 0, chunks)
+	for i := range int(chunks) {
+		rs = append(rs, &lazyFile{path: filepath.Join(dir, chunkName(i))})
+	}
+	return io.MultiReader(rs...)
+}
+
+// lazyFile opens its file at the first Read and closes it at EOF.
+type lazyFile struct {
+	path string
+	f    *os.File
+	done bool
+}
+
+func (l *lazyFile) Read(p []byte) (int, error) {
+	if l.done {
+		return 0, io.EOF
+	}
+	if l.f == nil {
+		f, err := os.Open(l.path)
+		if err != nil {
+			return 0, err
+		}
+		l.f = f
+	}
+	n, err := l.f.Read(p)
+	if errors.Is(err, io.EOF) {
+		l.f.Close()
+		l.done = true
+	}
+	return n, err
+}
+
+// readSnapCore reads the stream's magic and node section, leaving r at the
+// store's export. size bounds the section.
+func readSnapCore(r *bufio.Reader, size uint64) (*snapCore, error) {
+	magic := make([]byte, len(snapMagic))
+	if _, err := io.ReadFull(r, magic); err != nil || !bytes.Equal(magic, snapMagic) {
+		return nil, fmt.Errorf("%w: not a format-%d snapshot stream", ErrSnapshot, SnapshotFormat)
+	}
+	n, err := binary.ReadUvarint(r)
+	if err != nil || n > size {
+		return nil, fmt.Errorf("%w: node section of %d bytes in a %d-byte snapshot (%v)", ErrSnapshot, n, size, err)
+	}
+	b := make([]byte, n)
+	if _, err := io.ReadFull(r, b); err != nil {
+		return nil, fmt.Errorf("%w: node section: %w", ErrSnapshot, err)
+	}
+	var c snapCore
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&c); err != nil || d.More() {
+		return nil, fmt.Errorf("%w: node section: %v", ErrSnapshot, err)
+	}
+	return &c, nil
+}
+
+// SnapshotRestore receives an offered snapshot's chunks (state sync) into
+// snapshots/restore; InstallSnapshot installs it once all are in.
+type SnapshotRestore struct {
+	dir  string
+	info SnapshotInfo
+	meta SnapshotMeta
+	have []bool
+	n    int
+}
+
+// OfferSnapshot checks an offered snapshot against the trusted state
+// digest appHash at its height (ABCI OfferSnapshot: CometBFT's light client
+// verified it) and prepares to receive its chunks. It refuses, wrapping
+// ErrSnapshot, a malformed or foreign snapshot, and wrapping
+// ErrSnapshotState a validator that already holds blocks.
+func (v *Validator) OfferSnapshot(info SnapshotInfo, appHash []byte) (*SnapshotRestore, error) {
+	if h := v.Height(); h > 0 {
+		return nil, fmt.Errorf("%w: this validator is at height %d", ErrSnapshotState, h)
+	}
+	m, err := decodeMeta(info)
+	if err != nil {
+		return nil, err
+	}
+	if !bytes.Equal(m.AppHash[:], appHash) {
+		return nil, fmt.Errorf("%w: its state digest %s is not the trusted AppHash %X at %d", ErrSnapshot, m.AppHash, appHash, info.Height)
+	}
+	dir := filepath.Join(v.dir, "snapshots", "restore")
+	os.RemoveAll(dir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	return &SnapshotRestore{dir: dir, info: info, meta: m, have: make([]bool, info.Chunks)}, nil
+}
+
+// Apply takes chunk i; it reports whether every chunk is in. A chunk that
+// does not hash to the metadata's is refused (ErrSnapshotChunk: refetch
+// it, from another sender).
+func (r *SnapshotRestore) Apply(i uint32, chunk []byte) (bool, error) {
+	if int(i) >= len(r.have) {
+		return false, fmt.Errorf("%w: chunk %d of %d", ErrSnapshotChunk, i, len(r.have))
+	}
+	if sha256.Sum256(chunk) != r.meta.ChunkHashes[i] {
+		return false, fmt.Errorf("%w: chunk %d does not hash to the snapshot's metadata", ErrSnapshotChunk, i)
+	}
+	if !r.have[i] {
+		if err := writeFileSync(filepath.Join(r.dir, chunkName(int(i))), chunk); err != nil {
+			return false, err
+		}
+		r.have[i] = true
+		r.n++
+	}
+	return r.n == len(r.have), nil
+}
+
+// Height is the offered snapshot's height.
+func (r *SnapshotRestore) Height() uint64 { return r.info.Height }
+
+// Discard removes what the restore received.
+func (r *SnapshotRestore) Discard() { os.RemoveAll(r.dir) }
+
+// InstallSnapshot installs a complete restore on an empty validator (on
+// its loop): the state store imported from it, the block log written from
+// its window behind a base line, the journal from its specs; the core
+// recovers from them as at any start, and the recovered state's digest
+// must equal the trusted AppHash (else everything is wiped again and the
+// snapshot refused, wrapping ErrSnapshot). The snapshot is kept among this
+// validator's own.
+func (v *Validator) InstallSnapshot(r *SnapshotRestore) error {
+	var err error
+	if derr := v.do(func(*chain.Core) { err = v.install(r) }); derr != nil {
+		return derr
+	}
+	return err
+}
+
+func (v *Validator) install(r *SnapshotRestore) error {
+	if h := v.core.Height(); h > 0 {
+		return fmt.Errorf("%w: this validator is at height %d", ErrSnapshotState, h)
+	}
+	for i, ok := range r.have {
+		if !ok {
+			return fmt.Errorf("%w: chunk %d missing", ErrSnapshotChunk, i)
+		}
+	}
+	br := bufio.NewReaderSize(snapshotReader(r.dir, r.info.Chunks), 1<<20)
+	c, err := readSnapCore(br, r.meta.Size)
+	if err != nil {
+		return err
+	}
+	lines, err := v.checkSnapCore(c, r.meta)
+	if err != nil {
+		return err
+	}
+	v.closeStorage()
+	wipe := func() {
+		for _, p := range []string{"state", "blocks.jsonl", "blocks.times", "jobs.jsonl", "events.jsonl", "jobs"} {
+			os.RemoveAll(filepath.Join(v.dir, p))
+		}
+	}
+	reopen := func(cause error) error {
+		wipe()
+		if _, err := v.openStorage(); err != nil {
+			return errors.Join(cause, fmt.Errorf("%w: reopening the empty storage: %w", ErrFailed, err))
+		}
+		v.signalSwap()
+		return cause
+	}
+	wipe()
+	ps, err := pebble.Import(filepath.Join(v.dir, "state"), br, pebble.Options{})
+	if err != nil {
+		return reopen(fmt.Errorf("%w: the state store: %w", ErrSnapshot, err))
+	}
+	sh, _, err := ps.LastCommitted()
+	ps.Close()
+	if err == nil && sh != c.Height {
+		err = fmt.Errorf("%w: the state store is at %d, the snapshot at %d", ErrSnapshot, sh, c.Height)
+	}
+	if err != nil {
+		return reopen(err)
+	}
+	if err := v.writeRestored(c, lines); err != nil {
+		return reopen(err)
+	}
+	if _, err := v.openStorage(); err != nil {
+		v.closeStorage()
+		return reopen(fmt.Errorf("%w: recovering from it: %w", ErrSnapshot, err))
+	}
+	d, err := v.x.Digest()
+	if err == nil && d != r.meta.AppHash {
+		err = fmt.Errorf("%w: it restores to state digest %s, not the trusted AppHash %s at %d", ErrSnapshot, d, r.meta.AppHash, c.Height)
+	}
+	if err != nil {
+		v.closeStorage()
+		return reopen(err)
+	}
+	v.signalSwap()
+	v.sendq.post(sendItem{h: c.Height}) // ticks the transport to the height
+	final := filepath.Join(v.dir, "snapshots", snapDirName(c.Height))
+	if err := writeFileSync(filepath.Join(r.dir, "meta.json"), mustJSON(r.info)); err == nil {
+		os.RemoveAll(final)
+		if os.Rename(r.dir, final) == nil {
+			v.addSnapshot(snapEntry{r.info, r.meta})
+		}
+	}
+	v.log.Info("state restored from a snapshot", "height", c.Height, "base", c.Base, "blocks", len(c.Blocks),
+		"open_jobs", len(c.Specs), "state_digest", d)
+	return nil
+}
+
+func mustJSON(v any) []byte {
+	b, _ := json.Marshal(v)
+	return b
+}
+
+func (v *Validator) signalSwap() {
+	select {
+	case v.swapped <- struct{}{}:
+	default:
+	}
+}
+
+// checkSnapCore checks the node section against the metadata and this
+// chain: its blocks are base+1 … height in order, and the last one's
+// state digest is the trusted AppHash. It returns the blocks' lines.
+func (v *Validator) checkSnapCore(c *snapCore, m SnapshotMeta) ([][]byte, error) {
+	hl, err := chainlog.EncodeHeader(v.hdr)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case c.Chain != cip11.Keccak256(hl):
+		return nil, fmt.Errorf("%w: a snapshot of another chain", ErrSnapshot)
+	case c.Height != m.Height || c.Base != m.Base:
+		return nil, fmt.Errorf("%w: node section at %d base %d, metadata at %d base %d", ErrSnapshot, c.Height, c.Base, m.Height, m.Base)
+	case uint64(len(c.Blocks)) != c.Height-c.Base:
+		return nil, fmt.Errorf("%w: %d blocks for %d … %d", ErrSnapshot, len(c.Blocks), c.Base+1, c.Height)
+	}
+	lines := make([][]byte, len(c.Blocks))
+	for i, raw := range c.Blocks {
+		b, err := chainlog.DecodeBlock(raw)
+		if err != nil {
+			return nil, fmt.Errorf("%w: block %d: %w", ErrSnapshot, c.Base+1+uint64(i), err)
+		}
+		if uint64(b.Height) != c.Base+1+uint64(i) {
+			return nil, fmt.Errorf("%w: block %d where %d belongs", ErrSnapshot, b.Height, c.Base+1+uint64(i))
+		}
+		if uint64(b.Height) == c.Height && b.Out.StateDigest != m.AppHash {
+			return nil, fmt.Errorf("%w: block %d's state digest is not the trusted AppHash", ErrSnapshot, c.Height)
+		}
+		if lines[i], err = chainlog.EncodeBlock(&b); err != nil {
+			return nil, fmt.Errorf("%w: block %d: %w", ErrSnapshot, b.Height, err)
+		}
+	}
+	return lines, nil
+}
+
+// writeRestored writes the block log (header, base line, the window's
+// blocks) and the journal (the live jobs' specs) a restored validator
+// recovers from.
+func (v *Validator) writeRestored(c *snapCore, lines [][]byte) error {
+	hl, err := chainlog.EncodeHeader(v.hdr)
+	if err != nil {
+		return err
+	}
+	var bl []byte // a window from block 1: no base line
+	if c.Base > 0 {
+		if bl, err = encodeBase(logBase{Height: c.Base, Reconfigurations: c.Reconfigurations}); err != nil {
+			return err
+		}
+	} else if len(c.Reconfigurations) > 0 {
+		return fmt.Errorf("%w: reconfigurations before block 1", ErrSnapshot)
+	}
+	if _, err := writeLines(filepath.Join(v.dir, "blocks.jsonl"), hl, bl, lines, true); err != nil {
+		return err
+	}
+	j, err := writeJournal(filepath.Join(v.dir, "jobs.jsonl"), c.Specs, true)
+	if err != nil {
+		return err
+	}
+	return j.close()
+}
+
+// retain prunes behind the newest snapshot at least KeepBlocks below h
+// (loop only, at commit): the block log (and its times) to that
+// snapshot's base, the job archive likewise. It returns the height from
+// which the engine must keep blocks (0: everything).
+func (v *Validator) retain(h uint64) uint64 {
+	n := v.cfg.KeepBlocks
+	if n == 0 {
+		return 0
+	}
+	var base uint64
+	v.snap.mu.Lock()
+	i := 0
+	for i < len(v.snap.marks) && v.snap.marks[i].h+n <= h {
+		base = max(base, v.snap.marks[i].base)
+		i++
+	}
+	if i > 1 { // the last one passed stays: the next passes only go higher
+		v.snap.marks = v.snap.marks[i-1:]
+	}
+	v.snap.mu.Unlock()
+	if base > v.blog.base.Height {
+		if err := v.blog.prune(base); err != nil {
+			v.log.Warn("block log pruning failed", "base", base, "err", err)
+		} else {
+			v.log.Info("block log pruned", "base", base, "height", h)
+		}
+		if err := v.archive.prune(base); err != nil {
+			v.log.Warn("job archive pruning failed", "base", base, "err", err)
+		}
+	}
+	if v.blog.base.Height == 0 {
+		return 0
+	}
+	return v.blog.base.Height + 1
+}
+
+// EarliestHeight is the lowest height whose block this validator holds
+// (1 on an unpruned log).
+func (v *Validator) EarliestHeight() uint64 { return v.earliest.Load() }
+
+// snapshotDirs lists the snapshot directories under dir (cip11 replay).
+func snapshotDirs(dir string) []string {
+	ents, _ := os.ReadDir(dir)
+	var out []string
+	for _, e := range ents {
+		if _, err := strconv.ParseUint(e.Name(), 10, 64); err == nil && e.IsDir() && !strings.HasPrefix(e.Name(), "tmp-") {
+			out = append(out, filepath.Join(dir, e.Name()))
+		}
+	}
+	return out
+}
