@@ -106,7 +106,9 @@ func exportBytes(t testing.TB, s *Store) []byte {
 	return buf.Bytes()
 }
 
-func opts() Options { return Options{Sync: SyncNever, Retention: 4, Logger: slog.New(slog.DiscardHandler)} }
+func opts() Options {
+	return Options{Sync: SyncNever, Retention: 4, Logger: slog.New(slog.DiscardHandler)}
+}
 
 // TestSnapshotSmallRoundTrip: a store with every family exports, imports
 // into an identical database (re-export byte-identical), keeps its
