@@ -255,6 +255,9 @@ func (c *countWriter) Write(p []byte) (int, error) {
 // its pairs are written in bounded pebble batches, and the result is
 // opened by [Open], which checks the format key, the height marker and
 // the registry; the opened store's committed height must be the stream's.
+// These checks establish the stream's integrity, not that its state is the
+// chain's: a caller restoring from an untrusted source compares the state
+// digest.
 // Any failure removes what Import created (dir itself if it did not
 // exist, else its contents) and returns an error wrapping
 // ErrSnapshotCorrupt and the cause.

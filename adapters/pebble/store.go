@@ -19,7 +19,8 @@
 // older than the retention window is pruned on Commit.
 //
 // A Store is not safe for concurrent use, except that registry views may be
-// read from several goroutines while the store is open.
+// read, and exports (Export, docs/storage.md "Snapshots (export/import)")
+// written, from several goroutines while the store is open.
 package pebble
 
 import (
