@@ -99,6 +99,10 @@ type App struct {
 	cmt        atomic.Pointer[cmtnode.Node]
 	pause      pause
 	lastCommit atomic.Int64 // unix ns of the last catchUp (catchUpGap)
+	closing    atomic.Bool  // Node.Close has begun (peerFilter)
+
+	ssMu    sync.Mutex            // restore: the snapshot connection's calls
+	restore *node.SnapshotRestore // the snapshot being restored (state sync)
 
 	mu       sync.Mutex          // the fields below: ABCI connections run concurrently
 	beacon   *recovered          // the last seed recoverBeacon recovered (not committed yet)
@@ -241,6 +245,26 @@ func (a *App) Info(context.Context, *abci.InfoRequest) (*abci.InfoResponse, erro
 		res.LastBlockAppHash = b.Out.StateDigest[:]
 	}
 	return res, nil
+}
+
+// Query answers CometBFT's peer filter (config FilterPeers, set by
+// StartNode): "/p2p/filter/addr/…" and "/p2p/filter/id/…" pass until
+// Node.Close begins, and are refused from then on. CometBFT v1.0.1's
+// switch, stopped while a connection it accepted or dialled is being
+// added, neither starts nor closes that peer ("Won't start a peer - switch
+// is not running"): in one process the connection stays open, and the
+// remote validator keeps a dead peer under this validator's ID until its
+// pong timeout (over a minute), refusing the restarted validator as a
+// duplicate. A refused filter makes the switch close it. Any other path is
+// answered as BaseApplication does.
+func (a *App) Query(ctx context.Context, req *abci.QueryRequest) (*abci.QueryResponse, error) {
+	if strings.HasPrefix(req.Path, "/p2p/filter/") {
+		if a.closing.Load() {
+			return &abci.QueryResponse{Code: CodeClosed, Log: "the validator is closing"}, nil
+		}
+		return &abci.QueryResponse{Code: CodeOK}, nil
+	}
+	return a.BaseApplication.Query(ctx, req)
 }
 
 // InitChain checks that CometBFT's validator set is the genesis set (D29:

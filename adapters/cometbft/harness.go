@@ -18,7 +18,7 @@ import (
 type CometLogger = cmtlog.Logger
 
 // FreeBasePort picks a NetworkOptions.BasePort whose n validators' ports
-// (TCP p2p and HTTP, UDP QUIC: BasePort+10·i, +2, +1) are free on loopback
+// (TCP p2p, HTTP and RPC, UDP QUIC: BasePort+10·i, +2, +3, +1) are free on loopback
 // now; 0 if none was found in 100 tries (NewNetwork's default then).
 func FreeBasePort(n int) int {
 	for range 100 {
@@ -32,7 +32,7 @@ func FreeBasePort(n int) int {
 
 func portsFree(base, n int) bool {
 	for i := range n {
-		for _, off := range []int{0, 2} {
+		for _, off := range []int{0, 2, 3} {
 			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", base+10*i+off))
 			if err != nil {
 				return false

@@ -64,6 +64,10 @@ type NetworkOptions struct {
 	// Epochs schedules reconfigurations (DEVNET: the dealer deals every
 	// epoch's shares at genesis, D31): epoch e+1 is Epochs[e].
 	Epochs []EpochPlan
+	// RPC: every home serves CometBFT's RPC on BasePort+10·k+3 (TCP), which
+	// state sync's light client reads light blocks from (StateSyncOptions);
+	// off: no RPC listener.
+	RPC bool
 	// InBand, DEVNET ONLY, leaves Epochs out of the genesis: the genesis
 	// names a devnet admin (its key a function of Seed) and each planned
 	// epoch is added in band, by the admin's signed reconfiguration
@@ -361,6 +365,9 @@ func NewNetwork(o NetworkOptions) (*Network, error) {
 		c.P2P.AllowDuplicateIP = true
 		c.P2P.AddrBookStrict = false
 		c.RPC.ListenAddress = ""
+		if o.RPC {
+			c.RPC.ListenAddress = "tcp://" + hostPort(ms[i].host, ms[i].port+3)
+		}
 		c.Mempool.Recheck = false
 		c.Consensus.TimeoutPropose = o.TimeoutPropose
 		c.Consensus.TimeoutPrevote = o.TimeoutVote

@@ -62,6 +62,18 @@ type NodeConfig struct {
 	// RetainHeight: as node.ValidatorConfig's, the RetainHeight App.Commit
 	// returns to CometBFT (nil: keep every block).
 	RetainHeight func(committed uint64) uint64
+	// SnapshotInterval, SnapshotKeep, SnapshotChunkSize, KeepBlocks: as
+	// node.ValidatorConfig's (snapshots peers state-sync from, and
+	// retention: CometBFT prunes its blocks below the retain height
+	// Commit returns).
+	SnapshotInterval  uint64
+	SnapshotKeep      int
+	SnapshotChunkSize int
+	KeepBlocks        uint64
+	// StateSync, if set, restores an empty validator from a peer's
+	// snapshot instead of replaying every block (CometBFT skips it when
+	// the node holds blocks).
+	StateSync *StateSyncOptions
 }
 
 // Node is one validator of a network: the CIP-11 validator (QUIC server,
@@ -209,9 +221,16 @@ func StartNode(ctx context.Context, cfg NodeConfig) (*Node, error) {
 	eng := &mempoolEngine{}
 	v, err := node.NewValidator(node.ValidatorConfig{Genesis: h.Genesis, Keys: h.Keys, KeyFile: filepath.Join(cfg.Home, "validator.key"), DataDir: filepath.Join(cfg.Home, "node"),
 		NoSync: cfg.NoSync, RetainBlocks: cfg.RetainBlocks, Logger: cfg.Logger, Metrics: cfg.Metrics, Registerer: cfg.Registerer,
-		Broadcaster: eng, OnPushes: cfg.OnPushes, StallBlocks: cfg.StallBlocks, RetainHeight: cfg.RetainHeight})
+		Broadcaster: eng, OnPushes: cfg.OnPushes, StallBlocks: cfg.StallBlocks, RetainHeight: cfg.RetainHeight,
+		SnapshotInterval: cfg.SnapshotInterval, SnapshotKeep: cfg.SnapshotKeep, SnapshotChunkSize: cfg.SnapshotChunkSize, KeepBlocks: cfg.KeepBlocks})
 	if err != nil {
 		return nil, err
+	}
+	if cfg.StateSync != nil && v.Height() == 0 { // CometBFT state-syncs only an empty node
+		if err := configureStateSync(ctx, h.Config, *cfg.StateSync); err != nil {
+			v.Close()
+			return nil, err
+		}
 	}
 	app, err := NewApp(AppConfig{Validator: v, Share: seed.Share{Index: uint32(h.Index + 1), Key: h.Keys.Threshold},
 		VoteAddrs: addrs, Logger: cfg.Logger, OnFinalized: cfg.OnFinalized})
@@ -227,6 +246,9 @@ func StartNode(ctx context.Context, cfg NodeConfig) (*Node, error) {
 	}
 	nd := &Node{V: v, App: app, eng: eng, dbs: dbs, home: cfg.Home, keys: h.Keys, fatal: make(chan struct{}), reg: cfg.Registerer}
 	logger := fatalLogger{next: cfg.CometLogger, onFatal: nd.fail}
+	// Peers pass App.Query's filter (peerFilter), which refuses every
+	// peer once Close has begun.
+	h.Config.FilterPeers = true
 	var opts []cmtnode.Option
 	if !cfg.NoGossip {
 		app.gossip = newPresenceReactor(app.log, app.gossipValidators, v.Height)
@@ -406,6 +428,7 @@ func (n *Node) Peers() int { return n.cmt.Switch().Peers().Size() }
 // series off the registry.
 func (n *Node) Close() error {
 	var errs []error
+	n.App.closing.Store(true) // peerFilter: no peer joins a stopping switch
 	if n.cmt.IsRunning() {
 		if err := n.cmt.Stop(); err != nil {
 			errs = append(errs, err)

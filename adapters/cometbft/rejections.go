@@ -93,12 +93,18 @@ func reasonOf(err error, table []struct {
 type Rejections struct {
 	Proposals  map[string]uint64
 	Extensions map[string]uint64
+	// SnapshotChunks and Snapshots: state sync refused that many chunks
+	// (they did not hash to their snapshot's metadata) and installed
+	// snapshots (they did not restore to the trusted AppHash).
+	SnapshotChunks, Snapshots uint64
 }
 
 // rejectCounters are the App's counters behind [App.Rejections].
 type rejectCounters struct {
 	proposals  [9]atomic.Uint64 // by ProposalReasons index
 	extensions [5]atomic.Uint64 // by ExtensionReasons index
+	chunks     atomic.Uint64    // state-sync chunks refused
+	snapshots  atomic.Uint64    // state-sync snapshots refused after install
 }
 
 func (c *rejectCounters) proposal(err error) string {
@@ -124,7 +130,8 @@ func indexOf(list []string, r string) int {
 
 // Rejections is a snapshot of what this validator refused, by reason.
 func (a *App) Rejections() Rejections {
-	out := Rejections{Proposals: map[string]uint64{}, Extensions: map[string]uint64{}}
+	out := Rejections{Proposals: map[string]uint64{}, Extensions: map[string]uint64{},
+		SnapshotChunks: a.rej.chunks.Load(), Snapshots: a.rej.snapshots.Load()}
 	for i, r := range ProposalReasons {
 		out.Proposals[r] = a.rej.proposals[i].Load()
 	}
