@@ -1,6 +1,10 @@
 package cometbft
 
-import "slices"
+import (
+	"slices"
+
+	abci "github.com/cometbft/cometbft/abci/types"
+)
 
 // misbehavior is a fault one validator's App commits on purpose: the hook
 // of the Byzantine-validator tests (issue 27 §4; the shape of CometBFT's
@@ -23,6 +27,28 @@ type misbehavior struct {
 	// proposal replaces the proposal's transactions (header, body, raw
 	// submissions; D32) after the block is built and laid out.
 	proposal func(h uint64, txs [][]byte) [][]byte
+	// snapshots replaces the snapshots ListSnapshots serves (state sync);
+	// l is the honest list.
+	snapshots func(l []*abci.Snapshot) []*abci.Snapshot
+	// chunk replaces chunk i of the snapshot at height h that
+	// LoadSnapshotChunk serves; c is the honest one (nil: none).
+	chunk func(h uint64, i uint32, c []byte) []byte
+}
+
+// byzSnapshots applies the misbehaviour's snapshot list, if any.
+func (a *App) byzSnapshots(l []*abci.Snapshot) []*abci.Snapshot {
+	if m := a.byz.Load(); m != nil && m.snapshots != nil {
+		return m.snapshots(l)
+	}
+	return l
+}
+
+// byzChunk applies the misbehaviour's chunk, if any.
+func (a *App) byzChunk(h uint64, i uint32, c []byte) []byte {
+	if m := a.byz.Load(); m != nil && m.chunk != nil {
+		return m.chunk(h, i, c)
+	}
+	return c
 }
 
 // byzExtension applies the misbehaviour's extension, if any.

@@ -30,12 +30,14 @@ func (a *App) ListSnapshots(context.Context, *abci.ListSnapshotsRequest) (*abci.
 		res.Snapshots = append(res.Snapshots, &abci.Snapshot{Height: s.Height, Format: s.Format, Chunks: s.Chunks,
 			Hash: s.Hash, Metadata: s.Metadata})
 	}
+	res.Snapshots = a.byzSnapshots(res.Snapshots)
 	return res, nil
 }
 
 // LoadSnapshotChunk serves one chunk (none: the snapshot is gone).
 func (a *App) LoadSnapshotChunk(_ context.Context, req *abci.LoadSnapshotChunkRequest) (*abci.LoadSnapshotChunkResponse, error) {
-	return &abci.LoadSnapshotChunkResponse{Chunk: a.v.SnapshotChunk(req.Height, req.Format, req.Chunk)}, nil
+	c := a.v.SnapshotChunk(req.Height, req.Format, req.Chunk)
+	return &abci.LoadSnapshotChunkResponse{Chunk: a.byzChunk(req.Height, req.Chunk, c)}, nil
 }
 
 // OfferSnapshot accepts a snapshot whose metadata holds and names the

@@ -3,13 +3,18 @@ package cometbft
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	abci "github.com/cometbft/cometbft/abci/types"
 
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/adapters/node"
@@ -153,8 +158,8 @@ func TestStateSyncJoinsNetwork(t *testing.T) {
 	if e := v3.EarliestHeight(); e <= 1 || e > ssTarget {
 		t.Fatalf("state-synced validator holds blocks from %d", e)
 	}
-	if len(v3.Snapshots()) == 0 {
-		t.Fatal("the state-synced validator serves no snapshot")
+	if len(v3.Snapshots()) == 0 || v3.RestoredFrom() == 0 {
+		t.Fatalf("the state-synced validator serves %d snapshots, restored from %d", len(v3.Snapshots()), v3.RestoredFrom())
 	}
 	// it goes on with the others: every digest it computes agrees
 	from := v3.Height()
@@ -180,4 +185,100 @@ func TestStateSyncJoinsNetwork(t *testing.T) {
 		t.Fatalf("honest snapshots refused: %+v", r)
 	}
 	t.Logf("the state-synced validator agreed on %d heights from %d", agreed, from)
+}
+
+// TestStateSyncRefusesByzantinePeers: a wiped validator state-syncs while
+// two of its three peers are Byzantine: v0 serves every snapshot chunk
+// with a byte flipped, and v1 does the same for the honest snapshots and
+// advertises a lying snapshot above them — the trusted AppHash of its
+// height, but the chunks of an older snapshot. Only v2 is honest. The
+// lying snapshot is tried first (the highest) and refused after its
+// install (REJECT_SNAPSHOT); the corrupt chunks are refused and fetched
+// again from another peer (RETRY, the sender rejected); the honest
+// snapshot restores the validator, which then agrees with the others.
+func TestStateSyncRefusesByzantinePeers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a network run")
+	}
+	const interval = 20
+	s := startSSNet(t, interval)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go submitJobs(ctx, s.nodes[0].V, 100*time.Millisecond)
+	waitHeight(t, s.nodes, 70, 120*time.Second)
+
+	var flipped atomic.Int64
+	flip := func(c []byte) []byte {
+		if len(c) == 0 {
+			return c
+		}
+		flipped.Add(1)
+		c = bytes.Clone(c)
+		c[len(c)/2] ^= 0x10
+		return c
+	}
+	s.nodes[0].App.misbehave(&misbehavior{chunk: func(_ uint64, _ uint32, c []byte) []byte { return flip(c) }})
+	liarV := s.nodes[1].V
+	var lieH atomic.Uint64
+	var lieServed atomic.Int64
+	s.nodes[1].App.misbehave(&misbehavior{
+		snapshots: func(l []*abci.Snapshot) []*abci.Snapshot {
+			if len(l) == 0 {
+				return l
+			}
+			honest := l[0] // newest
+			h := honest.Height + 7
+			s.d.mu.Lock()
+			app, ok := s.d.m[h][1]
+			s.d.mu.Unlock()
+			if !ok {
+				return l
+			}
+			var m node.SnapshotMeta
+			if err := json.Unmarshal(honest.Metadata, &m); err != nil {
+				return l
+			}
+			m.Height, m.AppHash = h, app
+			mb, _ := json.Marshal(m)
+			sum := sha256.Sum256(mb)
+			lieH.Store(h)
+			lie := &abci.Snapshot{Height: h, Format: honest.Format, Chunks: honest.Chunks, Hash: sum[:], Metadata: mb}
+			return append([]*abci.Snapshot{lie}, l...)
+		},
+		chunk: func(h uint64, i uint32, c []byte) []byte {
+			if lh := lieH.Load(); lh != 0 && h == lh {
+				lieServed.Add(1)
+				return liarV.SnapshotChunk(h-7, node.SnapshotFormat, i)
+			}
+			return flip(c) // and the honest snapshots' chunks corrupt
+		},
+	})
+
+	ss := &StateSyncOptions{RPCServers: []string{s.rpc(2), s.rpc(0)}}
+	took, target := s.catchUp(t, 3, interval, ss)
+	r := s.nodes[3].App.Rejections()
+	t.Logf("state sync to %d in %v: %d lying-snapshot chunks served, %d chunks flipped; refused %d chunks and %d snapshots",
+		target, took.Round(time.Millisecond), lieServed.Load(), flipped.Load(), r.SnapshotChunks, r.Snapshots)
+	if r.Snapshots < 1 || lieServed.Load() == 0 {
+		t.Fatalf("the lying snapshot was not tried and refused: %+v", r)
+	}
+	if r.SnapshotChunks < 1 || flipped.Load() == 0 {
+		t.Fatalf("no corrupt chunk was refused: %+v (flipped %d)", r, flipped.Load())
+	}
+	v3 := s.nodes[3].V
+	if r := v3.RestoredFrom(); r == 0 || r%interval != 0 {
+		t.Fatalf("validator 3 restored from %d", r)
+	}
+	from := v3.Height()
+	waitHeight(t, s.nodes, from+5, 60*time.Second)
+	cancel()
+	s.d.mu.Lock()
+	defer s.d.mu.Unlock()
+	for h := from + 1; h <= from+5; h++ {
+		for i, x := range s.d.m[h] {
+			if x != s.d.m[h][3] {
+				t.Fatalf("height %d: validator %d disagrees with the state-synced one", h, i)
+			}
+		}
+	}
 }

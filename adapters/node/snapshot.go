@@ -715,6 +715,7 @@ func (v *Validator) install(r *SnapshotRestore) error {
 			v.addSnapshot(snapEntry{r.info, r.meta})
 		}
 	}
+	v.restoredFrom.Store(c.Height)
 	v.log.Info("state restored from a snapshot", "height", c.Height, "base", c.Base, "blocks", len(c.Blocks),
 		"open_jobs", len(c.Specs), "state_digest", d)
 	return nil
@@ -828,6 +829,10 @@ func (v *Validator) retain(h uint64) uint64 {
 	}
 	return v.blog.base.Height + 1
 }
+
+// RestoredFrom is the height of the snapshot this validator was restored
+// from since it started (state sync), 0 if none.
+func (v *Validator) RestoredFrom() uint64 { return v.restoredFrom.Load() }
 
 // EarliestHeight is the lowest height whose block this validator holds
 // (1 on an unpruned log).

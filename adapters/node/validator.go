@@ -230,8 +230,9 @@ type Validator struct {
 	swapped  chan struct{}
 	snap     snapshotter   // snapshots and retention (snapshot.go)
 	earliest atomic.Uint64 // the lowest height the block log holds
-	// lastRetain is the retain height the last commit returned.
-	lastRetain atomic.Uint64
+	// lastRetain is the retain height the last commit returned;
+	// restoredFrom the height of the snapshot installed (InstallSnapshot).
+	lastRetain, restoredFrom atomic.Uint64
 	events     *eventLog // transport job events (events.jsonl), history only
 	blog       *blockLog
 	jrnl       *journal
