@@ -139,6 +139,7 @@ func TestStateSyncJoinsNetwork(t *testing.T) {
 	defer cancel()
 	go submitJobs(ctx, s.nodes[0].V, 100*time.Millisecond)
 	waitHeight(t, s.nodes, 110, 180*time.Second)
+	sameSnapshots(t, s.nodes)
 
 	blockSync, bsTarget := s.catchUp(t, 2, interval, nil)
 	ss := &StateSyncOptions{RPCServers: []string{s.rpc(0), s.rpc(1)}}
@@ -280,5 +281,27 @@ func TestStateSyncRefusesByzantinePeers(t *testing.T) {
 				t.Fatalf("height %d: validator %d disagrees with the state-synced one", h, i)
 			}
 		}
+	}
+}
+
+// sameSnapshots: every validator's snapshot of a height is the same bytes
+// (one hash), so that every peer serves the one a joiner chooses.
+func sameSnapshots(t *testing.T, nodes []*Node) {
+	t.Helper()
+	byHeight := map[uint64][]byte{}
+	common := 0
+	for i, nd := range nodes {
+		for _, x := range nd.V.Snapshots() {
+			if h, ok := byHeight[x.Height]; !ok {
+				byHeight[x.Height] = x.Hash
+			} else if !bytes.Equal(h, x.Hash) {
+				t.Fatalf("validator %d's snapshot at %d has hash %X, another's %X", i, x.Height, x.Hash, h)
+			} else {
+				common++
+			}
+		}
+	}
+	if common == 0 {
+		t.Fatal("no two validators hold a snapshot of the same height")
 	}
 }

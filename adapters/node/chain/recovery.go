@@ -1,9 +1,12 @@
 package chain
 
 import (
+	"bytes"
 	"fmt"
+	"slices"
 	"time"
 
+	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/blockexec"
 	"github.com/cip11/cip11/chainlog"
 )
@@ -87,7 +90,8 @@ func (c *Core) Resume(base uint64) error {
 // block it carries — at most recent blocks back, lowered to the inclusion
 // height of every job still live, so that a core resumed at start−1
 // rebuilds each one's tracking from its submission on — and the encoded
-// specs of those jobs (the journal a restored validator starts from).
+// specs of those jobs (the journal a restored validator starts from),
+// ordered by job id.
 // floor is the lowest height the caller still has a block of.
 func (c *Core) SnapshotWindow(recent, floor uint64) (start uint64, specs [][]byte) {
 	h := c.Height()
@@ -95,6 +99,7 @@ func (c *Core) SnapshotWindow(recent, floor uint64) (start uint64, specs [][]byt
 	if h > recent {
 		start = h - recent + 1
 	}
+	ids := make([]cip11.Hash, 0, len(c.live))
 	for _, id := range c.live {
 		t := c.jobs[id]
 		if t == nil || t.submitted == 0 {
@@ -102,8 +107,15 @@ func (c *Core) SnapshotWindow(recent, floor uint64) (start uint64, specs [][]byt
 		}
 		start = min(start, t.submitted)
 		if t.p != nil {
-			specs = append(specs, t.p)
+			ids = append(ids, id)
 		}
+	}
+	// by job id: every validator writes the same bytes (the order of c.live
+	// is this validator's admission order), so that peers serve one
+	// snapshot, not one each
+	slices.SortFunc(ids, func(a, b cip11.Hash) int { return bytes.Compare(a[:], b[:]) })
+	for _, id := range ids {
+		specs = append(specs, c.jobs[id].p)
 	}
 	return max(start, floor, 1), specs
 }
