@@ -24,7 +24,7 @@ type Summary struct {
 	FinalDigest     string `json:"final_state_digest"`
 	// Base is a pruned log's base height (Config.Pruned; 0: a log from
 	// block 1).
-	Base uint64 `json:"base,omitempty"`
+	Base uint64 `json:"base"`
 	// LastHeight is the height of the last block checked (executed, or
 	// the resumed store's).
 	LastHeight uint64 `json:"last_height"`

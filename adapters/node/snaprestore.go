@@ -186,7 +186,12 @@ func (v *Validator) signalSwap() {
 // chain: its blocks are base+1 … height in order, and the last one's
 // state digest is the trusted AppHash. It returns the blocks' lines.
 func (v *Validator) checkSnapCore(c *snapCore, m SnapshotMeta) ([][]byte, error) {
-	hl, err := chainlog.EncodeHeader(v.hdr)
+	return checkSnapCore(v.hdr, c, m)
+}
+
+// checkSnapCore is Validator.checkSnapCore for the chain of header hdr.
+func checkSnapCore(hdr chainlog.Header, c *snapCore, m SnapshotMeta) ([][]byte, error) {
+	hl, err := chainlog.EncodeHeader(hdr)
 	if err != nil {
 		return nil, err
 	}

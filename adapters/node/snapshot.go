@@ -609,15 +609,3 @@ func (v *Validator) retain(h uint64) uint64 {
 // EarliestHeight is the lowest height whose block this validator holds
 // (1 on an unpruned log).
 func (v *Validator) EarliestHeight() uint64 { return v.earliest.Load() }
-
-// snapshotDirs lists the snapshot directories under dir (cip11 replay).
-func snapshotDirs(dir string) []string {
-	ents, _ := os.ReadDir(dir)
-	var out []string
-	for _, e := range ents {
-		if _, err := strconv.ParseUint(e.Name(), 10, 64); err == nil && e.IsDir() && !strings.HasPrefix(e.Name(), "tmp-") {
-			out = append(out, filepath.Join(dir, e.Name()))
-		}
-	}
-	return out
-}
