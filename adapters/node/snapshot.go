@@ -21,7 +21,7 @@ import (
 	"github.com/cip11/cip11/chainlog"
 )
 
-// Snapshots (docs/storage.md "Snapshots"): every SnapshotInterval blocks
+// Snapshots (docs/storage.md "Snapshots (node)"): every SnapshotInterval blocks
 // the validator writes its state at the committed height into
 // snapshots/HEIGHT/ as fixed-size chunks beside a meta.json; peers restore
 // from them by state sync (adapters/cometbft), and retention (KeepBlocks)
