@@ -19,6 +19,10 @@ type Reader struct {
 	header Header
 	line   int    // number of the last line read (1 = header)
 	next   uint64 // height the next block must have
+	// peeked is the line ReadBase read that was not a base line; based
+	// records that ReadBase ran.
+	peeked []byte
+	based  bool
 }
 
 // NewReader reads and decodes the header line of r. Input starting with the
@@ -52,11 +56,20 @@ func NewReader(r io.Reader) (*Reader, error) {
 func (r *Reader) Header() Header { return r.header }
 
 // Next returns the next block, or io.EOF after the last one. Heights must
-// start at 1 and increase by exactly 1 per line.
+// start at 1 (after a base line that [Reader.ReadBase] accepted, at its
+// height + 1) and increase by exactly 1 per line. A base line that
+// ReadBase did not accept is an error wrapping ErrPruned.
 func (r *Reader) Next() (Block, error) {
-	line, err := r.readLine()
-	if err != nil {
-		return Block{}, err
+	line := r.peeked
+	r.peeked = nil
+	if line == nil {
+		var err error
+		if line, err = r.readLine(); err != nil {
+			return Block{}, err
+		}
+	}
+	if r.next == 1 && !r.based && bytes.HasPrefix(line, basePrefix) {
+		return Block{}, r.prunedError(line)
 	}
 	b, err := DecodeBlock(line)
 	if err != nil {

@@ -18,7 +18,8 @@ const (
 	Version = 2
 )
 
-// Sentinel errors. Every decoding failure wraps exactly one of them.
+// Sentinel errors. Every decoding failure wraps exactly one of them (or
+// ErrPruned, base.go).
 var (
 	// ErrMalformed: the log is not a well-formed chain log of a supported
 	// version (bad JSON, unknown or missing key, bad decimal or hex, wrong

@@ -3,6 +3,7 @@ package replay
 import (
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/cip11/cip11/blockexec"
 	"github.com/cip11/cip11/chainlog"
@@ -21,6 +22,12 @@ type Summary struct {
 	PendingConsumed int    `json:"pending_consumed"`
 	MRUWrites       int    `json:"mru_writes"`
 	FinalDigest     string `json:"final_state_digest"`
+	// Base is a pruned log's base height (Config.Pruned; 0: a log from
+	// block 1).
+	Base uint64 `json:"base"`
+	// LastHeight is the height of the last block checked (executed, or
+	// the resumed store's).
+	LastHeight uint64 `json:"last_height"`
 }
 
 // Config tunes [Run].
@@ -30,6 +37,15 @@ type Config struct {
 	Limit int
 	// Progress, if non-nil, is called after every replayed block.
 	Progress func(height uint64, s *Summary)
+	// Pruned accepts a pruned log (docs/chainlog.md "Pruned block logs":
+	// a validator's blocks.jsonl whose second line is a base line,
+	// chainlog.Reader.ReadBase). The base line's reconfigurations are
+	// restored after Options.Reconfigurations, and the store (OpenStore)
+	// must already hold the state at a height the log holds, above the
+	// base (a validator snapshot's, node.ImportSnapshot): Run resumes
+	// there as over any store. Without Pruned a pruned log fails with
+	// chainlog.ErrPruned.
+	Pruned bool
 }
 
 // Run re-executes the log in r block by block and compares every
@@ -46,7 +62,8 @@ type Config struct {
 // log, or at a height the log does not have, is
 // [blockexec.ErrStoreMismatch].
 // Summary.Resumed is h's block count; the other counts cover the blocks
-// executed.
+// executed. The reconfigurations of the skipped blocks are restored (they
+// extend the schedule as they did when the store committed them).
 //
 // A panic is a bug and is not recovered.
 func Run(r io.Reader, cfg Config) (s Summary, err error) {
@@ -54,7 +71,18 @@ func Run(r io.Reader, cfg Config) (s Summary, err error) {
 	if err != nil {
 		return s, err
 	}
-	x, err := blockexec.New(cr.Header(), cfg.Options)
+	opts := cfg.Options
+	var base *chainlog.Base
+	if cfg.Pruned {
+		if base, err = cr.ReadBase(); err != nil {
+			return s, err
+		}
+		if base != nil {
+			s.Base = base.Height
+			opts.Reconfigurations = append(slices.Clone(opts.Reconfigurations), base.Reconfigurations...)
+		}
+	}
+	x, err := blockexec.New(cr.Header(), opts)
 	if err != nil {
 		return s, err
 	}
@@ -66,6 +94,14 @@ func Run(r io.Reader, cfg Config) (s Summary, err error) {
 	p := newPipeline(cr, x)
 	defer p.stop()
 	last, resume := x.LastCommitted()
+	if base != nil && (!resume || last <= base.Height) {
+		held := "an empty store"
+		if resume {
+			held = fmt.Sprintf("a store at height %d", last)
+		}
+		return s, fmt.Errorf("%w: the log is pruned (its blocks start at %d) and there is %s: replay it over the state at one of its heights (a snapshot)",
+			blockexec.ErrStoreMismatch, base.Height+1, held)
+	}
 	for cfg.Limit <= 0 || s.Blocks < cfg.Limit {
 		b, err := p.next()
 		if err == io.EOF {
@@ -76,14 +112,20 @@ func Run(r io.Reader, cfg Config) (s Summary, err error) {
 		}
 		h := uint64(b.Height)
 		if resume {
-			if h < last {
-				s.Resumed++
-				continue
-			}
 			if h > last {
 				return s, fmt.Errorf("%w: store at height %d, the log has no such block", blockexec.ErrStoreMismatch, last)
 			}
 			s.Resumed++
+			for _, tx := range b.Txs {
+				if tx.Reconfigure != nil {
+					if err := x.RestoreReconfiguration(tx.Reconfigure); err != nil {
+						return s, fmt.Errorf("block %d (in the store): %w", h, err)
+					}
+				}
+			}
+			if h < last {
+				continue
+			}
 			resume = false
 			d, err := x.Digest()
 			if err != nil {
@@ -92,7 +134,7 @@ func Run(r io.Reader, cfg Config) (s Summary, err error) {
 			if d != b.Out.StateDigest {
 				return s, &blockexec.Divergence{Height: h, Field: "state_digest (resumed store)", Want: b.Out.StateDigest.String(), Got: d.String()}
 			}
-			s.FinalDigest = d.String()
+			s.FinalDigest, s.LastHeight = d.String(), h
 			continue
 		}
 		got, err := x.Execute(b)
@@ -138,4 +180,5 @@ func (s *Summary) count(b *chainlog.Block) {
 	s.PendingConsumed += len(b.Out.PendingConsumed)
 	s.MRUWrites += len(b.Out.MRUWrites)
 	s.FinalDigest = b.Out.StateDigest.String()
+	s.LastHeight = uint64(b.Height)
 }

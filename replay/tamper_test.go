@@ -485,6 +485,7 @@ func countBlocks(blocks []chainlog.Block) replay.Summary {
 		s.PendingConsumed += len(b.Out.PendingConsumed)
 		s.MRUWrites += len(b.Out.MRUWrites)
 		s.FinalDigest = b.Out.StateDigest.String()
+		s.LastHeight = uint64(b.Height)
 	}
 	return s
 }

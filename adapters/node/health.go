@@ -64,7 +64,7 @@ func (v *Validator) addHealth(st *httpapi.Status, now time.Time, last job.BlockS
 	}
 	d.mu.Unlock()
 	interval := v.cfg.BlockTime
-	st.LatestBlockHeight = st.Height
+	st.LatestBlockHeight, st.EarliestBlockHeight = st.Height, v.EarliestHeight()
 	switch {
 	case ok:
 		moved, st.LatestBlockTime = last.Time, last.Time

@@ -56,7 +56,7 @@ func TestStatusStalled(t *testing.T) {
 	} {
 		clk.set(t0.Add(tc.after))
 		st = v.Status()
-		if st.Height != 2 || st.LatestBlockHeight != 2 || !st.LatestBlockTime.Equal(t0) || st.LastBlockAgeMillis != tc.age ||
+		if st.Height != 2 || st.LatestBlockHeight != 2 || st.EarliestBlockHeight != 1 || !st.LatestBlockTime.Equal(t0) || st.LastBlockAgeMillis != tc.age ||
 			st.Stalled != tc.stalled || st.CatchingUp || st.Peers != 0 || st.Validators != nil || st.Failed != "" {
 			t.Fatalf("%v after the last block: %+v", tc.after, st)
 		}

@@ -144,6 +144,9 @@ func TestRetainPrunesBlockLog(t *testing.T) {
 	if got := v.EarliestHeight(); got != base.Height+1 {
 		t.Fatalf("EarliestHeight %d, base %d", got, base.Height)
 	}
+	if st := v.Status(); st.EarliestBlockHeight != base.Height+1 || st.LatestBlockHeight != h {
+		t.Fatalf("/status earliest_block_height %d, latest %d; base %d", st.EarliestBlockHeight, st.LatestBlockHeight, base.Height)
+	}
 	if r := retains[len(retains)-1]; r != base.Height+1 {
 		t.Fatalf("retain height %d, want %d", r, base.Height+1)
 	}

@@ -81,7 +81,7 @@ type ValidatorConfig struct {
 	RetainHeight func(committed uint64) uint64
 	// SnapshotInterval: every that many blocks the validator writes a
 	// snapshot of its state (snapshots/HEIGHT; docs/storage.md
-	// "Snapshots"), which peers restore from by state sync (0: none).
+	// "Snapshots (node)"), which peers restore from by state sync (0: none).
 	SnapshotInterval uint64
 	// SnapshotKeep is how many snapshots it keeps (DefaultSnapshotKeep).
 	SnapshotKeep int

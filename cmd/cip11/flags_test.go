@@ -229,7 +229,7 @@ func TestHelpEveryCommand(t *testing.T) {
 		{[]string{"validator"}, []string{"block-time", "comet-log", "data", "genesis", "home", "http", "key", "listen", "log", "no-fsync", "push-window", "skip-per-mille", "stall-blocks"}, "chain node"},
 		{[]string{"reset"}, []string{"home", "signed-height"}, "priv_validator_state.json"},
 		{[]string{"runner"}, []string{"api", "block-time", "exec", "exec-concurrency", "exec-max-output", "exec-timeout", "fail-per-mille", "genesis", "key", "listen", "log", "validator", "work"}, "runner process"},
-		{[]string{"replay"}, []string{"blocks", "fsync", "json", "no-cache", "quiet", "store"}, "FILE"},
+		{[]string{"replay"}, []string{"blocks", "fsync", "json", "no-cache", "quiet", "snapshots", "store"}, "FILE"},
 		{[]string{"gen"}, []string{"blocks", "multi-validator", "o", "runners", "seed"}, "synthetic chain log"},
 		{[]string{"vectors", "gen"}, []string{"dir"}, "generators"},
 		{[]string{"reconfigure"}, []string{"activation", "epoch", "net", "node"}, "DEVNET ONLY"},

@@ -35,6 +35,9 @@ type report struct {
 	// Store is the pebble directory (-store), with its size after the run.
 	Store     string `json:"store,omitempty"`
 	StoreSize int64  `json:"store_bytes,omitempty"`
+	// Snapshot is the height of the validator snapshot a pruned log was
+	// replayed from (0: none).
+	Snapshot uint64 `json:"snapshot,omitempty"`
 }
 
 // optString is a string flag that records whether it was given, so that
@@ -48,11 +51,19 @@ func (o *optString) String() string     { return o.v }
 func (o *optString) Set(v string) error { o.set, o.v = true, v; return nil }
 
 func runReplay(args []string, stdout, stderr io.Writer) int {
-	c := newCommand("replay", "[-blocks N] [-json] [-no-cache] [-quiet] [-store DIR [-fsync=false]] [FILE]", `
+	c := newCommand("replay", "[-blocks N] [-json] [-no-cache] [-quiet] [-store DIR [-fsync=false]] [-snapshots DIR] [FILE]", `
 Re-execute a chain log (docs/chainlog.md) block by block and compare every
 block's outputs and state digest with the log; exit 1 at the first
 divergence. FILE is a chain log (.gz: gzip-compressed); without FILE the
-sample chain embedded in the binary is replayed.`)
+sample chain embedded in the binary is replayed.
+
+A validator's own block log may be pruned (its second line is a base
+line: blocks 1 … B are gone). Replay then starts from the validator's
+lowest snapshot above B (-snapshots, default the snapshots directory
+beside FILE): its chunks are checked, its state imported into the -store
+directory (default a temporary one), and the blocks from the snapshot's
+height on are checked against FILE. An existing non-empty -store
+directory is resumed instead.`)
 	fs := c.fs
 	var dir optString
 	fs.Var(&dir, "store", "replay over the pebble store in `DIR` (\"\": a fresh temporary directory); a store holding blocks resumes after them")
@@ -61,6 +72,7 @@ sample chain embedded in the binary is replayed.`)
 	asJSON := fs.Bool("json", false, "print the summary as one JSON object")
 	noCache := fs.Bool("no-cache", false, "re-derive every block-S snapshot (no §9.2 candidate cache)")
 	quiet := fs.Bool("quiet", false, "no progress bar even on a terminal")
+	snaps := fs.String("snapshots", "", "for a pruned FILE: the validator's snapshots `DIR` (default: the snapshots directory beside FILE)")
 	if code, ok := c.parse(args, stdout, stderr); !ok {
 		return code
 	}
@@ -86,6 +98,22 @@ sample chain embedded in the binary is replayed.`)
 		defer func() { _ = bar.Finish() }()
 	}
 	r := report{File: name}
+	var ps *prunedStart
+	if fs.NArg() == 1 {
+		var err error
+		if ps, err = pruned(fs.Arg(0), *snaps, &dir); err != nil {
+			fmt.Fprintf(stderr, "replay %s: FAILED: %v\n", name, err)
+			return 1
+		}
+	}
+	if ps != nil {
+		if ps.tmp != "" {
+			defer os.RemoveAll(ps.tmp)
+		}
+		fmt.Fprintln(stderr, ps.say)
+		cfg.Pruned, r.Snapshot = true, ps.height
+		*fsync = *fsync && ps.tmp == "" // a temporary store needs no fsync
+	}
 	if dir.set {
 		if dir.v == "" {
 			tmp, err := os.MkdirTemp("", "cip11-replay-")
@@ -107,7 +135,7 @@ sample chain embedded in the binary is replayed.`)
 			if err != nil {
 				return nil, err
 			}
-			if err := checkChain(st, dir.v, h); err != nil {
+			if err := checkChain(st, dir.v, h, ps != nil && ps.height > 0); err != nil {
 				return nil, errors.Join(err, st.Close())
 			}
 			return st, nil
@@ -155,6 +183,14 @@ func printSummary(w io.Writer, r report, asJSON bool) {
 			fmt.Fprintf(w, "resumed after:      %d blocks already in the store\n", s.Resumed)
 		}
 	}
+	if s.Base > 0 {
+		from := "a store's state"
+		if r.Snapshot > 0 {
+			from = fmt.Sprintf("the snapshot at height %d", r.Snapshot)
+		}
+		fmt.Fprintf(w, "pruned log:         blocks 1 … %d gone; checked from %s\n", s.Base, from)
+	}
+	fmt.Fprintf(w, "last height:        %d\n", s.LastHeight)
 	fmt.Fprintf(w, "blocks:             %d\n", s.Blocks)
 	fmt.Fprintf(w, "jobs submitted:     %d (M == 1: %d, M > 1: %d)\n", s.Jobs, s.JobsM1, s.Jobs-s.JobsM1)
 	fmt.Fprintf(w, "assignments:        %d (timeout re-selections: %d)\n", s.Assignments, s.Reselections)
@@ -195,8 +231,10 @@ func chainIdentity(h chainlog.Header) (string, error) {
 // checkChain refuses a store that holds another chain than the log's
 // (issue 18 #15): a fresh store records the log's identity; a store that
 // recorded one must match it. A store with blocks but no identity (written
-// before identities were recorded) is left to the digest checks.
-func checkChain(st *pebble.Store, dir string, h chainlog.Header) error {
+// before identities were recorded) is left to the digest checks, unless
+// imported (a validator snapshot of this log's chain, checked by
+// node.ImportSnapshot): it records the identity.
+func checkChain(st *pebble.Store, dir string, h chainlog.Header, imported bool) error {
 	want, err := chainIdentity(h)
 	if err != nil {
 		return err
@@ -211,7 +249,7 @@ func checkChain(st *pebble.Store, dir string, h chainlog.Header) error {
 		}
 		return nil
 	}
-	if _, committed, err := st.LastCommitted(); err != nil || committed {
+	if _, committed, err := st.LastCommitted(); err != nil || (committed && !imported) {
 		return err
 	}
 	return st.SetChainIdentity([]byte(want))

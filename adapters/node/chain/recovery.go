@@ -56,7 +56,7 @@ func (c *Core) RecoverTail(b *chainlog.Block, at time.Time) error {
 
 // Resume starts an empty core at height base without blocks 1 … base: the
 // block log was pruned below base+1, or the store came from a snapshot
-// (docs/storage.md "Snapshots"). The registry index is the store's
+// (docs/storage.md "Snapshots (node)"). The registry index is the store's
 // ACTIVE_RUNNERS list (append-only, so the later blocks Restore feeds
 // re-register nothing); the blocks from base+1 on follow through Restore.
 // It must come before any other step.
@@ -86,7 +86,7 @@ func (c *Core) Resume(base uint64) error {
 }
 
 // SnapshotWindow is what a snapshot of the committed state needs beyond
-// the store (docs/storage.md "Snapshots"): start, the first height whose
+// the store (docs/storage.md "Snapshots (node)"): start, the first height whose
 // block it carries — at most recent blocks back, lowered to the inclusion
 // height of every job still live, so that a core resumed at start−1
 // rebuilds each one's tracking from its submission on — and the encoded

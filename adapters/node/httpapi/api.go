@@ -167,6 +167,12 @@ type Status struct {
 	// LatestBlockHeight is the consensus engine's latest block (CometBFT's
 	// block store on a network validator; Height on a single validator).
 	LatestBlockHeight uint64 `json:"latest_block_height,string"`
+	// EarliestBlockHeight is the lowest height whose block this validator
+	// still holds (retention, docs/storage.md "Retention"): 1 unless its
+	// block log was pruned (ValidatorConfig.KeepBlocks) or it was restored
+	// from a snapshot (the ended jobs submitted below it are then gone
+	// from its job archive).
+	EarliestBlockHeight uint64 `json:"earliest_block_height,string"`
 	// LatestBlockTime is that block's time: its CometBFT header time on a
 	// network validator, when it was applied on a single validator;
 	// omitted before the first block this process knows a time for.

@@ -390,6 +390,9 @@
     consensus(s);
     set('chain', s.chain_id ?? '–');
     set('height', s.height ?? '–');
+    // retention: shown once the block log is pruned (earliest above 1)
+    $('retained').hidden = !(Number(s.earliest_block_height) > 1);
+    set('earliest', s.earliest_block_height ?? '–');
     set('epoch', s.subset_epoch ?? '–');
     set('blocktime', s.block_time_ms != null ? s.block_time_ms + ' ms' : '–');
     set('quic', s.quic_addr || '–');

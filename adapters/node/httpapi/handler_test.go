@@ -348,7 +348,7 @@ func TestStatus(t *testing.T) {
 	st := Status{ChainID: 1337, Height: 18446744073709551615, BlockTimeMillis: 1000, QUICAddr: "127.0.0.1:7443",
 		PeerKey: strings.Repeat("ab", 32), ValidatorSetHash: cip11.Hash{0x11}, SubsetEpoch: 2, Runners: 50,
 		Connected: 40, Present: 38, Mempool: 3, PollDisabled: true, Version: "v0.1.0",
-		LatestBlockHeight: 18446744073709551615, LatestBlockTime: time.Date(2026, 12, 4, 16, 0, 0, 123e6, time.UTC),
+		LatestBlockHeight: 18446744073709551615, EarliestBlockHeight: 769, LatestBlockTime: time.Date(2026, 12, 4, 16, 0, 0, 123e6, time.UTC),
 		LastBlockAgeMillis: 250, StallAfterMillis: 4800, CatchingUp: true, Peers: 3,
 		Validators: []ValidatorHealth{{Index: 0, PeerKey: strings.Repeat("cd", 32), Address: "0A0B", Self: true, Connected: true, LastSignedHeight: 41},
 			{Index: 1, PeerKey: strings.Repeat("ef", 32), Address: "0C0D", LastSignedHeight: 18446744073709551615}}}
@@ -364,7 +364,7 @@ func TestStatus(t *testing.T) {
 	}
 	for _, frag := range []string{`"chain_id":"1337"`, `"height":"18446744073709551615"`, `"subset_epoch":"2"`,
 		`"block_time_ms":1000`, `"quic_addr":"127.0.0.1:7443"`, `"validator_set_hash":"11000000`, `"poll_disabled":false`,
-		`"latest_block_height":"18446744073709551615"`, `"latest_block_time":"2026-12-04T16:00:00.123Z"`, `"last_block_age_ms":250`,
+		`"latest_block_height":"18446744073709551615"`, `"earliest_block_height":"769"`, `"latest_block_time":"2026-12-04T16:00:00.123Z"`, `"last_block_age_ms":250`,
 		`"stall_after_ms":4800`, `"stalled":false`, `"catching_up":true`, `"peers":3`,
 		`"validators":[{"index":0,"peer_key":"cdcd`, `"address":"0A0B","self":true,"connected":true,"last_signed_height":"41"}`,
 		`"last_signed_height":"18446744073709551615"}]`} {
