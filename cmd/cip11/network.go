@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -274,6 +275,38 @@ type netValidator struct {
 	log            *slog.Logger
 	cometLevel     string
 	stallBlocks    int
+	snaps          snapshotFlags
+	stateSync      *cometbft.StateSyncOptions
+}
+
+// snapshotFlags are cip11 validator's snapshot and retention flags.
+type snapshotFlags struct {
+	interval, keepBlocks uint64
+	keep                 int
+}
+
+// rpcList checks -state-sync: HOST:PORT entries, comma-separated.
+func rpcList(s string) error {
+	if s == "" {
+		return nil
+	}
+	for _, a := range strings.Split(s, ",") {
+		if err := hostPort(a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// hexHash checks -trust-hash: 64 hex digits.
+func hexHash(s string) error {
+	if s == "" {
+		return nil
+	}
+	if b, err := hex.DecodeString(s); err != nil || len(b) != 32 {
+		return errors.New("must be 64 hex digits")
+	}
+	return nil
 }
 
 // runNetworkValidator is cip11 validator -home: one validator of a network
@@ -296,7 +329,8 @@ func runNetworkValidator(stdout, stderr io.Writer, cfg netValidator) int {
 	ctx, cancel := signalContext()
 	defer cancel()
 	nd, err := cometbft.StartNode(ctx, cometbft.NodeConfig{Home: cfg.home, Logger: cfg.log, CometLogger: comet, NoSync: cfg.noSync,
-		Metrics: vm, Registerer: reg, StallBlocks: cfg.stallBlocks})
+		Metrics: vm, Registerer: reg, StallBlocks: cfg.stallBlocks, SnapshotInterval: cfg.snaps.interval, SnapshotKeep: cfg.snaps.keep,
+		KeepBlocks: cfg.snaps.keepBlocks, StateSync: cfg.stateSync})
 	if err != nil {
 		return fail(err)
 	}

@@ -145,6 +145,7 @@ genesis orphans the chain the old one started. No positional arguments.`)
 	rc := addReconfigFlags(c, "one more home, joining at -add-at; v0 leaves at -remove-at")
 	inBand := c.fs.Bool("in-band", false, "with -reconfigure: the genesis names a devnet admin and schedules nothing; submit each epoch with cip11 reconfigure (DEVNET, SPEC-NOTES C11)")
 	basePort := c.intVar("base-port", 26600, 1024, 65535, "with -validators: a validator listens on `P` + 10·k (p2p), + 1 (QUIC) and + 2 (HTTP), k the homes before it on its host (1024 to 65535)")
+	rpc := c.fs.Bool("rpc", false, "with -validators: every home also serves CometBFT's RPC on -base-port + 10·k + 3 (TCP), which a joining validator's state sync reads light blocks from (cip11 validator -state-sync)")
 	hostsFlag := c.strVar("hosts", "", hostList, "with -validators: each home's host `H0,H1,…` (an IP address or a DNS name, one per home, in order; default 127.0.0.1 for all)")
 	hostsFile := c.strVar("hosts-file", "", nonEmpty, "with -validators: read the homes' hosts from `FILE`, one a line (# comments), after any -hosts")
 	var extra runnerList
@@ -169,7 +170,7 @@ genesis orphans the chain the old one started. No positional arguments.`)
 			"quic", "http", "runner", "runners-file", "force"); !ok {
 			return code
 		}
-		o := cometbft.NetworkOptions{Validators: *validators, Runners: *runners, Seed: *seed, ChainID: *chainID, BasePort: *basePort}
+		o := cometbft.NetworkOptions{Validators: *validators, Runners: *runners, Seed: *seed, ChainID: *chainID, BasePort: *basePort, RPC: *rpc}
 		if code, ok := rc.check(c, stderr); !ok {
 			return code
 		}
@@ -289,12 +290,33 @@ DIR/data; restarted on the same home it catches up from its peers.
 	cometLevelFlag := c.strVar("comet-log", "none", cometLevel, "with -home: CometBFT's own log `LEVEL` on stderr (none, error, info, debug)")
 	stallBlocks := c.intVar("stall-blocks", node.DefaultStallBlocks, 1, 1_000_000,
 		"`N` nominal block intervals (-block-time, or with -home one CometBFT round: timeout_propose + timeout_prevote + timeout_precommit + timeout_commit) without a new block after which /status and /healthz say stalled (1 to 1000000)")
+	snapEvery := c.uint64Var("snapshot-interval", 0, 0, "write a snapshot of the state every `N` blocks into DATA/snapshots (docs/storage.md \"Snapshots (node)\"); peers state-sync from them, -keep-blocks prunes behind them (0: none)")
+	snapKeep := c.intVar("snapshot-keep", node.DefaultSnapshotKeep, 1, 1000, "keep the newest `N` snapshots (1 to 1000)")
+	keepBlocks := c.uint64Var("keep-blocks", 0, 0, "retention: keep at least the last `N` blocks and prune the block log, the job archive and CometBFT's blocks behind the newest snapshot that old (0: keep everything; else at least 256 and at least -snapshot-interval; docs/storage.md \"Retention\")")
+	stateSync := c.strVar("state-sync", "", rpcList, "with -home: an empty home restores from a peer's snapshot instead of replaying every block; `RPC,RPC` are CometBFT RPC addresses (HOST:PORT) of validators whose homes serve RPC (cip11 genesis -rpc) that the light client verifies the snapshot against")
+	trustHeight := c.uint64Var("trust-height", 0, 0, "with -state-sync: the light client's trusted height `H` (0: the latest block of the first -state-sync server, trusting that server)")
+	trustHash := c.strVar("trust-hash", "", hexHash, "with -state-sync and -trust-height: the trusted block's `HASH` (64 hex digits)")
 	if code, ok := c.parse(args, stdout, stderr); !ok {
 		return code
 	}
 	if code, ok := c.nargs(stderr, 0, 0); !ok {
 		return code
 	}
+	if *keepBlocks > 0 && (*snapEvery == 0 || *snapEvery > *keepBlocks || *keepBlocks < node.MinKeepBlocks) {
+		return c.usageError(stderr, "-keep-blocks %d needs -snapshot-interval from 1 to %d, and at least %d", *keepBlocks, *keepBlocks, node.MinKeepBlocks)
+	}
+	if (*trustHeight == 0) != (*trustHash == "") {
+		return c.usageError(stderr, "-trust-height and -trust-hash go together")
+	}
+	if *trustHeight > 0 && *stateSync == "" {
+		return c.usageError(stderr, "-trust-height needs -state-sync")
+	}
+	if *home == "" {
+		if code, ok := c.notWith(stderr, "without -home (state sync restores one validator of a network)", "state-sync"); !ok {
+			return code
+		}
+	}
+	snaps := snapshotFlags{interval: *snapEvery, keep: *snapKeep, keepBlocks: *keepBlocks}
 	if *home != "" {
 		if code, ok := c.notWith(stderr, "with -home (the home holds the genesis, the keys and the data; consensus sets the pace)",
 			"genesis", "key", "data", "block-time", "skip-per-mille", "listen", "push-window"); !ok {
@@ -309,8 +331,12 @@ DIR/data; restarted on the same home it catches up from its peers.
 		return 2
 	}
 	if *home != "" {
-		return runNetworkValidator(stdout, stderr, netValidator{home: *home, httpAddr: *httpAddr, noSync: *noSync, log: log, cometLevel: *cometLevelFlag,
-			stallBlocks: *stallBlocks})
+		nv := netValidator{home: *home, httpAddr: *httpAddr, noSync: *noSync, log: log, cometLevel: *cometLevelFlag,
+			stallBlocks: *stallBlocks, snaps: snaps}
+		if *stateSync != "" {
+			nv.stateSync = &cometbft.StateSyncOptions{RPCServers: strings.Split(*stateSync, ","), TrustHeight: int64(*trustHeight), TrustHash: *trustHash}
+		}
+		return runNetworkValidator(stdout, stderr, nv)
 	}
 	fail := func(err error) int { fmt.Fprintf(stderr, "cip11 validator: %v\n", err); return 1 }
 	g, err := node.LoadGenesis(*gpath)
@@ -326,7 +352,8 @@ DIR/data; restarted on the same home it catches up from its peers.
 		return fail(err)
 	}
 	v, err := node.NewValidator(node.ValidatorConfig{Genesis: g, Keys: keys, DataDir: *data, Listen: *listen, BlockTime: *blockTime,
-		SkipPerMille: uint32(*skip), PushWindow: *pushWindow, NoSync: *noSync, Logger: log, Metrics: vm, Registerer: reg, StallBlocks: *stallBlocks})
+		SkipPerMille: uint32(*skip), PushWindow: *pushWindow, NoSync: *noSync, Logger: log, Metrics: vm, Registerer: reg, StallBlocks: *stallBlocks,
+		SnapshotInterval: snaps.interval, SnapshotKeep: snaps.keep, KeepBlocks: snaps.keepBlocks})
 	if err != nil {
 		return fail(err)
 	}
