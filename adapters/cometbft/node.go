@@ -249,6 +249,9 @@ func StartNode(ctx context.Context, cfg NodeConfig) (*Node, error) {
 	// Peers pass App.Query's filter (peerFilter), which refuses every
 	// peer once Close has begun.
 	h.Config.FilterPeers = true
+	if cfg.KeepBlocks > 0 { // retention: CometBFT's stores give the pruned space back
+		h.Config.Storage.Compact = true
+	}
 	var opts []cmtnode.Option
 	if !cfg.NoGossip {
 		app.gossip = newPresenceReactor(app.log, app.gossipValidators, v.Height)
