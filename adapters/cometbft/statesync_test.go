@@ -23,6 +23,7 @@ import (
 // ssNet is a 4-validator network whose homes serve RPC and whose
 // validators write a snapshot every interval blocks.
 type ssNet struct {
+	keep  func(i int) uint64 // KeepBlocks of validator i (nil: 0)
 	dir   string
 	nw    *Network
 	mu    sync.Mutex
@@ -30,14 +31,14 @@ type ssNet struct {
 	d     *digests
 }
 
-func startSSNet(t *testing.T, interval uint64) *ssNet {
+func startSSNet(t *testing.T, interval uint64, keep func(i int) uint64) *ssNet {
 	t.Helper()
 	o := NetworkOptions{Validators: 4, Runners: 8, Seed: 1, BasePort: freeBase(t, 4), RPC: true}
 	nw, err := NewNetwork(o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &ssNet{dir: t.TempDir(), nw: nw, nodes: make([]*Node, 4), d: &digests{}}
+	s := &ssNet{dir: t.TempDir(), nw: nw, nodes: make([]*Node, 4), d: &digests{}, keep: keep}
 	if err := nw.Write(s.dir); err != nil {
 		t.Fatal(err)
 	}
@@ -62,6 +63,9 @@ func (s *ssNet) start(t *testing.T, i int, interval uint64, ss *StateSyncOptions
 	t.Helper()
 	cfg := NodeConfig{Home: s.home(i), NoSync: true, OnFinalized: s.d.hook(i),
 		SnapshotInterval: interval, SnapshotChunkSize: 16 << 10, StateSync: ss}
+	if s.keep != nil {
+		cfg.KeepBlocks = s.keep(i)
+	}
 	if os.Getenv("CIP11_SS_LOG") != "" && s.nodes[i] == nil && ss != nil || os.Getenv("CIP11_SS_LOG") == "all" {
 		f, _ := os.Create(filepath.Join(os.TempDir(), fmt.Sprintf("ss-v%d.log", i)))
 		cfg.Logger = slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -122,8 +126,11 @@ func (s *ssNet) catchUp(t *testing.T, i int, interval uint64, ss *StateSyncOptio
 	return time.Since(start), target
 }
 
-// TestStateSyncJoinsNetwork: on a 4-validator network with a snapshot
-// every 20 blocks, a wiped validator started with state sync restores from
+// TestStateSyncJoinsNetwork (and retention on a network, TestRetain…): on
+// a 4-validator network with a snapshot every 20 blocks, three validators
+// keeping the last 256 blocks have pruned their block logs and CometBFT's
+// block stores after 380 blocks (retained); a wiped validator started with
+// state sync restores from
 // a peer's snapshot (through CometBFT's snapshot calls, the AppHash
 // verified by its light client over the peers' RPC), then block-syncs the
 // rest and agrees with the others on every later state digest; its block
@@ -134,12 +141,15 @@ func TestStateSyncJoinsNetwork(t *testing.T) {
 		t.Skip("a network run")
 	}
 	const interval = 20
-	s := startSSNet(t, interval)
+	// v0 keeps every block (an archive node: the only one a validator
+	// that block-syncs from genesis can use); v1–v3 keep the last 256
+	s := startSSNet(t, interval, func(i int) uint64 { return map[bool]uint64{true: 0, false: 256}[i == 0] })
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go submitJobs(ctx, s.nodes[0].V, 100*time.Millisecond)
-	waitHeight(t, s.nodes, 110, 180*time.Second)
+	waitHeight(t, s.nodes, 380, 240*time.Second)
 	sameSnapshots(t, s.nodes)
+	retained(t, s.nodes)
 
 	blockSync, bsTarget := s.catchUp(t, 2, interval, nil)
 	ss := &StateSyncOptions{RPCServers: []string{s.rpc(0), s.rpc(1)}}
@@ -202,7 +212,7 @@ func TestStateSyncRefusesByzantinePeers(t *testing.T) {
 		t.Skip("a network run")
 	}
 	const interval = 20
-	s := startSSNet(t, interval)
+	s := startSSNet(t, interval, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go submitJobs(ctx, s.nodes[0].V, 100*time.Millisecond)
@@ -303,5 +313,35 @@ func sameSnapshots(t *testing.T, nodes []*Node) {
 	}
 	if common == 0 {
 		t.Fatal("no two validators hold a snapshot of the same height")
+	}
+}
+
+// retained: every validator that keeps the last 256 blocks has cut its
+// block log and CometBFT's block store behind the same base, at least 256
+// below its height, and reports it (EarliestHeight); the archive keeps all.
+func retained(t *testing.T, nodes []*Node) {
+	t.Helper()
+	for i, nd := range nodes {
+		h, e := nd.V.Height(), nd.V.EarliestHeight()
+		base := uint64(nd.cmt.BlockStore().Base())
+		t.Logf("validator %d at %d: block log from %d, CometBFT's block store from %d", i, h, e, base)
+		if i == 0 {
+			if e != 1 || base != 1 {
+				t.Fatalf("the archive validator pruned: block log from %d, block store from %d", e, base)
+			}
+			continue
+		}
+		if e <= 1 || e+256 > h+1 {
+			t.Fatalf("validator %d at %d keeps its block log from %d (keep 256)", i, h, e)
+		}
+		// CometBFT prunes in the background (storage.pruning.interval, 10 s)
+		deadline := time.Now().Add(30 * time.Second)
+		for base < e && time.Now().Before(deadline) {
+			time.Sleep(200 * time.Millisecond)
+			base = uint64(nd.cmt.BlockStore().Base())
+		}
+		if base < e || base+256 > h+1 {
+			t.Fatalf("validator %d at %d: CometBFT's block store from %d, the block log from %d", i, h, base, e)
+		}
 	}
 }
