@@ -28,7 +28,7 @@ func freeNetworkBase(t *testing.T, n int) int {
 		base := 20000 + 10*rand.IntN(4000)
 		ok := true
 		for i := 0; i < n && ok; i++ {
-			for _, off := range []int{0, 2} {
+			for _, off := range []int{0, 2, 3} {
 				l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", base+10*i+off))
 				if err != nil {
 					ok = false
