@@ -121,6 +121,32 @@ func (l *eventLog) fail(err error) {
 	}
 }
 
+// eventsCompactEvery is how often (in blocks) the validator compacts
+// events.jsonl while it runs.
+const eventsCompactEvery = 1024
+
+// compact rewrites the file with the lines of the jobs keep still wants
+// (those in memory), as openEventLog does at a start, so that the history
+// of jobs gone to the archive does not pile up while the validator runs
+// (a failure stops the log, as a failed write does).
+func (l *eventLog) compact(keep func(cip11.Hash) bool) {
+	if l == nil || l.dead {
+		return
+	}
+	l.flush()
+	if l.dead {
+		return
+	}
+	nl, err := openEventLog(l.path, l.log, func(id cip11.Hash, _ job.Event) bool { return keep(id) },
+		func(id cip11.Hash, _ []byte) bool { return keep(id) })
+	if err != nil {
+		l.fail(err)
+		return
+	}
+	l.f.Close()
+	l.f, l.w = nl.f, nl.w
+}
+
 func (l *eventLog) close() error {
 	if l == nil {
 		return nil

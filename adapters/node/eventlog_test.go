@@ -1,7 +1,12 @@
 package node
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -83,6 +88,43 @@ func TestTransportHistorySurvivesRestart(t *testing.T) {
 	for i := 1; i < len(after.Events); i++ {
 		if after.Events[i].Height < after.Events[i-1].Height {
 			t.Fatalf("history out of height order after the restart: %+v", after.Events)
+		}
+	}
+}
+
+// TestEventLogCompactsWhileRunning: compact keeps only the lines of the
+// jobs still wanted (in memory), as a start does, and later records append
+// after them.
+func TestEventLogCompactsWhileRunning(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "events.jsonl")
+	keepAll := func(cip11.Hash, job.Event) bool { return true }
+	l, err := openEventLog(path, slog.New(slog.DiscardHandler), keepAll, func(cip11.Hash, []byte) bool { return true })
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := cip11.Hash{1}, cip11.Hash{2}
+	for h := range uint64(50) {
+		l.Record(a, job.Event{Height: h, Kind: job.EventPushed})
+		l.Record(b, job.Event{Height: h, Kind: job.EventPushed})
+	}
+	l.RecordOutput(b, []byte("out"))
+	l.compact(func(id cip11.Hash) bool { return id == a })
+	l.Record(a, job.Event{Height: 99, Kind: job.EventAcked})
+	if err := l.close(); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.Split(bytes.TrimSuffix(raw, []byte("\n")), []byte("\n"))
+	if len(lines) != 51 {
+		t.Fatalf("%d lines after compaction and one more record, want 51", len(lines))
+	}
+	for _, ln := range lines {
+		var el eventLine
+		if err := json.Unmarshal(ln, &el); err != nil || el.Job != a {
+			t.Fatalf("line %s (%v)", ln, err)
 		}
 	}
 }

@@ -649,6 +649,9 @@ func (v *Validator) commit(c *chain.Core, spent time.Duration) (uint64, error) {
 	}
 	v.included = nil
 	v.maybeSnapshot(h, b.Out.StateDigest)
+	if h%eventsCompactEvery == 0 {
+		v.events.compact(c.Tracks)
+	}
 	retain := max(res.RetainHeight, v.retain(h))
 	v.earliest.Store(v.blog.base.Height + 1)
 	v.lastRetain.Store(retain)

@@ -273,6 +273,10 @@ func (c *Core) RestoreOutput(id cip11.Hash, output []byte) bool {
 	return true
 }
 
+// Tracks reports whether job id is in the tracker (not archived, not
+// unknown): what the event history keeps (the driver compacts it).
+func (c *Core) Tracks(id cip11.Hash) bool { return c.jobs[id] != nil }
+
 // RestoreHistory gives back a transport event History recorded before a
 // restart (after the block log was restored): it is placed among the job's
 // block events by height. It reports whether the job is in memory (the
