@@ -55,6 +55,28 @@ func decodeBase(line []byte) (*Base, error) {
 	return bl.Base, nil
 }
 
+// DecodeBase strictly decodes a pruned log's base line (errors wrap
+// ErrMalformed): its height is above 0, its reconfigurations valid.
+func DecodeBase(line []byte) (Base, error) {
+	b, err := decodeBase(line)
+	if err != nil {
+		return Base{}, err
+	}
+	return *b, nil
+}
+
+// EncodeBase encodes b as a base line (no newline), which DecodeBase
+// reads back to b.
+func EncodeBase(b Base) ([]byte, error) {
+	if b.Height == 0 {
+		return nil, fmt.Errorf("%w: base line: no base height above 0", ErrMalformed)
+	}
+	if b.Reconfigurations == nil {
+		b.Reconfigurations = []Reconfigure{}
+	}
+	return marshalCompact(baseLine{Base: &b})
+}
+
 // ReadBase accepts a pruned log: if the line after the header is a base
 // line it is decoded and returned, and the blocks must then start at its
 // height + 1; otherwise it returns nil and the log reads as usual from

@@ -3,7 +3,6 @@ package node
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -25,37 +24,14 @@ import (
 // then the blocks B+1, B+2, …. The state store holds the state at B or
 // later (recovery resumes the core at B, chain.Core.Resume).
 
-// logBase is a pruned block log's base line.
-type logBase struct {
-	Height           uint64                 `json:"height"`
-	Reconfigurations []chainlog.Reconfigure `json:"reconfigurations"`
-}
-
-type baseLine struct {
-	Base *logBase `json:"base"`
-}
+// logBase is a pruned block log's base line (chainlog owns its format).
+type logBase = chainlog.Base
 
 const baseLinePrefix = `{"base":`
 
-func encodeBase(b logBase) ([]byte, error) {
-	if b.Reconfigurations == nil {
-		b.Reconfigurations = []chainlog.Reconfigure{}
-	}
-	return json.Marshal(baseLine{Base: &b})
-}
+func encodeBase(b logBase) ([]byte, error) { return chainlog.EncodeBase(b) }
 
-func decodeBase(line []byte) (logBase, error) {
-	var bl baseLine
-	d := json.NewDecoder(bytes.NewReader(line))
-	d.DisallowUnknownFields()
-	if err := d.Decode(&bl); err != nil {
-		return logBase{}, fmt.Errorf("base line: %w", err)
-	}
-	if d.More() || bl.Base == nil || bl.Base.Height == 0 {
-		return logBase{}, errors.New("base line: not one base object with a height above 0")
-	}
-	return *bl.Base, nil
-}
+func decodeBase(line []byte) (logBase, error) { return chainlog.DecodeBase(line) }
 
 // reconfsOf are the reconfigurations block b carries.
 func reconfsOf(b *chainlog.Block) []chainlog.Reconfigure {
