@@ -30,6 +30,11 @@ const (
 	// queue (QueueNames): the loop's inbox of transport events and the
 	// sender's backlog of committed blocks.
 	MetricQueueDropped = "cip11_queue_dropped_total"
+	// MetricEarliestBlock is the lowest height whose block the validator
+	// keeps (retention; 1 on an unpruned log), MetricSnapshotHeight the
+	// height of its newest snapshot (0: none).
+	MetricEarliestBlock  = "cip11_earliest_block_height"
+	MetricSnapshotHeight = "cip11_snapshot_height"
 	// The state store's (adapters/pebble Store.Stats, read at scrape time).
 	MetricStoreFailed         = "cip11_store_failed"
 	MetricStoreFailures       = "cip11_store_failures_total"
@@ -155,6 +160,8 @@ type validatorCollector struct {
 	transport prometheus.Collector
 	v         *Validator
 	dropped   *prometheus.Desc
+	earliest  *prometheus.Desc
+	snapshot  *prometheus.Desc
 	store     [8]*prometheus.Desc // in storeSeries order
 }
 
@@ -177,7 +184,9 @@ var storeSeries = [8]struct {
 func newValidatorCollector(v *Validator, srv *cquic.Server) *validatorCollector {
 	c := &validatorCollector{transport: cquic.NewCollector(srv), v: v,
 		dropped: prometheus.NewDesc(MetricQueueDropped, "Posts a full bounded queue dropped, by queue (inbox: transport events for the loop; send: committed blocks for the sender).",
-			[]string{"queue"}, nil)}
+			[]string{"queue"}, nil),
+		earliest: prometheus.NewDesc(MetricEarliestBlock, "The lowest height whose block this validator keeps (retention; 1: every block).", nil, nil),
+		snapshot: prometheus.NewDesc(MetricSnapshotHeight, "The height of this validator's newest snapshot (0: none).", nil, nil)}
 	for i, s := range storeSeries {
 		c.store[i] = prometheus.NewDesc(s.name, s.help, nil, nil)
 	}
@@ -188,6 +197,8 @@ func newValidatorCollector(v *Validator, srv *cquic.Server) *validatorCollector 
 func (c *validatorCollector) Describe(ch chan<- *prometheus.Desc) {
 	c.transport.Describe(ch)
 	ch <- c.dropped
+	ch <- c.earliest
+	ch <- c.snapshot
 	if c.v.ps.Load() != nil {
 		for _, d := range c.store {
 			ch <- d
@@ -200,6 +211,12 @@ func (c *validatorCollector) Collect(ch chan<- prometheus.Metric) {
 	c.transport.Collect(ch)
 	ch <- prometheus.MustNewConstMetric(c.dropped, prometheus.CounterValue, float64(c.v.inbox.drops()), QueueInbox)
 	ch <- prometheus.MustNewConstMetric(c.dropped, prometheus.CounterValue, float64(c.v.sendq.drops()), QueueSend)
+	ch <- prometheus.MustNewConstMetric(c.earliest, prometheus.GaugeValue, float64(c.v.EarliestHeight()))
+	var snap uint64
+	if l := c.v.Snapshots(); len(l) > 0 {
+		snap = l[0].Height
+	}
+	ch <- prometheus.MustNewConstMetric(c.snapshot, prometheus.GaugeValue, float64(snap))
 	ps := c.v.ps.Load() // replaced only by InstallSnapshot
 	if ps == nil {
 		return

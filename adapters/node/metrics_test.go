@@ -117,6 +117,8 @@ func TestEverySeriesInTheDocs(t *testing.T) {
 		"cip11_poll_requests_total 1",
 		`cip11_queue_dropped_total{queue="inbox"} 0`,
 		`cip11_queue_dropped_total{queue="send"} 0`,
+		"cip11_earliest_block_height 1",
+		"cip11_snapshot_height 0",
 	} {
 		if !strings.Contains(text, line+"\n") {
 			t.Errorf("scrape lacks %q", line)
