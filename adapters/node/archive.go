@@ -1,6 +1,8 @@
 package node
 
 import (
+	"bytes"
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -196,6 +198,14 @@ func (a *jobArchive) prune(base uint64) error {
 		return err
 	}
 	return b.Commit(pdb.NoSync)
+}
+
+// compact compacts the whole archive, so that the space of the jobs prune
+// dropped is given back (its tombstones alone would wait for pebble's own
+// compactions). The archive holds KeepBlocks blocks' jobs: this is cheap,
+// and the snapshot writer runs it off the loop.
+func (a *jobArchive) compact() error {
+	return a.db.Compact(context.Background(), []byte{0}, bytes.Repeat([]byte{0xff}, idLen+len(indexPrefix)+8), false)
 }
 
 // Get implements chain.Archive.

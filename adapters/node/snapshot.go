@@ -172,6 +172,9 @@ type snapJob struct {
 	specs   [][]byte
 	exp     *pebble.Export
 	logPath string
+	// ps and arch are flushed and compacted after the snapshot (upkeep).
+	ps   *pebble.Store
+	arch *jobArchive
 }
 
 func (s *snapshotter) snapshots() []snapEntry {
@@ -281,7 +284,7 @@ func (v *Validator) maybeSnapshot(h uint64, app cip11.Hash) {
 		v.log.Warn("snapshot skipped: the store cannot export", "height", h, "err", err)
 		return
 	}
-	j := snapJob{h: h, app: app, base: start - 1, specs: specs, exp: exp, logPath: v.blog.path}
+	j := snapJob{h: h, app: app, base: start - 1, specs: specs, exp: exp, logPath: v.blog.path, ps: v.ps.Load(), arch: v.archive}
 	select {
 	case v.snap.jobs <- j:
 	default:
@@ -303,6 +306,29 @@ func (v *Validator) snapshotWriter() {
 			if err != nil {
 				v.log.Warn("snapshot failed", "height", j.h, "err", err)
 			}
+			v.upkeep(j)
+		}
+	}
+}
+
+// upkeep gives disk space back after a snapshot (the writer's, off the
+// loop): the state store's memtable is flushed, which releases its
+// write-ahead log, and with retention the job archive, which pruning
+// thinned, is compacted. Without it a validator's pebble logs hold every
+// write since the last natural flush, and the archive keeps the pruned
+// jobs' bytes under their tombstones.
+func (v *Validator) upkeep(j snapJob) {
+	select {
+	case <-v.stop:
+		return
+	default:
+	}
+	if err := j.ps.Flush(); err != nil {
+		v.log.Warn("state store flush after the snapshot failed", "height", j.h, "err", err)
+	}
+	if v.cfg.KeepBlocks > 0 && j.arch != nil {
+		if err := j.arch.compact(); err != nil {
+			v.log.Warn("job archive compaction failed", "height", j.h, "err", err)
 		}
 	}
 }

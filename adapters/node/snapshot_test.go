@@ -160,6 +160,20 @@ func TestRetainPrunesBlockLog(t *testing.T) {
 	if s := v.Snapshots(); len(s) != DefaultSnapshotKeep || s[0].Height != 384 || s[1].Height != 320 {
 		t.Fatalf("snapshots %+v", s)
 	}
+	// the archive dropped the jobs submitted at or below the base; a job of
+	// the kept blocks is still served
+	old := (&JobSpec{Submitter: cip11.Address{1, 0, 5}, Runners: 1, TimeoutBlocks: 3}).ID()
+	if jv, ok := v.Job(old); ok {
+		t.Fatalf("a job of block 6 (base %d) is still served: %+v", base.Height, jv)
+	}
+	kept := (&JobSpec{Submitter: cip11.Address{1, byte((h - 100) >> 8), byte(h - 100)}, Runners: 1, TimeoutBlocks: 3}).ID()
+	if _, ok := v.Job(kept); !ok {
+		t.Fatalf("a job of block %d is not served", h-99)
+	}
+	// upkeep flushed the state store after each of the 6 snapshots
+	if f := v.ps.Load().Stats().Flushes; f < 6 {
+		t.Fatalf("the state store flushed %d times", f)
+	}
 	want := digestOf(t, v)
 	v.Close()
 
