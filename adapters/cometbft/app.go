@@ -100,6 +100,9 @@ type App struct {
 	pause      pause
 	lastCommit atomic.Int64 // unix ns of the last catchUp (catchUpGap)
 	closing    atomic.Bool  // Node.Close has begun (peerFilter)
+	// walDir, with retention, is CometBFT's WAL directory Commit trims
+	// (waltrim.go); "" leaves it to CometBFT.
+	walDir string
 
 	ssMu    sync.Mutex            // restore: the snapshot connection's calls
 	restore *node.SnapshotRestore // the snapshot being restored (state sync)
@@ -600,10 +603,17 @@ func (a *App) Commit(context.Context, *abci.CommitRequest) (*abci.CommitResponse
 	if err != nil {
 		return nil, err
 	}
+	h := a.v.Height()
 	if a.gossip != nil {
-		h := a.v.Height()
 		if field, n, err := a.v.LocalPresence(h); err == nil && field != nil {
 			a.gossip.publish(h, n, field)
+		}
+	}
+	if a.walDir != "" && h%walTrimEvery == 0 {
+		if n, err := trimWAL(a.walDir, walKeepChunks); err != nil {
+			a.log.Warn("trimming CometBFT's consensus WAL failed", "dir", a.walDir, "err", err)
+		} else if n > 0 {
+			a.log.Debug("trimmed CometBFT's consensus WAL", "chunks_removed", n)
 		}
 	}
 	return &abci.CommitResponse{RetainHeight: int64(retain)}, nil

@@ -207,6 +207,7 @@ func StartNode(ctx context.Context, cfg NodeConfig) (*Node, error) {
 	h.Config.FilterPeers = true
 	if cfg.KeepBlocks > 0 { // retention: CometBFT's stores give the pruned space back
 		h.Config.Storage.Compact = true
+		app.walDir = filepath.Dir(h.Config.Consensus.WalFile())
 	}
 	var opts []cmtnode.Option
 	if !cfg.NoGossip {
