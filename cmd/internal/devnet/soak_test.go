@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -24,17 +25,23 @@ import (
 var soakComponents = []string{
 	"cmt/blockstore.db", "cmt/state.db", "cmt/cs.wal", "cmt/evidence.db", "cmt/other",
 	"node/state", "node/blocks.jsonl", "node/blocks.times", "node/events.jsonl",
-	"node/jobs", "node/jobs.jsonl", "node/snapshots", "node/other", "total",
+	"node/jobs", "node/jobs.jsonl", "node/snapshots", "node/other", "total", "allocated",
 }
 
 // soakSample is one sample of the soak: the process heap after GC and the
-// disk per validator by component (apparent file sizes, bytes).
+// disk per validator by component (apparent file sizes, bytes; and
+// "allocated": the blocks the home's files occupy, as du counts them —
+// pebble preallocates its WAL files).
 type soakSample struct {
-	Height   uint64             `json:"height"`
-	Elapsed  float64            `json:"elapsed_s"`
-	HeapLive uint64             `json:"heap_alloc_after_gc"`
-	LoadAvg  string             `json:"loadavg"`
-	Disk     []map[string]int64 `json:"disk"` // by validator
+	Height   uint64  `json:"height"`
+	Elapsed  float64 `json:"elapsed_s"`
+	HeapLive uint64  `json:"heap_alloc_after_gc"`
+	// RSS is the process's resident set (VmRSS): beside the Go heap it
+	// holds what HeapAlloc does not count, such as pebble's memtables and
+	// block cache (C memory with cgo).
+	RSS     uint64             `json:"rss"`
+	LoadAvg string             `json:"loadavg"`
+	Disk    []map[string]int64 `json:"disk"` // by validator
 }
 
 // soakJoiner is one joiner's catch-up: the network height it had to
@@ -64,8 +71,10 @@ type soakJoiner struct {
 //
 // Every tenth of the run (1,000 blocks of 10,000) it samples the heap
 // after runtime.GC() — HeapAlloc of the whole process: the four
-// validators with their CometBFT nodes and the 50 runners all live in it —
-// and each validator's disk by component. After the last block, with the
+// validators with their CometBFT nodes and the 50 runners all live in it;
+// the process's RSS beside it holds pebble's memtables and block cache,
+// C memory the Go heap does not count — and each validator's disk by
+// component (apparent sizes, and the allocated total). After the last block, with the
 // network still up, a fresh full node (a spare home) block-syncs to the
 // network's height, then another fresh home state-syncs (its light client
 // on v1's and v2's RPC); both are timed.
@@ -105,13 +114,13 @@ func TestNetworkSoak(t *testing.T) {
 	var samples []soakSample
 	var joiners []soakJoiner
 	sample := func(h uint64) {
-		s := soakSample{Height: h, Elapsed: time.Since(start).Seconds(), HeapLive: heapAfterGC(), LoadAvg: loadAvg()}
+		s := soakSample{Height: h, Elapsed: time.Since(start).Seconds(), HeapLive: heapAfterGC(), RSS: rss(), LoadAvg: loadAvg()}
 		for i := range validators {
 			s.Disk = append(s.Disk, diskUsage(home(i)))
 		}
 		samples = append(samples, s)
-		t.Logf("sample at %d (%.0f s, load %s): heap %.1f MiB; disk v0 %.1f MiB, v1 %.1f MiB", h, s.Elapsed, s.LoadAvg,
-			mib(s.HeapLive), mib(uint64(s.Disk[0]["total"])), mib(uint64(s.Disk[1]["total"])))
+		t.Logf("sample at %d (%.0f s, load %s): heap %.1f MiB, RSS %.1f MiB; disk v0 %.1f MiB, v1 %.1f MiB", h, s.Elapsed, s.LoadAvg,
+			mib(s.HeapLive), mib(s.RSS), mib(uint64(s.Disk[0]["total"])), mib(uint64(s.Disk[1]["total"])))
 	}
 	next := step
 	cfg := NetworkConfig{Validators: validators, Runners: 50, JobsPerBlock: 2, Blocks: blocks, Duration: time.Hour, NoSync: true, Seed: 31, Dir: dir,
@@ -153,7 +162,7 @@ func TestNetworkSoak(t *testing.T) {
 	if out := os.Getenv("CIP11_SOAK_OUT"); out != "" {
 		b, _ := json.MarshalIndent(map[string]any{"blocks": blocks, "keep_blocks": keep, "snapshot_interval": interval, "validators": validators,
 			"runners": cfg.Runners, "jobs_per_block": cfg.JobsPerBlock, "archives": []int{0}, "components": soakComponents,
-			"heap_note": "HeapAlloc after runtime.GC() of the whole test process: four validators, their CometBFT nodes and the runners",
+			"heap_note": "HeapAlloc after runtime.GC() of the whole test process: four validators, their CometBFT nodes and the runners; rss (VmRSS) also holds pebble's memtables and block cache, C memory outside the Go heap",
 			"samples":   samples, "joiners": joiners, "report": rep}, "", "  ")
 		if err := os.WriteFile(out, b, 0o644); err != nil {
 			t.Error(err)
@@ -238,6 +247,18 @@ func heapAfterGC() uint64 {
 	return m.HeapAlloc
 }
 
+// rss is the process's VmRSS (0 if unknown).
+func rss() uint64 {
+	b, _ := os.ReadFile("/proc/self/status")
+	for l := range strings.Lines(string(b)) {
+		if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmRSS:" {
+			kb, _ := strconv.ParseUint(f[1], 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
 func loadAvg() string {
 	b, _ := os.ReadFile("/proc/loadavg")
 	f := strings.Fields(string(b))
@@ -278,6 +299,9 @@ func diskUsage(home string) map[string]int64 {
 		}
 		m[c] += info.Size()
 		m["total"] += info.Size()
+		if st, ok := info.Sys().(*syscall.Stat_t); ok {
+			m["allocated"] += st.Blocks * 512
+		}
 		return nil
 	})
 	return m
@@ -287,9 +311,9 @@ func diskUsage(home string) map[string]int64 {
 // its components (KiB).
 func soakTable(samples []soakSample) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "\nheight  elapsed_s  heap_MiB  loadavg\n")
+	fmt.Fprintf(&b, "\nheight  elapsed_s  heap_MiB  rss_MiB  loadavg\n")
 	for _, s := range samples {
-		fmt.Fprintf(&b, "%6d  %9.0f  %8.1f  %s\n", s.Height, s.Elapsed, mib(s.HeapLive), s.LoadAvg)
+		fmt.Fprintf(&b, "%6d  %9.0f  %8.1f  %7.1f  %s\n", s.Height, s.Elapsed, mib(s.HeapLive), mib(s.RSS), s.LoadAvg)
 	}
 	fmt.Fprintf(&b, "\ndisk by component, KiB (cmt = CometBFT data/)\nheight  v")
 	for _, c := range soakComponents {
