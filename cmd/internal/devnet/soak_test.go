@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -59,7 +60,8 @@ type soakJoiner struct {
 // TestNetworkSoak is the network soak harness (issue 31), run with
 // CIP11_SOAK=1 (CIP11_SOAK_BLOCKS overrides the 10,000 blocks,
 // CIP11_SOAK_KEEP the retention of 1,000 blocks; CIP11_SOAK_OUT names a
-// file for the JSON samples). A 4-validator network with 50 runners and
+// file for the JSON samples, CIP11_SOAK_PPROF a directory for a heap
+// profile at each sample). A 4-validator network with 50 runners and
 // two jobs a block, CometBFT's timeout_commit 0 (blocks back to back),
 // each validator writing a snapshot every min(500, keep) blocks;
 // validators v1–v3 prune to the retention window (KeepBlocks), v0 keeps
@@ -119,6 +121,12 @@ func TestNetworkSoak(t *testing.T) {
 			s.Disk = append(s.Disk, diskUsage(home(i)))
 		}
 		samples = append(samples, s)
+		if d := os.Getenv("CIP11_SOAK_PPROF"); d != "" { // heap profiles, for go tool pprof -base
+			if f, err := os.Create(filepath.Join(d, fmt.Sprintf("heap-%06d.pprof", h))); err == nil {
+				_ = pprof.WriteHeapProfile(f)
+				f.Close()
+			}
+		}
 		t.Logf("sample at %d (%.0f s, load %s): heap %.1f MiB, RSS %.1f MiB; disk v0 %.1f MiB, v1 %.1f MiB", h, s.Elapsed, s.LoadAvg,
 			mib(s.HeapLive), mib(s.RSS), mib(uint64(s.Disk[0]["total"])), mib(uint64(s.Disk[1]["total"])))
 	}
