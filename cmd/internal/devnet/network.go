@@ -74,6 +74,34 @@ type NetworkConfig struct {
 	Uncertified int
 	// TimeoutCommit is CometBFT's timeout_commit (cometbft.NetworkOptions; default 0).
 	TimeoutCommit time.Duration
+	// Blocks, if > 0, ends job generation at that height instead of after
+	// Duration (the soak harness runs a number of blocks, not a time).
+	Blocks uint64
+	// SnapshotInterval, SnapshotKeep and KeepBlocks are the validators'
+	// snapshot and retention settings (cometbft.NodeConfig, docs/storage.md
+	// "Snapshots (node)", "Retention"); KeepBlocks applies to validators
+	// Archives … Validators−1 only: the first Archives validators keep
+	// every block (archive nodes, which a block-sync joiner needs to sync
+	// from genesis).
+	SnapshotInterval uint64
+	SnapshotKeep     int
+	KeepBlocks       uint64
+	Archives         int
+	// RPC: every home serves CometBFT's RPC (cometbft.NetworkOptions.RPC;
+	// state sync's light client reads from it).
+	RPC bool
+	// Spares generates that many more homes (v<Validators> …) that the
+	// devnet does not start: members of an in-band epoch never submitted,
+	// so they run as full nodes if BeforeStop starts them (joiners).
+	// Not with Reconfigure.
+	Spares int
+	// Sample, if set, is called on the devnet's goroutine each time the
+	// network's height grows, with the new height (the run waits for it).
+	Sample func(h uint64)
+	// BeforeStop, if set, is called on the devnet's goroutine once the run
+	// is done (the jobs drained), with the network still up; an error
+	// ends the run with it. The report is taken after it returns.
+	BeforeStop func(*Live) error
 	// CometLogger, if set, receives the validators' CometBFT logs.
 	CometLogger cometbft.CometLogger
 	Dir         string // "": a temporary directory
@@ -82,6 +110,14 @@ type NetworkConfig struct {
 	Logger      *slog.Logger
 	// Progress is called about once a second.
 	Progress func(NetworkProgress)
+}
+
+// Live is a running network devnet, as NetworkConfig.BeforeStop sees it.
+type Live struct {
+	Net   *cometbft.Network
+	Homes []string // every home, the spares' included (Net.Homes' order)
+	// Height is the greatest committed height of the running validators.
+	Height func() uint64
 }
 
 // NetworkProgress is a progress snapshot of the network devnet.
@@ -108,6 +144,8 @@ func (c *NetworkConfig) defaults() error {
 		return fmt.Errorf("%w: devnet: -chaos and -reconfigure do not combine", node.ErrBadRequest)
 	case c.Pause < 0 || c.Pause > 0 && (c.Chaos || c.Reconfigure):
 		return fmt.Errorf("%w: devnet: -pause %v (positive; not with -chaos or -reconfigure)", node.ErrBadRequest, c.Pause)
+	case c.Spares < 0 || c.Spares > 0 && c.Reconfigure || c.Archives < 0:
+		return fmt.Errorf("%w: devnet: spares %d, archives %d (not negative; no spares with -reconfigure)", node.ErrBadRequest, c.Spares, c.Archives)
 	case c.Chaos && c.Validators != 0 && c.Validators < 4:
 		return fmt.Errorf("%w: devnet: -chaos kills one validator and needs 4 or more (f = 1)", node.ErrBadRequest)
 	}
@@ -205,8 +243,13 @@ func (n *netDevnet) start(ctx context.Context, i int) error {
 	var nd *cometbft.Node
 	var err error
 	for range 50 { // a restarted validator's ports may take a moment to free
-		if nd, err = cometbft.StartNode(ctx, cometbft.NodeConfig{Home: n.homes[i], NoSync: n.cfg.NoSync, Logger: n.cfg.Logger, OnFinalized: n.hook(i),
-			NoGossip: n.cfg.NoGossip, CometLogger: n.cfg.CometLogger, OnPushes: n.notePushes(i)}); err == nil {
+		c := cometbft.NodeConfig{Home: n.homes[i], NoSync: n.cfg.NoSync, Logger: n.cfg.Logger, OnFinalized: n.hook(i),
+			NoGossip: n.cfg.NoGossip, CometLogger: n.cfg.CometLogger, OnPushes: n.notePushes(i),
+			SnapshotInterval: n.cfg.SnapshotInterval, SnapshotKeep: n.cfg.SnapshotKeep}
+		if i >= n.cfg.Archives {
+			c.KeepBlocks = n.cfg.KeepBlocks
+		}
+		if nd, err = cometbft.StartNode(ctx, c); err == nil {
 			break
 		}
 		time.Sleep(100 * time.Millisecond)
@@ -362,8 +405,13 @@ func RunNetwork(ctx context.Context, cfg NetworkConfig) (*NetworkReport, error) 
 		dir = d
 		defer os.RemoveAll(d)
 	}
-	o := cometbft.NetworkOptions{Validators: cfg.Validators, Runners: cfg.Runners, Seed: cfg.Seed, TimeoutCommit: cfg.TimeoutCommit}
+	o := cometbft.NetworkOptions{Validators: cfg.Validators, Runners: cfg.Runners, Seed: cfg.Seed, TimeoutCommit: cfg.TimeoutCommit, RPC: cfg.RPC}
 	p := node.DefaultGenesisParams()
+	if cfg.Spares > 0 { // pool members of an epoch the devnet never submits (InBand)
+		o.Members = cfg.Validators + cfg.Spares
+		o.Epochs = []cometbft.EpochPlan{{Activation: 1 << 40, Members: seqTo(o.Members)}}
+		o.InBand = true
+	}
 	if cfg.Reconfigure { // one more in the pool: joins at AddAt; member 0 leaves at RemoveAt
 		p.OverlapBlocks = cfg.Overlap
 		o.Params = &p
@@ -391,9 +439,9 @@ func RunNetwork(ctx context.Context, cfg NetworkConfig) (*NetworkReport, error) 
 	if err := nw.Write(dir); err != nil {
 		return nil, err
 	}
-	members := len(nw.Homes)
+	members := len(nw.Homes) - cfg.Spares
 	n := &netDevnet{nw: nw, cfg: cfg, nodes: make([]*cometbft.Node, members), first: map[uint64]time.Time{}, digests: map[uint64]map[int]cip11.Hash{}, g: nw.Homes[0].Genesis}
-	for i := range members {
+	for i := range nw.Homes {
 		n.homes = append(n.homes, filepath.Join(dir, fmt.Sprintf("v%d", i)))
 	}
 	defer n.stopAll()
@@ -470,6 +518,9 @@ func (n *netDevnet) run(ctx context.Context, runners []*node.Runner) (*NetworkRe
 		now := time.Now()
 		h := n.height()
 		draining := now.Sub(start) >= cfg.Duration
+		if cfg.Blocks > 0 {
+			draining = h >= cfg.Blocks
+		}
 		if h > last && !draining && h >= 3 {
 			for _, spec := range gen.block() {
 				v, err := n.live(int(spec.Nonce) % cfg.Validators)
@@ -483,6 +534,9 @@ func (n *netDevnet) run(ctx context.Context, runners []*node.Runner) (*NetworkRe
 		}
 		if h > last {
 			lastAdvance = now
+			if cfg.Sample != nil {
+				cfg.Sample(h)
+			}
 		}
 		if err := n.failure(); err != nil {
 			return nil, err
@@ -598,7 +652,13 @@ func (n *netDevnet) run(ctx context.Context, runners []*node.Runner) (*NetworkRe
 						return nil, err
 					}
 				}
-				return n.report(rep, v, len(open), catchUp, time.Since(start))
+				elapsed := time.Since(start)
+				if cfg.BeforeStop != nil {
+					if err := cfg.BeforeStop(&Live{Net: n.nw, Homes: n.homes, Height: n.height}); err != nil {
+						return nil, err
+					}
+				}
+				return n.report(rep, v, len(open), catchUp, elapsed)
 			}
 		}
 	}
@@ -648,4 +708,13 @@ func (n *netDevnet) waitLevel(i int, within time.Duration) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// seqTo is 0 … n−1.
+func seqTo(n int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = i
+	}
+	return s
 }
