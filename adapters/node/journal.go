@@ -153,3 +153,20 @@ func (j *journal) Append(spec []byte) error {
 }
 
 func (j *journal) close() error { return j.f.Close() }
+
+// compactJournal rewrites jobs.jsonl with the open jobs' specs, as a start
+// does (loop only; every eventsCompactEvery blocks): the journal otherwise
+// holds every job accepted since the last start. A failure keeps the old
+// journal, which stays correct, only longer.
+func (v *Validator) compactJournal(c *chain.Core) {
+	if v.jrnl == nil {
+		return
+	}
+	j, err := writeJournal(v.jrnl.path, c.OpenSpecs(), v.jrnl.sync)
+	if err != nil {
+		v.log.Warn("job journal compaction failed; it is compacted at the next start", "file", v.jrnl.path, "err", err)
+		return
+	}
+	v.jrnl.close()
+	v.jrnl = j
+}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/cip11/cip11"
+	"github.com/cip11/cip11/adapters/node/chain"
 )
 
 // fullDisk writes the first half of a record, then fails with ENOSPC, as
@@ -110,5 +111,52 @@ func TestFailedStartLeavesNoFiles(t *testing.T) {
 	if _, serr := os.Stat(dir); !errors.Is(serr, os.ErrNotExist) {
 		entries, _ := os.ReadDir(dir)
 		t.Fatalf("a failed start left %s behind (%d entries); start error: %v", dir, len(entries), err)
+	}
+}
+
+// TestJournalCompactedWhileRunning: compactJournal (every 1024 blocks)
+// rewrites jobs.jsonl with the open jobs only, as a start does, and the
+// journal goes on appending; a restart recovers the same open jobs.
+func TestJournalCompactedWhileRunning(t *testing.T) {
+	d := testDevnet(t, 4, nil)
+	dir := t.TempDir()
+	v := newTestValidator(t, d, dir)
+	for i := range 20 {
+		if _, err := v.SubmitJob(&JobSpec{Submitter: cip11.Address{7, byte(i)}, Runners: 1, TimeoutBlocks: 2}); err != nil {
+			t.Fatal(err)
+		}
+		if err := v.ProduceBlock(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(dir, "jobs.jsonl")
+	before, _ := readJournal(path)
+	if len(before) != 20 {
+		t.Fatalf("journal holds %d jobs before compaction", len(before))
+	}
+	if err := v.do(func(c *chain.Core) { v.compactJournal(c) }); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := readJournal(path)
+	open := 0
+	for i := range 20 {
+		if jv, ok := v.Job((&JobSpec{Submitter: cip11.Address{7, byte(i)}, Runners: 1, TimeoutBlocks: 2}).ID()); ok && !jv.State.Terminal() {
+			open++
+		}
+	}
+	if open == 0 || open == 20 || len(after) != open {
+		t.Fatalf("journal holds %d jobs after compaction, %d of the 20 are open", len(after), open)
+	}
+	if _, err := v.SubmitJob(&JobSpec{Submitter: cip11.Address{7, 99}, Runners: 1, TimeoutBlocks: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := readJournal(path); len(got) != len(after)+1 {
+		t.Fatalf("append after compaction: %d lines, want %d", len(got), len(after)+1)
+	}
+	v.Close()
+	v = newTestValidator(t, d, dir)
+	defer v.Close()
+	if _, ok := v.Job((&JobSpec{Submitter: cip11.Address{7, 99}, Runners: 1, TimeoutBlocks: 2}).ID()); !ok {
+		t.Fatal("the job journaled after the compaction is lost at the restart")
 	}
 }

@@ -487,6 +487,7 @@ func (v *Validator) commit(c *chain.Core, spent time.Duration) (uint64, error) {
 	v.maybeSnapshot(h, b.Out.StateDigest)
 	if h%eventsCompactEvery == 0 {
 		v.events.compact(c.Tracks)
+		v.compactJournal(c)
 	}
 	retain := max(res.RetainHeight, v.retain(h))
 	v.earliest.Store(v.blog.base.Height + 1)

@@ -178,6 +178,19 @@ func (c *Core) FinishRecovery() [][]byte {
 	return keep
 }
 
+// OpenSpecs are the specs of every job not yet terminal, in submission
+// order: what a compacted journal keeps (FinishRecovery's answer, taken
+// while the validator runs).
+func (c *Core) OpenSpecs() [][]byte {
+	var keep [][]byte
+	for _, id := range c.live {
+		if t := c.jobs[id]; t != nil && t.p != nil && !t.state.Terminal() {
+			keep = append(keep, t.p)
+		}
+	}
+	return keep
+}
+
 func (c *Core) dropIncluded() {
 	c.mem.submits = slices.DeleteFunc(c.mem.submits, func(id cip11.Hash) bool {
 		t := c.jobs[id]
