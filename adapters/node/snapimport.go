@@ -49,17 +49,7 @@ func SnapshotHeights(root string) ([]uint64, error) {
 }
 
 // SnapshotDir is the directory of the snapshot at height h under root.
-func SnapshotDir(root string, h uint64) string {
-	p := filepath.Join(root, snapDirName(h))
-	if _, err := os.Stat(p); err != nil { // a directory named without the padding
-		if q := filepath.Join(root, strconv.FormatUint(h, 10)); q != p {
-			if _, err := os.Stat(q); err == nil {
-				return q
-			}
-		}
-	}
-	return p
-}
+func SnapshotDir(root string, h uint64) string { return filepath.Join(root, snapDirName(h)) }
 
 // ImportedSnapshot is what ImportSnapshot restored: the state store's
 // height, the snapshot's window base, the state digest its metadata

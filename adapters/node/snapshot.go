@@ -3,6 +3,7 @@ package node
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
@@ -12,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -214,42 +214,32 @@ func (v *Validator) SnapshotChunk(h uint64, f uint32, i uint32) []byte {
 }
 
 // loadSnapshots reads the snapshots directory at open: complete snapshots
-// (a meta.json that decodes) are listed, a numbered one without it and
-// the tmp- directory of a write a crash cut short are removed.
+// (a meta.json that readSnapshotMeta accepts) are listed, a numbered one
+// without it and the tmp- directory of a write a crash cut short are
+// removed; anything else ("restore", a state sync in progress) is left.
 func (v *Validator) loadSnapshots() {
 	root := filepath.Join(v.dir, "snapshots")
 	ents, err := os.ReadDir(root)
 	if err != nil {
 		return
 	}
-	var list []snapEntry
 	for _, e := range ents {
-		p := filepath.Join(root, e.Name())
-		if strings.HasPrefix(e.Name(), "tmp-") { // a write a crash cut short
-			os.RemoveAll(p)
-			continue
+		if strings.HasPrefix(e.Name(), "tmp-") {
+			os.RemoveAll(filepath.Join(root, e.Name()))
 		}
-		h, err := strconv.ParseUint(e.Name(), 10, 64)
-		if err != nil || !e.IsDir() {
-			continue // "restore" (a state sync in progress) and anything else
-		}
-		b, err := os.ReadFile(filepath.Join(p, "meta.json"))
-		var info SnapshotInfo
-		if err == nil {
-			err = json.Unmarshal(b, &info)
-		}
-		var m SnapshotMeta
-		if err == nil {
-			m, err = decodeMeta(info)
-		}
-		if err != nil || info.Height != h {
+	}
+	hs, _ := SnapshotHeights(root)
+	var list []snapEntry
+	for _, h := range hs {
+		p := SnapshotDir(root, h)
+		info, m, err := readSnapshotMeta(p)
+		if err != nil {
 			v.log.Warn("removing an incomplete snapshot", "dir", p, "err", err)
 			os.RemoveAll(p)
 			continue
 		}
 		list = append(list, snapEntry{info, m})
 	}
-	slices.SortFunc(list, func(a, b snapEntry) int { return cmpU64(a.info.Height, b.info.Height) })
 	v.snap.mu.Lock()
 	v.snap.list = list
 	v.snap.marks = nil
@@ -257,16 +247,6 @@ func (v *Validator) loadSnapshots() {
 		v.snap.marks = append(v.snap.marks, snapMark{e.info.Height, e.meta.Base})
 	}
 	v.snap.mu.Unlock()
-}
-
-func cmpU64(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // maybeSnapshot starts a snapshot of the committed height h when the
@@ -406,7 +386,7 @@ func (v *Validator) writeSnapshot(j snapJob) error {
 func (v *Validator) addSnapshot(e snapEntry) {
 	v.snap.mu.Lock()
 	l := append(slices.DeleteFunc(v.snap.list, func(x snapEntry) bool { return x.info.Height == e.info.Height }), e)
-	slices.SortFunc(l, func(a, b snapEntry) int { return cmpU64(a.info.Height, b.info.Height) })
+	slices.SortFunc(l, func(a, b snapEntry) int { return cmp.Compare(a.info.Height, b.info.Height) })
 	var drop []snapEntry
 	if n := len(l) - v.cfg.SnapshotKeep; n > 0 {
 		drop, l = slices.Clone(l[:n]), l[n:]
