@@ -7,8 +7,8 @@ import (
 	"testing"
 )
 
-// TestRetainTrimsConsensusWAL: trimWAL keeps the head and the newest two
-// rotated chunks of CometBFT's WAL group and nothing else is touched.
+// TestRetainTrimsConsensusWAL: trimWAL keeps the head and the newest
+// rotated chunk of CometBFT's WAL group and nothing else is touched.
 func TestRetainTrimsConsensusWAL(t *testing.T) {
 	dir := t.TempDir()
 	for _, n := range []string{"wal", "wal.000", "wal.001", "wal.002", "wal.009", "wal.010", "wal.CORRUPTED", "other"} {
@@ -16,8 +16,11 @@ func TestRetainTrimsConsensusWAL(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	if walKeepChunks != 1 {
+		t.Fatalf("walKeepChunks %d, want 1", walKeepChunks)
+	}
 	n, err := trimWAL(dir, walKeepChunks)
-	if err != nil || n != 3 {
+	if err != nil || n != 4 {
 		t.Fatalf("removed %d, %v", n, err)
 	}
 	ents, _ := os.ReadDir(dir)
@@ -25,7 +28,7 @@ func TestRetainTrimsConsensusWAL(t *testing.T) {
 	for _, e := range ents {
 		left = append(left, e.Name())
 	}
-	if want := []string{"other", "wal", "wal.009", "wal.010", "wal.CORRUPTED"}; !slices.Equal(left, want) {
+	if want := []string{"other", "wal", "wal.010", "wal.CORRUPTED"}; !slices.Equal(left, want) {
 		t.Fatalf("left %v, want %v", left, want)
 	}
 	if n, err := trimWAL(dir, walKeepChunks); err != nil || n != 0 {

@@ -2,6 +2,7 @@ package devnet
 
 import (
 	"maps"
+	"math/bits"
 	"os"
 	"path/filepath"
 	"slices"
@@ -226,11 +227,17 @@ func (n *netDevnet) report(rep *NetworkReport, v *node.Validator, open int, catc
 	}
 	// block intervals: between consecutive first finalizations
 	var iv []time.Duration
+	rec := func(h uint64) (heightRecord, bool) {
+		if h < uint64(len(n.heights)) && n.heights[h].seen != 0 {
+			return n.heights[h], true
+		}
+		return heightRecord{}, false
+	}
 	for h := uint64(2); h <= rep.Blocks; h++ {
-		a, ok1 := n.first[h-1]
-		b, ok2 := n.first[h]
+		a, ok1 := rec(h - 1)
+		b, ok2 := rec(h)
 		if ok1 && ok2 {
-			iv = append(iv, b.Sub(a))
+			iv = append(iv, time.Duration(b.first-a.first))
 		}
 	}
 	slices.Sort(iv)
@@ -238,20 +245,9 @@ func (n *netDevnet) report(rep *NetworkReport, v *node.Validator, open int, catc
 		rep.BlockP50Millis = float64(iv[len(iv)*50/100].Microseconds()) / 1000
 		rep.BlockP99Millis = float64(iv[min(len(iv)-1, len(iv)*99/100)].Microseconds()) / 1000
 	}
-	rep.AppHashesAgree = true
+	rep.AppHashesAgree = !n.disagree
 	for h := uint64(1); h <= rep.Blocks; h++ {
-		ds := n.digests[h]
-		var first cip11.Hash
-		k := 0
-		for _, d := range ds {
-			if k == 0 {
-				first = d
-			} else if d != first {
-				rep.AppHashesAgree = false
-			}
-			k++
-		}
-		if k == len(n.nodes) {
+		if r, ok := rec(h); ok && bits.OnesCount64(r.seen) == len(n.nodes) {
 			rep.HeightsCompared++
 		}
 	}

@@ -63,7 +63,8 @@ type soakJoiner struct {
 // file for the JSON samples, CIP11_SOAK_PPROF a directory for a heap
 // profile at each sample). A 4-validator network with 50 runners and
 // two jobs a block, CometBFT's timeout_commit 0 (blocks back to back),
-// each validator writing a snapshot every min(500, keep) blocks;
+// each validator writing a snapshot every min(100, keep) blocks (a
+// state-sync joiner block-syncs at most that many after its snapshot);
 // validators v1–v3 prune to the retention window (KeepBlocks), v0 keeps
 // every block: an archive node. A fresh node without state sync can only
 // block-sync from genesis, and CometBFT's block sync fetches each height
@@ -106,7 +107,7 @@ func TestNetworkSoak(t *testing.T) {
 		}
 	}
 	full := blocks >= 10_000
-	interval := min(500, keep)
+	interval := min(100, keep)
 	step := blocks / 10
 	dir := t.TempDir()
 	const validators = 4
