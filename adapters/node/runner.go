@@ -115,6 +115,7 @@ type Runner struct {
 
 	mu       sync.Mutex
 	lastHB   uint64              // height of the last heartbeat sent
+	hbSeen   uint64              // the last height heartbeat was called at
 	chainHB  uint64              // the on-chain last_heartbeat last learned (§7.1)
 	settled  map[cip11.Hash]bool // the submit worker's answers for jobs with retained results
 	executed atomic.Int64
@@ -470,11 +471,23 @@ func (r *Runner) followEpochs(ctx context.Context, h uint64) {
 // learned says a heartbeat is due (one request a cadence, plus one a block
 // while a heartbeat is outstanding); when it cannot be read that value is
 // used.
+//
+// The runner's view can step over heights (blocks faster than its reads,
+// a height learned from a pong): a bucket the view skipped is due at the
+// first height seen after it — NextDue from the height after the last one
+// seen, not from h. Without that a skipped bucket left the runner waiting
+// for the emergency bound, logged as an emergency at every heartbeat
+// (the soak of issue 31: 154 Warn lines in 800 blocks).
 func (r *Runner) heartbeat(ctx context.Context, h uint64) {
 	r.mu.Lock()
 	cached := r.chainHB
+	from := h
+	if r.hbSeen > 0 && r.hbSeen < h {
+		from = r.hbSeen + 1
+	}
+	r.hbSeen = max(r.hbSeen, h)
 	r.mu.Unlock()
-	if cached > 0 && r.hb.NextDue(h, cached) > h {
+	if cached > 0 && r.hb.NextDue(from, cached) > h {
 		return // not due even by the last value learned; the chain's can only be later
 	}
 	last, registered, err := r.cfg.Chain.LastHeartbeat(ctx, r.Address())
@@ -484,7 +497,7 @@ func (r *Runner) heartbeat(ctx context.Context, h uint64) {
 	}
 	last = r.chainHB
 	known := r.chainHB > 0
-	due := r.hb.NextDue(h, last) <= h && r.lastHB != h // one attempt per block
+	due := r.hb.NextDue(from, last) <= h && r.lastHB != h // one attempt per block
 	r.mu.Unlock()
 	if err == nil && !registered {
 		r.log.Debug("no heartbeat: runner not registered", "height", h)
@@ -493,8 +506,11 @@ func (r *Runner) heartbeat(ctx context.Context, h uint64) {
 	if !due {
 		return
 	}
-	if known && r.hb.Overdue(h, last) {
-		r.log.Warn("emergency heartbeat refresh (§6.6)", "height", h, "last_heartbeat", last,
+	// The schedule's cadence is the emergency bound (NewRunner), so a
+	// refresh at last_heartbeat + Emergency is on schedule; past it, a
+	// heartbeat sent did not reach the chain in time.
+	if known && h > last && h-last > r.hb.Emergency {
+		r.log.Warn("emergency heartbeat refresh (§6.6): the last heartbeat sent is not on chain", "height", h, "last_heartbeat", last,
 			"timeout_blocks", r.cfg.Genesis.P().HeartbeatTimeoutBlocks)
 	}
 	tx, err := SignTx(r.cfg.Key, uint64(r.cfg.Genesis.ChainID), TxHeartbeat, h, cip11.Hash{}, nil)

@@ -1,8 +1,12 @@
 package node
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
 	"net/http/httptest"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -10,6 +14,7 @@ import (
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/adapters/node/httpapi"
 	"github.com/cip11/cip11/job"
+	"github.com/cip11/cip11/presence/local"
 	"github.com/cip11/cip11/wire"
 )
 
@@ -228,5 +233,74 @@ func TestChainViewOverHTTP(t *testing.T) {
 				t.Fatalf("%s: Assigned(%x, %x, %d) = %v %v, want %v", name, q.job[:4], q.runner[:4], q.height, got, err, q.want)
 			}
 		}
+	}
+}
+
+// hbChain is a Chain for the heartbeat schedule alone: LastHeartbeat
+// answers last, Submit records the heartbeats' signing heights.
+type hbChain struct {
+	last  uint64
+	beats []uint64
+}
+
+func (c *hbChain) Height(context.Context) (uint64, error) { return 0, nil }
+func (c *hbChain) Submit(_ context.Context, raw []byte) error {
+	if tx, err := DecodeTx(raw); err == nil && tx.Kind == TxHeartbeat {
+		c.beats = append(c.beats, tx.Nonce)
+	}
+	return nil
+}
+func (c *hbChain) Settled(context.Context, cip11.Hash, cip11.Address) (bool, error) {
+	return false, nil
+}
+func (c *hbChain) Poll(context.Context, cip11.Address) ([]*wire.JobAssignment, error) {
+	return nil, nil
+}
+func (c *hbChain) LastHeartbeat(context.Context, cip11.Address) (uint64, bool, error) {
+	return c.last, true, nil
+}
+func (c *hbChain) Assigned(context.Context, cip11.Hash, cip11.Address, uint64) (bool, error) {
+	return false, nil
+}
+
+// §6.6: a runner whose view steps over its phase bucket (blocks faster
+// than its reads) heartbeats at the first height it sees past the bucket,
+// not at the emergency bound, and a refresh on schedule logs no
+// emergency; one past the bound (the last heartbeat sent never reached
+// the chain) does, at Warn. The soak of issue 31 logged every heartbeat
+// as an emergency: each runner waited for the bound after a skipped
+// bucket.
+func TestHeartbeatBucketSkippedByTheView(t *testing.T) {
+	d := testDevnet(t, 1, nil)
+	var logs bytes.Buffer
+	ch := &hbChain{last: 702}
+	r := &Runner{cfg: RunnerConfig{Genesis: d.Genesis, Key: d.RunnerKeys[0], Chain: ch},
+		hb:  local.HeartbeatSchedule{Phase: 10, Cadence: 50, Emergency: 50},
+		log: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+	ctx := context.Background()
+	for _, h := range []uint64{705, 709, 712, 713} { // bucket 710 skipped
+		r.heartbeat(ctx, h)
+	}
+	if !slices.Equal(ch.beats, []uint64{712}) {
+		t.Fatalf("heartbeats at %v, want [712] (bucket 710 skipped by the view)", ch.beats)
+	}
+	ch.last = 713 // included; the next bucket 760 is seen
+	for _, h := range []uint64{714, 760} {
+		r.heartbeat(ctx, h)
+	}
+	if !slices.Equal(ch.beats, []uint64{712, 760}) || logs.Len() != 0 {
+		t.Fatalf("heartbeats at %v, want [712 760]; log %q", ch.beats, logs.String())
+	}
+	// 760's heartbeat never lands: the refresh at the bound 763 is on
+	// schedule (no Warn); 763's is lost too, and at 764 it is an emergency
+	for _, h := range []uint64{761, 762, 763} {
+		r.heartbeat(ctx, h)
+	}
+	if logs.Len() != 0 {
+		t.Fatalf("warned at or before the bound: %q", logs.String())
+	}
+	r.heartbeat(ctx, 764)
+	if !strings.Contains(logs.String(), "emergency heartbeat refresh") || !slices.Equal(ch.beats, []uint64{712, 760, 763, 764}) {
+		t.Fatalf("heartbeats %v; log %q", ch.beats, logs.String())
 	}
 }
