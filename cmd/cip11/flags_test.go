@@ -235,7 +235,7 @@ func TestHelpEveryCommand(t *testing.T) {
 		says  string
 	}{
 		{[]string{"devnet"}, []string{"add-at", "block-time", "chaos", "comet-log", "data", "duration", "fail-per-mille", "gossip", "http", "jobs-per-block", "json", "kills", "log", "mode-a", "multi-per-mille", "overlap", "phase", "proof-ttl", "quiet", "reconfigure", "remove-at", "runners", "seed", "subset", "timeout-commit", "uncertified", "validators"}, "one process"},
-		{[]string{"genesis"}, []string{"add-at", "base-port", "chain-id", "force", "hosts", "hosts-file", "http", "in-band", "o", "overlap", "phase", "poll-disabled", "quic", "reconfigure", "remove-at", "rpc", "runner", "runners", "runners-file", "seed", "validators"}, "genesis"},
+		{[]string{"genesis"}, []string{"add-at", "base-port", "chain-id", "force", "hosts", "hosts-file", "http", "in-band", "o", "overlap", "phase", "poll-disabled", "quic", "reconfigure", "remove-at", "rpc", "runner", "runners", "runners-file", "seed", "timeout-commit", "validators"}, "genesis"},
 		{[]string{"validator"}, []string{"block-time", "comet-log", "data", "genesis", "home", "http", "keep-blocks", "key", "listen", "log", "no-fsync", "push-window", "skip-per-mille", "snapshot-interval", "snapshot-keep", "stall-blocks", "state-sync", "trust-hash", "trust-height"}, "chain node"},
 		{[]string{"reset"}, []string{"home", "signed-height"}, "priv_validator_state.json"},
 		{[]string{"runner"}, []string{"api", "block-time", "exec", "exec-concurrency", "exec-max-output", "exec-timeout", "fail-per-mille", "genesis", "key", "listen", "log", "validator", "work"}, "runner process"},

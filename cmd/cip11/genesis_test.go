@@ -210,3 +210,31 @@ func TestGenesisScheduleInsideOverlap(t *testing.T) {
 		t.Fatalf("activations 11, 21 with -overlap 10: exit %d: %s%s", code, out, errOut)
 	}
 }
+
+// TestGenesisTimeoutCommit: -timeout-commit sets CometBFT's timeout_commit
+// in every home of a network (default 0: blocks back to back); it is
+// refused without -validators and out of range (exit 2).
+func TestGenesisTimeoutCommit(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "net")
+	if code, _, errOut := cli("genesis", "-validators", "2", "-o", dir, "-runners", "1", "-timeout-commit", "350ms"); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, v := range []string{"v0", "v1"} {
+		b, err := os.ReadFile(filepath.Join(dir, v, "config", "config.toml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), `timeout_commit = "350ms"`) {
+			t.Fatalf("%s config.toml has no timeout_commit = \"350ms\"", v)
+		}
+	}
+	for _, args := range [][]string{
+		{"genesis", "-o", filepath.Join(t.TempDir(), "s"), "-timeout-commit", "1s"},
+		{"genesis", "-validators", "2", "-o", filepath.Join(t.TempDir(), "n"), "-timeout-commit", "2m"},
+		{"genesis", "-validators", "2", "-o", filepath.Join(t.TempDir(), "n"), "-timeout-commit", "-1s"},
+	} {
+		if code, _, errOut := cli(args...); code != 2 || !strings.Contains(errOut, "timeout-commit") {
+			t.Fatalf("%v: exit %d, stderr %q", args, code, errOut)
+		}
+	}
+}

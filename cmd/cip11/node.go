@@ -94,7 +94,7 @@ func (l *runnerList) Set(s string) error {
 
 // cip11 genesis: write a devnet genesis and its key files.
 func runGenesis(args []string, stdout, stderr io.Writer) int {
-	c := newCommand("genesis", "[-o DIR] [-runners N] [-seed N] [-phase N] [-runner ADDRESS[:STAKE]]... [-runners-file FILE] [-force] [flags]\n       cip11 genesis -validators N [-o DIR] [-runners N] [-seed N] [-phase N] [-hosts H0,H1,… | -hosts-file FILE] [-base-port P] [-chain-id N] [-reconfigure [-in-band] [-add-at H] [-remove-at H] [-overlap N]]", `
+	c := newCommand("genesis", "[-o DIR] [-runners N] [-seed N] [-phase N] [-runner ADDRESS[:STAKE]]... [-runners-file FILE] [-force] [flags]\n       cip11 genesis -validators N [-o DIR] [-runners N] [-seed N] [-phase N] [-hosts H0,H1,… | -hosts-file FILE] [-base-port P] [-timeout-commit D] [-chain-id N] [-reconfigure [-in-band] [-add-at H] [-remove-at H] [-overlap N]]", `
 With -validators N: write a network of N validators run by CometBFT
 (D29–D33), one home per validator in DIR/v0 … DIR/v<N-1> (cip11.json,
 validator.key, config/config.toml with every other validator as a
@@ -146,6 +146,7 @@ genesis orphans the chain the old one started. No positional arguments.`)
 	inBand := c.fs.Bool("in-band", false, "with -reconfigure: the genesis names a devnet admin and schedules nothing; submit each epoch with cip11 reconfigure (DEVNET, SPEC-NOTES C11)")
 	basePort := c.intVar("base-port", 26600, 1024, 65535, "with -validators: a validator listens on `P` + 10·k (p2p), + 1 (QUIC) and + 2 (HTTP), k the homes before it on its host (1024 to 65535)")
 	rpc := c.fs.Bool("rpc", false, "with -validators: every home also serves CometBFT's RPC on -base-port + 10·k + 3 (TCP), which a joining validator's state sync reads light blocks from (cip11 validator -state-sync)")
+	timeoutCommit := c.durVar("timeout-commit", 0, 0, time.Minute, "with -validators: CometBFT's timeout_commit `D` in every home (0 to 1m; 0: the next height starts as soon as a block commits; the block interval is about the consensus round plus D)")
 	hostsFlag := c.strVar("hosts", "", hostList, "with -validators: each home's host `H0,H1,…` (an IP address or a DNS name, one per home, in order; default 127.0.0.1 for all)")
 	hostsFile := c.strVar("hosts-file", "", nonEmpty, "with -validators: read the homes' hosts from `FILE`, one a line (# comments), after any -hosts")
 	var extra runnerList
@@ -170,7 +171,7 @@ genesis orphans the chain the old one started. No positional arguments.`)
 			"quic", "http", "runner", "runners-file", "force"); !ok {
 			return code
 		}
-		o := cometbft.NetworkOptions{Validators: *validators, Runners: *runners, Seed: *seed, ChainID: *chainID, BasePort: *basePort, RPC: *rpc}
+		o := cometbft.NetworkOptions{Validators: *validators, Runners: *runners, Seed: *seed, ChainID: *chainID, BasePort: *basePort, RPC: *rpc, TimeoutCommit: *timeoutCommit}
 		if code, ok := rc.check(c, stderr); !ok {
 			return code
 		}
@@ -209,7 +210,7 @@ genesis orphans the chain the old one started. No positional arguments.`)
 		}
 		return writeNetwork(stdout, stderr, *dir, o, node.Phase(*phase), ov)
 	}
-	if code, ok := c.notWith(stderr, "without -validators (a single-validator genesis listens on -quic and -http, and has no set to reconfigure)", "base-port", "hosts", "hosts-file", "reconfigure", "in-band", "add-at", "remove-at", "overlap"); !ok {
+	if code, ok := c.notWith(stderr, "without -validators (a single-validator genesis listens on -quic and -http, and has no set to reconfigure)", "base-port", "hosts", "hosts-file", "timeout-commit", "reconfigure", "in-band", "add-at", "remove-at", "overlap"); !ok {
 		return code
 	}
 	if *runnersFile != "" {
