@@ -103,6 +103,7 @@ type App struct {
 	// walDir, with retention, is CometBFT's WAL directory Commit trims
 	// (waltrim.go); "" leaves it to CometBFT.
 	walDir string
+	wal    walHead // the WAL head across commits (Commit's)
 
 	ssMu    sync.Mutex            // restore: the snapshot connection's calls
 	restore *node.SnapshotRestore // the snapshot being restored (state sync)
@@ -609,8 +610,11 @@ func (a *App) Commit(context.Context, *abci.CommitRequest) (*abci.CommitResponse
 			a.gossip.publish(h, n, field)
 		}
 	}
+	if a.walDir != "" {
+		a.wal.observe(a.walDir)
+	}
 	if a.walDir != "" && h%walTrimEvery == 0 {
-		if n, err := trimWAL(a.walDir, walKeepChunks); err != nil {
+		if n, err := trimWAL(a.walDir, a.wal.keep()); err != nil {
 			a.log.Warn("trimming CometBFT's consensus WAL failed", "dir", a.walDir, "err", err)
 		} else if n > 0 {
 			a.log.Debug("trimmed CometBFT's consensus WAL", "chunks_removed", n)

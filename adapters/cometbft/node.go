@@ -207,6 +207,15 @@ func StartNode(ctx context.Context, cfg NodeConfig) (*Node, error) {
 	h.Config.FilterPeers = true
 	if cfg.KeepBlocks > 0 { // retention: CometBFT's stores give the pruned space back
 		h.Config.Storage.Compact = true
+		// every 100 pruned heights (default 1000: up to 1000 blocks of
+		// deleted data stay on disk between compactions)
+		h.Config.Storage.CompactionInterval = 100
+		// CometBFT keeps every height's FinalizeBlock response in its
+		// state store and prunes them only for a data companion (v1.0.1
+		// pruner.go): about 1.3 KB a block forever. Discarded, it keeps
+		// the last (a crash's replay needs it); /block_results answers
+		// only for the last height.
+		h.Config.Storage.DiscardABCIResponses = true
 		app.walDir = filepath.Dir(h.Config.Consensus.WalFile())
 	}
 	var opts []cmtnode.Option
