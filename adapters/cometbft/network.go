@@ -306,6 +306,8 @@ func NewNetwork(o NetworkOptions) (*Network, error) {
 	gd := &cmttypes.GenesisDoc{ChainID: fmt.Sprintf("cip11-%d", o.ChainID), GenesisTime: time.Unix(1_700_000_000, 0).UTC(),
 		InitialHeight: 1, ConsensusParams: cmttypes.DefaultConsensusParams()}
 	gd.ConsensusParams.Feature.VoteExtensionsEnableHeight = 1
+	gd.ConsensusParams.Evidence.MaxAgeNumBlocks = EvidenceMaxAgeBlocks
+	gd.ConsensusParams.Evidence.MaxAgeDuration = EvidenceMaxAge
 	var peers []string
 	for i := range ms {
 		if i < n {
@@ -380,6 +382,20 @@ func NewNetwork(o NetworkOptions) (*Network, error) {
 	}
 	return net, nil
 }
+
+// The evidence age of the networks NewNetwork writes (CometBFT's
+// consensus_params.evidence; its defaults are 100,000 blocks and 48 h).
+// CometBFT's block pruning keeps every header and commit younger than
+// both bounds, for evidence: at its defaults a pruning validator kept
+// about 1.7 KB a block for two days whatever its KeepBlocks (issue 31's
+// soak). The app acts on no evidence (a double-sign is CometBFT's to
+// detect and report; CIP-11 slashes no validator), so a few minutes of
+// evidence suffice: 256 blocks (node.MinKeepBlocks, the least retention)
+// and 5 minutes.
+const (
+	EvidenceMaxAgeBlocks = 256
+	EvidenceMaxAge       = 5 * time.Minute
+)
 
 // ErrBadHost is a host that is neither an IP address to dial nor a DNS
 // name (CheckHost's errors are it and node.ErrBadRequest).

@@ -212,7 +212,8 @@ func TestGenesisScheduleInsideOverlap(t *testing.T) {
 }
 
 // TestGenesisTimeoutCommit: -timeout-commit sets CometBFT's timeout_commit
-// in every home of a network (default 0: blocks back to back); it is
+// in every home of a network (default 0: blocks back to back), whose
+// CometBFT genesis bounds evidence age to 256 blocks and 5 minutes; it is
 // refused without -validators and out of range (exit 2).
 func TestGenesisTimeoutCommit(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "net")
@@ -226,6 +227,22 @@ func TestGenesisTimeoutCommit(t *testing.T) {
 		}
 		if !strings.Contains(string(b), `timeout_commit = "350ms"`) {
 			t.Fatalf("%s config.toml has no timeout_commit = \"350ms\"", v)
+		}
+		// the evidence age CometBFT's pruning keeps headers for (issue 31)
+		g, err := os.ReadFile(filepath.Join(dir, v, "config", "genesis.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var gd struct {
+			ConsensusParams struct {
+				Evidence struct {
+					Blocks   string `json:"max_age_num_blocks"`
+					Duration string `json:"max_age_duration"`
+				} `json:"evidence"`
+			} `json:"consensus_params"`
+		}
+		if err := json.Unmarshal(g, &gd); err != nil || gd.ConsensusParams.Evidence.Blocks != "256" || gd.ConsensusParams.Evidence.Duration != "300000000000" {
+			t.Fatalf("%s genesis.json evidence %+v (%v), want 256 blocks and 5 min", v, gd.ConsensusParams.Evidence, err)
 		}
 	}
 	for _, args := range [][]string{
