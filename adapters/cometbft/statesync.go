@@ -57,7 +57,7 @@ func (a *App) OfferSnapshot(_ context.Context, req *abci.OfferSnapshotRequest) (
 		a.restore.Discard()
 		a.restore = nil
 	}
-	if s.Format != node.SnapshotFormat {
+	if !node.SnapshotFormatKnown(s.Format) {
 		a.log.Info("state sync: snapshot of another format refused", "height", s.Height, "format", s.Format)
 		return reply(abci.OFFER_SNAPSHOT_RESULT_REJECT_FORMAT)
 	}

@@ -3,6 +3,7 @@ package node
 import (
 	"bufio"
 	"bytes"
+	"compress/flate"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
@@ -49,22 +50,38 @@ func FuzzDecodeSnapshotMeta(f *testing.F) {
 	})
 }
 
-// FuzzReadSnapCore: no stream panics the node-section reader, and a
-// section it accepts is read whole (the reader stops where the store's
-// export begins).
+// FuzzReadSnapCore: no stream panics the node-section reader, in either
+// format, and a section it accepts is read whole (the reader it returns
+// starts where the store's export begins).
 func FuzzReadSnapCore(f *testing.F) {
 	c := snapCore{Height: 3, Base: 0, Reconfigurations: []chainlog.Reconfigure{}, Specs: [][]byte{{1, 2}}, Blocks: nil}
 	core, _ := json.Marshal(c)
-	good := append(binary.AppendUvarint(slices.Clone(snapMagic), uint64(len(core))), core...)
-	f.Add(append(slices.Clone(good), "CIP11SNP"...))
-	f.Add(good[:len(good)-3])
-	f.Add([]byte("CIP11SS\x02\x00"))
-	f.Add(append(binary.AppendUvarint(slices.Clone(snapMagic), 1<<40), '{'))
-	f.Fuzz(func(t *testing.T, stream []byte) {
-		r := bufio.NewReader(bytes.NewReader(stream))
-		got, err := readSnapCore(r, uint64(len(stream)))
+	body := append(binary.AppendUvarint(nil, uint64(len(core))), core...)
+	plain := append(slices.Clone(snapMagicPlain), body...)
+	f.Add(append(slices.Clone(plain), "CIP11SNP"...), uint32(1), uint64(0))
+	f.Add(plain[:len(plain)-3], uint32(1), uint64(0))
+	f.Add([]byte("CIP11SS\x02\x00"), uint32(2), uint64(1))
+	f.Add(append(binary.AppendUvarint(slices.Clone(snapMagicPlain), 1<<40), '{'), uint32(1), uint64(0))
+	deflated := func(b []byte) []byte {
+		var buf bytes.Buffer
+		buf.Write(snapMagic)
+		zw, _ := flate.NewWriter(&buf, snapDeflateLevel)
+		zw.Write(b)
+		zw.Close()
+		return buf.Bytes()
+	}
+	withExport := append(slices.Clone(body), "CIP11SNP"...)
+	f.Add(deflated(withExport), uint32(2), uint64(len(withExport)))
+	f.Add(deflated(withExport), uint32(2), uint64(len(body)-1))
+	f.Add(deflated(binary.AppendUvarint(nil, 1<<40)), uint32(2), uint64(1<<41))
+	f.Fuzz(func(t *testing.T, stream []byte, format uint32, raw uint64) {
+		m := SnapshotMeta{Format: format, Size: uint64(len(stream)), RawSize: raw}
+		got, rest, err := readSnapCore(bufio.NewReader(bytes.NewReader(stream)), m)
 		if err != nil {
 			return
+		}
+		if rest == nil || !SnapshotFormatKnown(format) {
+			t.Fatalf("accepted format %d with reader %v", format, rest)
 		}
 		enc, err := json.Marshal(got)
 		if err != nil {

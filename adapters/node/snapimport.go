@@ -87,7 +87,7 @@ func ImportSnapshot(snapDir, storeDir string, hdr chainlog.Header) (ImportedSnap
 		return out, err
 	}
 	br := bufio.NewReaderSize(snapshotReader(snapDir, info.Chunks), 1<<20)
-	c, err := readSnapCore(br, m.Size)
+	c, br, err := readSnapCore(br, m)
 	if err != nil {
 		return out, fmt.Errorf("%s: %w", snapDir, err)
 	}

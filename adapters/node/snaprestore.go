@@ -106,7 +106,7 @@ func (v *Validator) install(r *SnapshotRestore) error {
 		}
 	}
 	br := bufio.NewReaderSize(snapshotReader(r.dir, r.info.Chunks), 1<<20)
-	c, err := readSnapCore(br, r.meta.Size)
+	c, br, err := readSnapCore(br, r.meta)
 	if err != nil {
 		return err
 	}

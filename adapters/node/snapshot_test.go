@@ -1,13 +1,17 @@
 package node
 
 import (
+	"bufio"
 	"bytes"
+	"compress/flate"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -333,10 +337,30 @@ func TestStateSyncRefusesCorruptChunk(t *testing.T) {
 	}
 }
 
-// rechunk cuts stream into a snapshot at height h claiming appHash and
-// base, written into v's snapshots directory so v serves it.
-func rechunk(t *testing.T, v *Validator, stream []byte, h, base uint64, app cip11.Hash) SnapshotInfo {
+// rechunk deflates raw (a format-2 stream after its magic) and cuts it
+// into a snapshot at height h claiming appHash and base, written into v's
+// snapshots directory so v serves it.
+func rechunk(t *testing.T, v *Validator, raw []byte, h, base uint64, app cip11.Hash) SnapshotInfo {
 	t.Helper()
+	return rechunkAs(t, v, SnapshotFormat, raw, h, base, app)
+}
+
+// rechunkAs is rechunk in format f: 2 deflated, 1 plain.
+func rechunkAs(t *testing.T, v *Validator, f uint32, raw []byte, h, base uint64, app cip11.Hash) SnapshotInfo {
+	t.Helper()
+	var zb bytes.Buffer
+	rawSize := uint64(len(raw))
+	if f == snapshotFormatPlain {
+		zb.Write(snapMagicPlain)
+		zb.Write(raw)
+		rawSize = 0
+	} else {
+		zb.Write(snapMagic)
+		zw, _ := flate.NewWriter(&zb, snapDeflateLevel)
+		zw.Write(raw)
+		zw.Close()
+	}
+	stream := zb.Bytes()
 	dir := filepath.Join(v.dir, "snapshots", snapDirName(h))
 	os.RemoveAll(dir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -347,24 +371,30 @@ func rechunk(t *testing.T, v *Validator, stream []byte, h, base uint64, app cip1
 	if err := cw.close(); err != nil {
 		t.Fatal(err)
 	}
-	m := SnapshotMeta{Format: SnapshotFormat, Height: h, AppHash: app, Base: base, Size: cw.total, ChunkSize: 4096, ChunkHashes: cw.hashes}
+	m := SnapshotMeta{Format: f, Height: h, AppHash: app, Base: base, Size: cw.total, RawSize: rawSize, ChunkSize: 4096, ChunkHashes: cw.hashes}
 	mb, _ := json.Marshal(m)
 	sum := sha256.Sum256(mb)
-	info := SnapshotInfo{Height: h, Format: SnapshotFormat, Chunks: uint32(len(cw.hashes)), Hash: sum[:], Metadata: mb}
+	info := SnapshotInfo{Height: h, Format: f, Chunks: uint32(len(cw.hashes)), Hash: sum[:], Metadata: mb}
 	v.addSnapshot(snapEntry{info, m})
 	return info
 }
 
-// splitStream splits a snapshot stream into its node section and the
-// store's export.
+// splitStream inflates a format-2 snapshot stream and splits it into its
+// node section and the store's export.
 func splitStream(t *testing.T, s []byte) (core, store []byte) {
 	t.Helper()
-	n, k := binary.Uvarint(s[len(snapMagic):])
+	if !bytes.HasPrefix(s, snapMagic) {
+		t.Fatalf("not a format-%d stream: %q", SnapshotFormat, s[:min(len(s), 8)])
+	}
+	raw, err := io.ReadAll(flate.NewReader(bytes.NewReader(s[len(snapMagic):])))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, k := binary.Uvarint(raw)
 	if k <= 0 {
 		t.Fatal("no node section length")
 	}
-	off := len(snapMagic) + k
-	return s[off : off+int(n)], s[off+int(n):]
+	return raw[k : k+int(n)], raw[k+int(n):]
 }
 
 // TestStateSyncRefusesLyingSnapshot: a snapshot whose chunks all hash to
@@ -388,7 +418,7 @@ func TestStateSyncRefusesLyingSnapshot(t *testing.T) {
 	}
 	coreA, _ := splitStream(t, snapshotStream(t, a, sa))
 	_, storeL := splitStream(t, snapshotStream(t, liar, sl))
-	lie := binary.AppendUvarint(bytes.Clone(snapMagic), uint64(len(coreA)))
+	lie := binary.AppendUvarint(nil, uint64(len(coreA)))
 	lie = append(append(lie, coreA...), storeL...)
 	var ma SnapshotMeta
 	if err := json.Unmarshal(sa.Metadata, &ma); err != nil {
@@ -412,5 +442,54 @@ func TestStateSyncRefusesLyingSnapshot(t *testing.T) {
 	}
 	if b.Height() != 32 || digestOf(t, b) != app {
 		t.Fatalf("restored to %d", b.Height())
+	}
+}
+
+// TestStateSyncRestoresFormat1: a node writes format 2 (the stream
+// deflated, raw_size in the metadata) and still restores from a format-1
+// snapshot, the plain stream of the nodes before it; a format-1 stream
+// offered as format 2, or format 2's metadata without raw_size, is
+// refused.
+func TestStateSyncRestoresFormat1(t *testing.T) {
+	d := testDevnet(t, 4, nil)
+	a := snapValidator(t, d, t.TempDir(), 32, 0)
+	defer a.Close()
+	produce(t, a, 32, 1)
+	sa := a.Snapshots()[0]
+	if sa.Format != 2 || SnapshotFormat != 2 {
+		t.Fatalf("written in format %d", sa.Format)
+	}
+	var ma SnapshotMeta
+	if err := json.Unmarshal(sa.Metadata, &ma); err != nil || ma.RawSize == 0 || ma.RawSize <= ma.Size {
+		t.Fatalf("format-2 meta %+v (%v): raw_size must exceed size", ma, err)
+	}
+	core, store := splitStream(t, snapshotStream(t, a, sa))
+	raw := append(append(binary.AppendUvarint(nil, uint64(len(core))), core...), store...)
+	app := a.LastBlock().Out.StateDigest
+	src := snapValidator(t, d, t.TempDir(), 32, 0)
+	defer src.Close()
+	plain := rechunkAs(t, src, snapshotFormatPlain, raw, 32, ma.Base, app)
+	b := snapValidator(t, d, t.TempDir(), 32, 0)
+	defer b.Close()
+	if err := restoreFrom(t, src, b, plain, app[:]); err != nil {
+		t.Fatalf("format-1 snapshot: %v", err)
+	}
+	if b.Height() != 32 || digestOf(t, b) != app {
+		t.Fatalf("restored to %d", b.Height())
+	}
+	var mp SnapshotMeta
+	_ = json.Unmarshal(plain.Metadata, &mp)
+	for name, m := range map[string]SnapshotMeta{
+		"format 1 with raw_size": func() SnapshotMeta { m := mp; m.RawSize = 10; return m }(),
+		"format 2 without":       func() SnapshotMeta { m := mp; m.Format = 2; return m }(),
+	} {
+		mb, _ := json.Marshal(m)
+		sum := sha256.Sum256(mb)
+		if _, err := decodeMeta(SnapshotInfo{Height: m.Height, Format: m.Format, Chunks: uint32(len(m.ChunkHashes)), Hash: sum[:], Metadata: mb}); !errors.Is(err, ErrSnapshot) {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	if _, _, err := readSnapCore(bufio.NewReader(bytes.NewReader(append(slices.Clone(snapMagicPlain), raw...))), SnapshotMeta{Format: 2, Size: 1 << 20, RawSize: 1 << 20}); !errors.Is(err, ErrSnapshot) {
+		t.Fatalf("a plain stream read as format 2: %v", err)
 	}
 }
