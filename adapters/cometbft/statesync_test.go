@@ -343,5 +343,13 @@ func retained(t *testing.T, nodes []*Node) {
 		if base < e || base+256 > h+1 {
 			t.Fatalf("validator %d at %d: CometBFT's block store from %d, the block log from %d", i, h, base, e)
 		}
+		// nothing below the base: CometBFT keeps a pruned height's header
+		// while the evidence age has not passed, and then never again
+		// visits it (EvidenceMaxAge)
+		for x := int64(1); x < int64(base); x++ {
+			if nd.cmt.BlockStore().LoadBlockMeta(x) != nil {
+				t.Fatalf("validator %d: CometBFT's block store from %d still holds the header of %d", i, base, x)
+			}
+		}
 	}
 }

@@ -213,7 +213,7 @@ func TestGenesisScheduleInsideOverlap(t *testing.T) {
 
 // TestGenesisTimeoutCommit: -timeout-commit sets CometBFT's timeout_commit
 // in every home of a network (default 0: blocks back to back), whose
-// CometBFT genesis bounds evidence age to 256 blocks and 5 minutes; it is
+// CometBFT genesis bounds evidence age to 256 blocks and 1 second; it is
 // refused without -validators and out of range (exit 2).
 func TestGenesisTimeoutCommit(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "net")
@@ -241,8 +241,8 @@ func TestGenesisTimeoutCommit(t *testing.T) {
 				} `json:"evidence"`
 			} `json:"consensus_params"`
 		}
-		if err := json.Unmarshal(g, &gd); err != nil || gd.ConsensusParams.Evidence.Blocks != "256" || gd.ConsensusParams.Evidence.Duration != "300000000000" {
-			t.Fatalf("%s genesis.json evidence %+v (%v), want 256 blocks and 5 min", v, gd.ConsensusParams.Evidence, err)
+		if err := json.Unmarshal(g, &gd); err != nil || gd.ConsensusParams.Evidence.Blocks != "256" || gd.ConsensusParams.Evidence.Duration != "1000000000" {
+			t.Fatalf("%s genesis.json evidence %+v (%v), want 256 blocks and 1 s", v, gd.ConsensusParams.Evidence, err)
 		}
 	}
 	for _, args := range [][]string{
