@@ -93,3 +93,33 @@ func TestPushTwoAbovePongNotAttested(t *testing.T) {
 		t.Fatalf("view moved to %d", h)
 	}
 }
+
+// SPEC-NOTES N1: the runner's own view counts as well as the pong: with
+// the validator's last pong at startHeight+1 and the view already at
+// startHeight+2 (from another validator), a push at startHeight+3 is one
+// above the view and is Accepted at once; measured against the pong
+// alone it would wait the whole 2 s for a view that never comes and be
+// refused.
+func TestPushOneAboveViewAttested(t *testing.T) {
+	runs := new(atomic.Int64)
+	f, rk, c := connectAll(t, 1, func(k *wire.RunnerKey) Executor { return countingExecutor(k, runs, false, 0) }, nil)
+	eventually(t, "pong at startHeight+1", func() bool { return c.pongHeight() >= startHeight+1 })
+	c.Tick(startHeight + 2)
+	if ph := c.pongHeight(); ph != startHeight+1 {
+		t.Fatalf("pong height %d, want %d", ph, startHeight+1)
+	}
+	id, spec := testJob("above-view")
+	a := assignment(id, spec, rk.Address())
+	a.AssignmentHeight = startHeight + 3
+	if err := f.servers[0].Push([]Assignment{a})[0]; err != nil {
+		t.Fatal(err)
+	}
+	o := f.waitOutcome(id)
+	if o.Outcome != local.Success || o.Ack == nil || o.Ack.Kind != wire.AckAccepted || runs.Load() != 1 {
+		t.Fatalf("outcome %v ack %+v err %v runs %d", o.Outcome, o.Ack, o.Err, runs.Load())
+	}
+	if st := c.Stats(); st.PushesAttested != 1 || st.PushesWaited != 0 {
+		t.Fatalf("stats %+v: want the push attested, none waited", st)
+	}
+	eventually(t, "view at the attested height", func() bool { return c.Height() == startHeight+3 })
+}

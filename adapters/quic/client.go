@@ -126,6 +126,11 @@ type ClientStats struct {
 	Dials, Admissions, PingsSent, PongsOK, PongsRejected, Executions, Acks, Delivered int64
 	GoodbyesSent, GoodbyesReceived                                                    [NumGoodbyeReasons]int64
 	ReceiptRequests, ReceiptsOK, ReceiptsRejected                                     int64
+	// PushesAttested counts pushes ahead of the runner's view that the push
+	// itself settled (SPEC-NOTES N1, one height above the validator's last
+	// pong); PushesWaited those that waited for the view instead (§10.1,
+	// at most assignmentWait), PushWaitMicros the time they waited in all.
+	PushesAttested, PushesWaited, PushWaitMicros int64
 }
 
 // Client is a runner's CIP-11 endpoint: one UDP socket and one connection
@@ -154,6 +159,7 @@ type Client struct {
 		goodbyesSent, goodbyesRecv                                                    [NumGoodbyeReasons]atomic.Int64
 		refusalSeq                                                                    atomic.Uint64
 		receiptRequests, receiptsOK, receiptsRejected                                 atomic.Int64
+		pushesAttested, pushesWaited, pushWaitMicros                                  atomic.Int64
 	}
 
 	mu        sync.Mutex
@@ -298,6 +304,7 @@ func (c *Client) Stats() ClientStats {
 		PongsOK: c.stats.pongsOK.Load(), PongsRejected: c.stats.pongsRejected.Load(),
 		Executions: c.stats.executions.Load(), Acks: c.stats.acks.Load(), Delivered: c.stats.delivered.Load(),
 		ReceiptRequests: c.stats.receiptRequests.Load(), ReceiptsOK: c.stats.receiptsOK.Load(), ReceiptsRejected: c.stats.receiptsRejected.Load(),
+		PushesAttested: c.stats.pushesAttested.Load(), PushesWaited: c.stats.pushesWaited.Load(), PushWaitMicros: c.stats.pushWaitMicros.Load(),
 	}
 	for i := range st.GoodbyesSent {
 		st.GoodbyesSent[i] = c.stats.goodbyesSent[i].Load()
