@@ -51,10 +51,19 @@ func TestPushLatencyProcesses(t *testing.T) {
 	}
 	t.Logf("network timeout_commit %v (CIP11_BENCH_COMMIT); single-validator block time 200ms", tc)
 	for r := range rounds {
-		s, sb := pushRun(t, false, uint64(10+r), 0)
-		n, nb := pushRun(t, true, uint64(10+r), tc)
+		s, sb, sc := pushRunCPU(t, false, uint64(10+r), 0)
+		n, nb, nc := pushRunCPU(t, true, uint64(10+r), tc)
 		t.Logf("round %d: single p50 %.2f p99 %.2f ms (%d, block %.0f ms); network p50 %.2f p99 %.2f ms (%d, block %.0f ms) (load %s)", r,
 			quant(s, 500), quant(s, 990), len(s), sb, quant(n, 500), quant(n, 990), len(n), nb, load())
+		t.Logf("round %d CPU, cores of 2: single validator %.2f + runners %.2f; network validators %.2f + runners %.2f", r,
+			sc.validators, sc.harness, nc.validators, nc.harness)
+		for _, x := range []struct {
+			name string
+			c    pushCPU
+		}{{"single", sc}, {"network", nc}} {
+			t.Logf("round %d %s runners: %d acks; pushes ahead of the view: %d attested, %d waited (%.1f ms each on average)", r, x.name,
+				x.c.acks, x.c.attested, x.c.waited, x.c.waitMs/float64(max(1, x.c.waited)))
+		}
 		single, network = append(single, s...), append(network, n...)
 	}
 	t.Logf("pooled over %d rounds: single p50 %.2f p99 %.2f ms (%d acks); network k=3 p50 %.2f p99 %.2f ms (%d acks); ratio p50 %.2f, p99 %.2f (load %s)",
@@ -75,6 +84,41 @@ func quant(xs []float64, perMille int) float64 {
 // validator's push-latency samples (ms) and the mean block interval (ms)
 // over those 15 s; a network's homes get CometBFT timeout_commit tc.
 func pushRun(t *testing.T, network bool, seed uint64, tc time.Duration) ([]float64, float64) {
+	s, b, _ := pushRunCPU(t, network, seed, tc)
+	return s, b
+}
+
+// pushCPU is the CPU the run's processes used over its 15 s of jobs, in
+// cores (CPU seconds per wall second): the validator processes together
+// and this process (the 50 runners, the chain view and the submitter).
+type pushCPU struct {
+	validators, harness float64
+	// the runners' push handling (quic.ClientStats): acks, pushes ahead of
+	// the runner's view settled by the push (attested) or waited for.
+	acks, attested, waited int64
+	waitMs                 float64
+}
+
+// cpuSeconds is the user+system CPU of process pid (/proc/pid/stat; 0
+// when unreadable).
+func cpuSeconds(pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:]) // fields from 3 on
+	if len(f) < 13 {
+		return 0
+	}
+	var u, k float64
+	fmt.Sscan(f[11], &u)
+	fmt.Sscan(f[12], &k)
+	return (u + k) / 100 // USER_HZ
+}
+
+// pushRunCPU is pushRun with the CPU its processes used.
+func pushRunCPU(t *testing.T, network bool, seed uint64, tc time.Duration) ([]float64, float64, pushCPU) {
 	const runners, jobsFor = 50, 15 * time.Second
 	dir := filepath.Join(t.TempDir(), "chain")
 	var apis []string
@@ -131,6 +175,7 @@ func pushRun(t *testing.T, network bool, seed uint64, tc time.Duration) ([]float
 		t.Fatal(err)
 	}
 	views := []*followedChain{{HTTPChain: pool}}
+	var rs []*node.Runner
 	go views[0].follow(ctx, 5*time.Millisecond)
 	for i := range runners {
 		k, err := node.LoadRunnerKey(filepath.Join(dir, fmt.Sprintf("runner-%04d.key", i)))
@@ -143,11 +188,20 @@ func pushRun(t *testing.T, network bool, seed uint64, tc time.Duration) ([]float
 			t.Fatal(err)
 		}
 		defer r.Close()
+		rs = append(rs, r)
 	}
 	rng := rand.New(rand.NewPCG(seed, 0xde7))
 	hc := &http.Client{Timeout: 2 * time.Second}
 	var nonce uint64
 	last := height()
+	vcpu := func() float64 {
+		var c float64
+		for _, p := range procs {
+			c += cpuSeconds(p.cmd.Process.Pid)
+		}
+		return c
+	}
+	v0, s0 := vcpu(), cpuSeconds(os.Getpid())
 	h0, t0 := last, time.Now()
 	for end := time.Now().Add(jobsFor); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
 		h := height()
@@ -173,6 +227,8 @@ func pushRun(t *testing.T, network bool, seed uint64, tc time.Duration) ([]float
 			}
 		}
 	}
+	wall := time.Since(t0).Seconds()
+	cpu := pushCPU{validators: (vcpu() - v0) / wall, harness: (cpuSeconds(os.Getpid()) - s0) / wall}
 	blockMs := float64(time.Since(t0).Milliseconds()) / float64(max(1, height()-h0))
 	time.Sleep(5 * time.Second) // the last pushes are acked
 	var samples []float64
@@ -185,12 +241,19 @@ func pushRun(t *testing.T, network bool, seed uint64, tc time.Duration) ([]float
 		}
 		samples = append(samples, d.Lat...)
 	}
+	for _, r := range rs {
+		st := r.Client().Stats()
+		cpu.acks += st.Acks
+		cpu.attested += st.PushesAttested
+		cpu.waited += st.PushesWaited
+		cpu.waitMs += float64(st.PushWaitMicros) / 1000
+	}
 	cancel()
 	for _, p := range procs {
 		_ = p.cmd.Process.Kill()
 		_ = p.cmd.Wait()
 	}
-	return samples, blockMs
+	return samples, blockMs, cpu
 }
 
 // followedChain is an HTTPChain whose Height is a cached value one
