@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	dbm "github.com/cometbft/cometbft-db"
 	abci "github.com/cometbft/cometbft/abci/types"
 	cmted25519 "github.com/cometbft/cometbft/crypto/ed25519"
 	cryptoenc "github.com/cometbft/cometbft/crypto/encoding"
@@ -104,6 +105,9 @@ type App struct {
 	// (waltrim.go); "" leaves it to CometBFT.
 	walDir string
 	wal    walHead // the WAL head across commits (Commit's)
+	// blockDB, with retention, is CometBFT's block store, whose extended
+	// commits below its base Commit deletes (ecprune.go); nil: none
+	blockDB dbm.DB
 
 	ssMu    sync.Mutex            // restore: the snapshot connection's calls
 	restore *node.SnapshotRestore // the snapshot being restored (state sync)
@@ -618,6 +622,13 @@ func (a *App) Commit(context.Context, *abci.CommitRequest) (*abci.CommitResponse
 			a.log.Warn("trimming CometBFT's consensus WAL failed", "dir", a.walDir, "err", err)
 		} else if n > 0 {
 			a.log.Debug("trimmed CometBFT's consensus WAL", "chunks_removed", n)
+		}
+	}
+	if cn := a.cmt.Load(); a.blockDB != nil && cn != nil && h%extPruneEvery == 0 {
+		if n, err := pruneExtCommits(a.blockDB, cn.BlockStore().Base()); err != nil {
+			a.log.Warn("deleting CometBFT's extended commits below its base failed", "err", err)
+		} else if n > 0 {
+			a.log.Debug("deleted CometBFT's extended commits below its base", "commits", n)
 		}
 	}
 	return &abci.CommitResponse{RetainHeight: int64(retain)}, nil

@@ -249,6 +249,9 @@ func StartNode(ctx context.Context, cfg NodeConfig) (*Node, error) {
 		}
 	}
 	eng.n.Store(cn)
+	if app.walDir != "" { // retention (KeepBlocks)
+		app.blockDB = dbs.byID("blockstore")
+	}
 	app.cmt.Store(cn)
 	if err := cn.Start(); err != nil {
 		nd.unregister()
@@ -446,6 +449,7 @@ var ErrStoreClosed = errors.New("cometbft: store closed")
 // (a commit, block or part not found, which those routines skip), an
 // iterator is empty and a write fails with ErrStoreClosed.
 type lateDB struct {
+	id     string // the DBContext's ("blockstore", "state", …)
 	db     dbm.DB
 	mu     sync.RWMutex
 	closed bool
@@ -644,11 +648,23 @@ func (l *lateDBs) provide(ctx *cmtcfg.DBContext) (dbm.DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &lateDB{db: db}
+	d := &lateDB{id: ctx.ID, db: db}
 	l.mu.Lock()
 	l.dbs = append(l.dbs, d)
 	l.mu.Unlock()
 	return d, nil
+}
+
+// byID is the store opened for DBContext id; nil if none.
+func (l *lateDBs) byID(id string) dbm.DB {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, d := range l.dbs {
+		if d.id == id {
+			return d
+		}
+	}
+	return nil
 }
 
 // closeAll closes the real stores, each once its operations in flight

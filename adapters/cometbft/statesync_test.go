@@ -351,5 +351,19 @@ func retained(t *testing.T, nodes []*Node) {
 				t.Fatalf("validator %d: CometBFT's block store from %d still holds the header of %d", i, base, x)
 			}
 		}
+		// nor an extended commit, which CometBFT never prunes: the App
+		// deletes them every extPruneEvery heights (ecprune.go). Read from
+		// the store itself: BlockStore.LoadBlockExtendedCommit caches what
+		// it loads.
+		deadline = time.Now().Add(30 * time.Second)
+		db := nd.dbs.byID("blockstore")
+		for x := int64(1); x < int64(base); x++ {
+			for has, err := db.Has(fmt.Appendf(nil, "EC:%d", x)); has || err != nil; has, err = db.Has(fmt.Appendf(nil, "EC:%d", x)) {
+				if time.Now().After(deadline) {
+					t.Fatalf("validator %d: CometBFT's block store from %d still holds the extended commit of %d", i, base, x)
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+		}
 	}
 }
