@@ -55,8 +55,8 @@ func TestPushLatencyProcesses(t *testing.T) {
 		n, nb, nc := pushRunCPU(t, true, uint64(10+r), tc)
 		t.Logf("round %d: single p50 %.2f p99 %.2f ms (%d, block %.0f ms); network p50 %.2f p99 %.2f ms (%d, block %.0f ms) (load %s)", r,
 			quant(s, 500), quant(s, 990), len(s), sb, quant(n, 500), quant(n, 990), len(n), nb, load())
-		t.Logf("round %d CPU, cores of 2: single validator %.2f + runners %.2f; network validators %.2f + runners %.2f", r,
-			sc.validators, sc.harness, nc.validators, nc.harness)
+		t.Logf("round %d CPU, cores of 2: single validator %.2f + runners %.2f; network validators %.2f + runners %.2f; run-queue wait, s a second: single validator %.3f + runners %.3f, network validators %.3f + runners %.3f", r,
+			sc.validators, sc.harness, nc.validators, nc.harness, sc.valWait, sc.harnessWait, nc.valWait, nc.harnessWait)
 		for _, x := range []struct {
 			name string
 			c    pushCPU
@@ -93,6 +93,10 @@ func pushRun(t *testing.T, network bool, seed uint64, tc time.Duration) ([]float
 // and this process (the 50 runners, the chain view and the submitter).
 type pushCPU struct {
 	validators, harness float64
+	// run-queue wait (/proc/pid/task/*/schedstat), seconds per wall
+	// second: how long the processes' threads were runnable but not
+	// running — the two cores' contention
+	valWait, harnessWait float64
 	// the runners' push handling (quic.ClientStats): acks, pushes ahead of
 	// the runner's view settled by the push (attested) or waited for.
 	acks, attested, waited int64
@@ -115,6 +119,26 @@ func cpuSeconds(pid int) float64 {
 	fmt.Sscan(f[11], &u)
 	fmt.Sscan(f[12], &k)
 	return (u + k) / 100 // USER_HZ
+}
+
+// runWait is the time the threads of process pid spent runnable on a
+// run queue, not running (the second field of each task's schedstat), in
+// seconds; 0 when unreadable.
+func runWait(pid int) float64 {
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
+	var ns float64
+	for _, f := range tasks {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		if fs := strings.Fields(string(b)); len(fs) >= 2 {
+			var w float64
+			fmt.Sscan(fs[1], &w)
+			ns += w
+		}
+	}
+	return ns / 1e9
 }
 
 // pushRunCPU is pushRun with the CPU its processes used.
@@ -201,7 +225,15 @@ func pushRunCPU(t *testing.T, network bool, seed uint64, tc time.Duration) ([]fl
 		}
 		return c
 	}
+	vwait := func() float64 {
+		var w float64
+		for _, p := range procs {
+			w += runWait(p.cmd.Process.Pid)
+		}
+		return w
+	}
 	v0, s0 := vcpu(), cpuSeconds(os.Getpid())
+	vw0, sw0 := vwait(), runWait(os.Getpid())
 	h0, t0 := last, time.Now()
 	for end := time.Now().Add(jobsFor); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
 		h := height()
@@ -228,7 +260,8 @@ func pushRunCPU(t *testing.T, network bool, seed uint64, tc time.Duration) ([]fl
 		}
 	}
 	wall := time.Since(t0).Seconds()
-	cpu := pushCPU{validators: (vcpu() - v0) / wall, harness: (cpuSeconds(os.Getpid()) - s0) / wall}
+	cpu := pushCPU{validators: (vcpu() - v0) / wall, harness: (cpuSeconds(os.Getpid()) - s0) / wall,
+		valWait: (vwait() - vw0) / wall, harnessWait: (runWait(os.Getpid()) - sw0) / wall}
 	blockMs := float64(time.Since(t0).Milliseconds()) / float64(max(1, height()-h0))
 	time.Sleep(5 * time.Second) // the last pushes are acked
 	var samples []float64
