@@ -378,11 +378,12 @@ func (v *Validator) writeSnapshot(j snapJob) error {
 	if err != nil {
 		return err
 	}
-	raw := &countWriter{w: zw}
-	if _, err := raw.Write(append(binary.AppendUvarint(nil, uint64(len(core))), core...)); err != nil {
+	sect := append(binary.AppendUvarint(nil, uint64(len(core))), core...)
+	if _, err := zw.Write(sect); err != nil {
 		return err
 	}
-	if _, err := j.exp.WriteTo(raw); err != nil {
+	n, err := j.exp.WriteTo(zw)
+	if err != nil {
 		return err
 	}
 	if err := zw.Close(); err != nil {
@@ -391,7 +392,7 @@ func (v *Validator) writeSnapshot(j snapJob) error {
 	if err := cw.close(); err != nil {
 		return err
 	}
-	m := SnapshotMeta{Format: SnapshotFormat, Height: j.h, AppHash: j.app, Base: j.base, Size: cw.total, RawSize: raw.n,
+	m := SnapshotMeta{Format: SnapshotFormat, Height: j.h, AppHash: j.app, Base: j.base, Size: cw.total, RawSize: uint64(len(sect)) + uint64(n),
 		ChunkSize: uint32(cw.size), ChunkHashes: cw.hashes}
 	mb, err := json.Marshal(m)
 	if err != nil {
@@ -624,18 +625,6 @@ func readSnapCore(r *bufio.Reader, m SnapshotMeta) (*snapCore, *bufio.Reader, er
 // maxDeflateRatio bounds format 2's raw_size against its size: deflate
 // expands at most about 1032 to 1.
 const maxDeflateRatio = 1032
-
-// countWriter counts the bytes written through it.
-type countWriter struct {
-	w io.Writer
-	n uint64
-}
-
-func (c *countWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += uint64(n)
-	return n, err
-}
 
 // retain prunes behind the newest snapshot at least KeepBlocks below h
 // (loop only, at commit): the block log (and its times) to that

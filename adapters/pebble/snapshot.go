@@ -231,7 +231,8 @@ func (e *Export) WriteTo(w io.Writer) (n int64, err error) {
 	if _, err := bw.Write(sum.Sum(nil)); err != nil {
 		return cw.n, err
 	}
-	return cw.n, bw.Flush()
+	err = bw.Flush() // before reading cw.n: Go leaves the order of a return's operands open
+	return cw.n, err
 }
 
 type countWriter struct {

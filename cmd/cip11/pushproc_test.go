@@ -51,8 +51,8 @@ func TestPushLatencyProcesses(t *testing.T) {
 	}
 	t.Logf("network timeout_commit %v (CIP11_BENCH_COMMIT); single-validator block time 200ms", tc)
 	for r := range rounds {
-		s, sb, sc := pushRunCPU(t, false, uint64(10+r), 0)
-		n, nb, nc := pushRunCPU(t, true, uint64(10+r), tc)
+		s, sb, sc := pushRun(t, false, uint64(10+r), 0)
+		n, nb, nc := pushRun(t, true, uint64(10+r), tc)
 		t.Logf("round %d: single p50 %.2f p99 %.2f ms (%d, block %.0f ms); network p50 %.2f p99 %.2f ms (%d, block %.0f ms) (load %s)", r,
 			quant(s, 500), quant(s, 990), len(s), sb, quant(n, 500), quant(n, 990), len(n), nb, load())
 		t.Logf("round %d CPU, cores of 2: single validator %.2f + runners %.2f; network validators %.2f + runners %.2f; run-queue wait, s a second: single validator %.3f + runners %.3f, network validators %.3f + runners %.3f", r,
@@ -78,14 +78,6 @@ func quant(xs []float64, perMille int) float64 {
 	s := slices.Clone(xs)
 	slices.Sort(s)
 	return s[min(len(s)-1, len(s)*perMille/1000)]
-}
-
-// pushRun runs one chain as processes for 15 s of jobs and returns every
-// validator's push-latency samples (ms) and the mean block interval (ms)
-// over those 15 s; a network's homes get CometBFT timeout_commit tc.
-func pushRun(t *testing.T, network bool, seed uint64, tc time.Duration) ([]float64, float64) {
-	s, b, _ := pushRunCPU(t, network, seed, tc)
-	return s, b
 }
 
 // pushCPU is the CPU the run's processes used over its 15 s of jobs, in
@@ -141,8 +133,11 @@ func runWait(pid int) float64 {
 	return ns / 1e9
 }
 
-// pushRunCPU is pushRun with the CPU its processes used.
-func pushRunCPU(t *testing.T, network bool, seed uint64, tc time.Duration) ([]float64, float64, pushCPU) {
+// pushRun runs one chain as processes for 15 s of jobs and returns every
+// validator's push-latency samples (ms), the mean block interval (ms) and
+// the CPU its processes used over those 15 s; a network's homes get
+// CometBFT timeout_commit tc.
+func pushRun(t *testing.T, network bool, seed uint64, tc time.Duration) ([]float64, float64, pushCPU) {
 	const runners, jobsFor = 50, 15 * time.Second
 	dir := filepath.Join(t.TempDir(), "chain")
 	var apis []string
