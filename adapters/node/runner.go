@@ -145,7 +145,15 @@ type Runner struct {
 		HeightAt(ctx context.Context, base string) (uint64, error)
 	}
 	behindq chan behindReq
+	// chainChecks counts the still-assigned checks the chain view answered
+	// (a push below the view's height; ChainChecks).
+	chainChecks atomic.Int64
 }
+
+// ChainChecks is how many §10.1 still-assigned checks went to the chain
+// view (a push for a height below the runner's view), not answered by
+// the push itself.
+func (r *Runner) ChainChecks() int64 { return r.chainChecks.Load() }
 
 type behindReq struct {
 	base string
@@ -178,6 +186,7 @@ func (r *Runner) assigned(ctx context.Context, job cip11.Hash, runner cip11.Addr
 	if cl := r.clp.Load(); cl != nil && height >= cl.Height() {
 		return true, nil
 	}
+	r.chainChecks.Add(1)
 	return r.cfg.Chain.Assigned(ctx, job, runner, height)
 }
 

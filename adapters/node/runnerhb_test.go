@@ -304,3 +304,20 @@ func TestHeartbeatBucketSkippedByTheView(t *testing.T) {
 		t.Fatalf("heartbeats %v; log %q", ch.beats, logs.String())
 	}
 }
+
+// The §10.1 still-assigned hook counts the checks its chain view
+// answered (Runner.ChainChecks, the push-latency harnesses' figure): with
+// no client view yet, every check goes to the chain, whose answer is the
+// hook's.
+func TestRunnerAssignedCountsChainChecks(t *testing.T) {
+	r := &Runner{cfg: RunnerConfig{Chain: &hbChain{}}}
+	for i := range 3 {
+		ok, err := r.assigned(context.Background(), cip11.Hash{byte(i)}, cip11.Address{1}, 5)
+		if err != nil || ok {
+			t.Fatalf("check %d: %v, %v; want the chain's answer (false)", i, ok, err)
+		}
+	}
+	if n := r.ChainChecks(); n != 3 {
+		t.Fatalf("ChainChecks %d, want 3", n)
+	}
+}

@@ -92,6 +92,11 @@ func TestPushTwoAbovePongNotAttested(t *testing.T) {
 	if h := c.Height(); h != startHeight+1 {
 		t.Fatalf("view moved to %d", h)
 	}
+	// the runner's serve time holds the whole wait for the view (the
+	// histogram's buckets are within 2 % of the value)
+	if sl := c.ServeLatency(); sl.Count() != 1 || sl.Quantile(500) < uint64(assignmentWait.Microseconds())*98/100 {
+		t.Fatalf("serve latency: %d samples, median %d µs; want 1 of about %v", sl.Count(), sl.Quantile(500), assignmentWait)
+	}
 }
 
 // SPEC-NOTES N1: the runner's own view counts as well as the pong: with
@@ -120,6 +125,10 @@ func TestPushOneAboveViewAttested(t *testing.T) {
 	}
 	if st := c.Stats(); st.PushesAttested != 1 || st.PushesWaited != 0 {
 		t.Fatalf("stats %+v: want the push attested, none waited", st)
+	}
+	// an attested push is served without the wait
+	if sl := c.ServeLatency(); sl.Count() != 1 || sl.Quantile(500) >= uint64(assignmentWait.Microseconds()) {
+		t.Fatalf("serve latency: %d samples, median %d µs; want 1 under %v", sl.Count(), sl.Quantile(500), assignmentWait)
 	}
 	eventually(t, "view at the attested height", func() bool { return c.Height() == startHeight+3 })
 }

@@ -20,6 +20,7 @@ import (
 	qgo "github.com/quic-go/quic-go"
 
 	"github.com/cip11/cip11"
+	cjob "github.com/cip11/cip11/job"
 	"github.com/cip11/cip11/presence/local"
 	"github.com/cip11/cip11/presence/validators"
 	"github.com/cip11/cip11/wire"
@@ -161,6 +162,12 @@ type Client struct {
 		receiptRequests, receiptsOK, receiptsRejected                                 atomic.Int64
 		pushesAttested, pushesWaited, pushWaitMicros                                  atomic.Int64
 	}
+	// serveLat is each push's time from its frame read to its ack written
+	// ([Client.ServeLatency]).
+	serveLat struct {
+		mu sync.Mutex
+		h  cjob.Histogram
+	}
 
 	mu        sync.Mutex
 	rng       local.RandSource
@@ -295,6 +302,16 @@ func NewClient(ctx context.Context, cfg ClientConfig, h uint64) (*Client, error)
 	}
 	c.stopAfter = context.AfterFunc(ctx, func() { _ = c.Close() })
 	return c, nil
+}
+
+// ServeLatency is the histogram, in microseconds, of the time from a
+// push's JobAssignment read to its JobAck written: the runner's part of a
+// validator's push latency (§10.1 checks, the still-assigned hook, any
+// wait for the view, signing the ack).
+func (c *Client) ServeLatency() cjob.Histogram {
+	c.serveLat.mu.Lock()
+	defer c.serveLat.mu.Unlock()
+	return c.serveLat.h
 }
 
 // Stats returns a snapshot of the counters.

@@ -72,6 +72,7 @@ func (c *Client) serveJob(st *qgo.Stream, sess *wire.Session, snap *validators.S
 		fs.abort(streamDone)
 		return
 	}
+	read := time.Now()
 	inSnap := func(raw [32]byte) bool { return snap.Contains(validators.PeerKey(raw)) }
 	fin := c.attested(l, sess, inSnap, a)
 	if fin != 0 {
@@ -98,6 +99,10 @@ func (c *Client) serveJob(st *qgo.Stream, sess *wire.Session, snap *validators.S
 		return
 	}
 	c.stats.acks.Add(1)
+	served := uint64(time.Since(read).Microseconds())
+	c.serveLat.mu.Lock()
+	c.serveLat.h.Add(served)
+	c.serveLat.mu.Unlock()
 	c.logAck(l.peer, a, status, reason)
 	if j == nil {
 		fs.finish()

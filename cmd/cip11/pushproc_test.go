@@ -19,6 +19,7 @@ import (
 	"github.com/cip11/cip11/adapters/node"
 	"github.com/cip11/cip11/adapters/node/httpapi"
 	"github.com/cip11/cip11/internal/devkeys"
+	"github.com/cip11/cip11/job"
 )
 
 // TestPushLatencyProcesses is a harness (CIP11_BENCH_PROC=1; rounds
@@ -61,8 +62,9 @@ func TestPushLatencyProcesses(t *testing.T) {
 			name string
 			c    pushCPU
 		}{{"single", sc}, {"network", nc}} {
-			t.Logf("round %d %s runners: %d acks; pushes ahead of the view: %d attested, %d waited (%.1f ms each on average)", r, x.name,
-				x.c.acks, x.c.attested, x.c.waited, x.c.waitMs/float64(max(1, x.c.waited)))
+			t.Logf("round %d %s runners: %d acks; pushes ahead of the view: %d attested, %d waited (%.1f ms each on average); served (assignment read → ack written) p50 %.2f p99 %.2f ms; still-assigned checks asked of the chain %d", r, x.name,
+				x.c.acks, x.c.attested, x.c.waited, x.c.waitMs/float64(max(1, x.c.waited)),
+				float64(x.c.serveHist.Quantile(500))/1000, float64(x.c.serveHist.Quantile(990))/1000, x.c.chainChecks)
 		}
 		single, network = append(single, s...), append(network, n...)
 	}
@@ -93,6 +95,11 @@ type pushCPU struct {
 	// the runner's view settled by the push (attested) or waited for.
 	acks, attested, waited int64
 	waitMs                 float64
+	// serveHist: each push's JobAssignment read → JobAck written on the
+	// runner (µs); chainChecks: still-assigned checks the chain view
+	// answered (a push below the runner's view).
+	serveHist   job.Histogram
+	chainChecks int64
 }
 
 // cpuSeconds is the user+system CPU of process pid (/proc/pid/stat; 0
@@ -275,6 +282,9 @@ func pushRun(t *testing.T, network bool, seed uint64, tc time.Duration) ([]float
 		cpu.attested += st.PushesAttested
 		cpu.waited += st.PushesWaited
 		cpu.waitMs += float64(st.PushWaitMicros) / 1000
+		sl := r.Client().ServeLatency()
+		cpu.serveHist.Merge(&sl)
+		cpu.chainChecks += r.ChainChecks()
 	}
 	cancel()
 	for _, p := range procs {

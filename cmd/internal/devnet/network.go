@@ -671,6 +671,11 @@ func (n *netDevnet) run(ctx context.Context, runners []*node.Runner) (*NetworkRe
 						return nil, err
 					}
 				}
+				for _, r := range runners {
+					sl := r.Client().ServeLatency()
+					rep.ServeMicros.Merge(&sl)
+					rep.RunnerChainChecks += r.ChainChecks()
+				}
 				elapsed := time.Since(start)
 				if cfg.BeforeStop != nil {
 					if err := cfg.BeforeStop(&Live{Net: n.nw, Homes: n.homes, Height: n.height}); err != nil {

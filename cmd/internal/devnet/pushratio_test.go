@@ -38,7 +38,8 @@ func TestPushLatencyRatio(t *testing.T) {
 	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
 	t.Logf("GOMAXPROCS %d on %d CPUs", procs, runtime.NumCPU())
-	var singleAll, netAll job.Histogram
+	var singleAll, netAll, singleSent, netSent, singleServe, netServe job.Histogram
+	ms := func(h *job.Histogram, q uint64) float64 { return float64(h.Quantile(q)) / 1000 }
 	for round := range rounds() {
 		single, err := Run(context.Background(), Config{Runners: runners, Duration: dur, NoSync: true, Seed: uint64(10 + round)})
 		if err != nil {
@@ -56,13 +57,23 @@ func TestPushLatencyRatio(t *testing.T) {
 			t.Fatalf("lost jobs: single %d, network %d", single.Lost, net.Lost)
 		}
 		t.Logf("round %d ratio network/single: p50 %.2f, p99 %.2f", round, net.PushP50Millis/single.PushP50Millis, net.PushP99Millis/single.PushP99Millis)
+		t.Logf("round %d parts: sent (commit → assignment written) single p50 %.2f p99 %.2f, network p50 %.2f p99 %.2f ms; served (assignment read → ack written) single p50 %.2f p99 %.2f, network p50 %.2f p99 %.2f ms; still-assigned checks asked of the chain: single %d, network %d",
+			round, ms(&single.SentMicros, 500), ms(&single.SentMicros, 990), ms(&net.SentMicros, 500), ms(&net.SentMicros, 990),
+			ms(&single.ServeMicros, 500), ms(&single.ServeMicros, 990), ms(&net.ServeMicros, 500), ms(&net.ServeMicros, 990),
+			single.RunnerChainChecks, net.RunnerChainChecks)
 		singleAll.Merge(&single.PushMicros)
 		netAll.Merge(&net.PushMicros)
+		singleSent.Merge(&single.SentMicros)
+		netSent.Merge(&net.SentMicros)
+		singleServe.Merge(&single.ServeMicros)
+		netServe.Merge(&net.ServeMicros)
 	}
 	if singleAll.Count() == 0 || netAll.Count() == 0 {
 		t.Fatal("no push latencies recorded")
 	}
-	ms := func(h *job.Histogram, q uint64) float64 { return float64(h.Quantile(q)) / 1000 }
+	t.Logf("pooled parts: sent single p50 %.2f p99 %.2f, network p50 %.2f p99 %.2f ms; served single p50 %.2f p99 %.2f, network p50 %.2f p99 %.2f ms",
+		ms(&singleSent, 500), ms(&singleSent, 990), ms(&netSent, 500), ms(&netSent, 990),
+		ms(&singleServe, 500), ms(&singleServe, 990), ms(&netServe, 500), ms(&netServe, 990))
 	t.Logf("pooled over %d rounds: single p50 %.2f p99 %.2f ms (%d acks); network p50 %.2f p99 %.2f ms (%d acks); ratio p50 %.2f, p99 %.2f (load %s)",
 		rounds(), ms(&singleAll, 500), ms(&singleAll, 990), singleAll.Count(), ms(&netAll, 500), ms(&netAll, 990), netAll.Count(),
 		ms(&netAll, 500)/ms(&singleAll, 500), ms(&netAll, 990)/ms(&singleAll, 990), load())

@@ -97,17 +97,21 @@ type Report struct {
 	PushP99Millis float64 `json:"push_latency_p99_ms"`
 	// PushMicros is the push-latency histogram behind the two figures
 	// above (harnesses pool it across runs).
-	PushMicros      job.Histogram `json:"-"`
-	JobBlocksP50    uint64        `json:"job_latency_p50_blocks"`
-	JobBlocksP99    uint64        `json:"job_latency_p99_blocks"`
-	FirstDraws      int64         `json:"first_draws"`
-	FirstDrawHitPct float64       `json:"first_draw_present_pct"`
-	ValidatorStarts int           `json:"validator_starts"`
-	RunnerKills     int           `json:"runner_kills"`
-	ConnDrops       int           `json:"connection_drops"`
-	DataDir         string        `json:"data_dir,omitempty"`
-	BlockLog        string        `json:"block_log,omitempty"`
-	Elapsed         float64       `json:"elapsed_s"`
+	PushMicros job.Histogram `json:"-"`
+	// SentMicros and ServeMicros break PushMicros down (NetworkReport's).
+	SentMicros, ServeMicros job.Histogram `json:"-"`
+	// RunnerChainChecks is NetworkReport's.
+	RunnerChainChecks int64   `json:"runner_chain_checks"`
+	JobBlocksP50      uint64  `json:"job_latency_p50_blocks"`
+	JobBlocksP99      uint64  `json:"job_latency_p99_blocks"`
+	FirstDraws        int64   `json:"first_draws"`
+	FirstDrawHitPct   float64 `json:"first_draw_present_pct"`
+	ValidatorStarts   int     `json:"validator_starts"`
+	RunnerKills       int     `json:"runner_kills"`
+	ConnDrops         int     `json:"connection_drops"`
+	DataDir           string  `json:"data_dir,omitempty"`
+	BlockLog          string  `json:"block_log,omitempty"`
+	Elapsed           float64 `json:"elapsed_s"`
 }
 
 // swapChain is the validator of the current start (nil while it
@@ -478,6 +482,7 @@ func (n *devnet) report(v *node.Validator, open int, elapsed time.Duration) *Rep
 	}
 	lat := n.ackLat
 	lat.Merge(&s.AckMicros)
+	r.SentMicros = s.SentMicros
 	if lat.Count() > 0 {
 		r.PushP50Millis = float64(lat.Quantile(500)) / 1000
 		r.PushP99Millis = float64(lat.Quantile(990)) / 1000
@@ -490,6 +495,9 @@ func (n *devnet) report(v *node.Validator, open int, elapsed time.Duration) *Rep
 	for _, rn := range n.runners {
 		if rn != nil {
 			r.Polled += rn.Client().Stats().Delivered
+			sl := rn.Client().ServeLatency()
+			r.ServeMicros.Merge(&sl)
+			r.RunnerChainChecks += rn.ChainChecks()
 			r.PollAnswers += rn.PollAnswers()
 		}
 	}
