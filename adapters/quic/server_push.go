@@ -273,9 +273,10 @@ type PushOptions struct {
 // PushWith is [Server.Push] with pacing. It never waits for the network
 // (§10.1 dispatch must not stall block production behind one runner whose
 // stream credit is exhausted): it routes every assignment at once
-// (ErrNotPresent is returned now) and a tracked goroutine sends the
-// routed ones, all at once or, paced, the first MaxInFlight and the rest
-// in order as slots free up. Each send is reported to
+// (ErrNotPresent is returned now) and tracked goroutines send the routed
+// ones: all at once, one goroutine each (a push's path from the block to
+// the wire crosses no coordinator), or, paced, one goroutine sends the
+// first MaxInFlight and the rest in order as slots free up. Each send is reported to
 // ServerConfig.OnPushed or OnPushError.
 func (s *Server) PushWith(as []Assignment, o PushOptions) []error {
 	errs := make([]error, len(as))
@@ -292,7 +293,22 @@ func (s *Server) PushWith(as []Assignment, o PushOptions) []error {
 	if limit >= len(queued) {
 		limit = -1
 	}
-	if len(queued) == 0 || !s.track() {
+	if len(queued) == 0 {
+		return errs
+	}
+	if limit < 0 { // all at once: one goroutine per push, no coordinator between
+		for _, a := range queued {
+			if !s.track() {
+				break
+			}
+			go func() {
+				defer s.wg.Done()
+				s.sendOne(a, false, 0)
+			}()
+		}
+		return errs
+	}
+	if !s.track() {
 		return errs
 	}
 	go func() {
