@@ -3,7 +3,9 @@ package seed
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -176,4 +178,42 @@ func appendHex(dst, b []byte) []byte {
 		dst = append(dst, digits[c>>4], digits[c&15])
 	}
 	return dst
+}
+
+// The fixed-Q Miller loop scales the line tables in place: each check
+// works on its own pooled copy, so checks in any order and concurrently —
+// valid, invalid, valid again on reused copies — keep their answers and
+// leave the Verifier's tables as they were (§9.2).
+func TestVerifierPooledLinesReused(t *testing.T) {
+	sk, _, v := testKey(t)
+	r := Round{Epoch: 3, View: 77}
+	good, err := SignSeed(sk, []byte("cowboy-test"), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := SignSeed(sk, []byte("cowboy-test"), Round{Epoch: 3, View: 78})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 8 {
+				if err := v.Verify(r, good[:]); err != nil {
+					errs <- fmt.Errorf("goroutine %d check %d: the valid signature refused: %w", g, i, err)
+				}
+				if err := v.Verify(r, other[:]); !errors.Is(err, ErrSeedSignatureInvalid) {
+					errs <- fmt.Errorf("goroutine %d check %d: another round's signature: %v, want ErrSeedSignatureInvalid", g, i, err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
 }
