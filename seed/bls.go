@@ -207,8 +207,8 @@ func (v *Verifier) Verify(r Round, sig []byte) error {
 	// gnark's fixed-Q Miller loop scales the line evaluations in place, so
 	// each check works on its own copy and the Verifier stays immutable.
 	// The copy (48 KiB) comes from a pool: allocated per check it was an
-	// eighth of a 4-validator devnet's allocation, and its garbage
-	// collections the tail of the push latency (docs/network.md).
+	// eighth of a 4-validator devnet's allocation, and the collections it
+	// caused lengthened the push latency's tail (docs/network.md).
 	lines := linesPool.Get().(*[2]fixedLines)
 	defer linesPool.Put(lines)
 	n := copy(lines[:], v.lines)

@@ -276,8 +276,8 @@ type PushOptions struct {
 // (ErrNotPresent is returned now) and tracked goroutines send the routed
 // ones: all at once, one goroutine each (a push's path from the block to
 // the wire crosses no coordinator), or, paced, one goroutine sends the
-// first MaxInFlight and the rest in order as slots free up. Each send is reported to
-// ServerConfig.OnPushed or OnPushError.
+// first MaxInFlight and the rest in order as slots free up. Each send is
+// reported to ServerConfig.OnPushed or OnPushError.
 func (s *Server) PushWith(as []Assignment, o PushOptions) []error {
 	errs := make([]error, len(as))
 	queued := make([]Assignment, 0, len(as))
