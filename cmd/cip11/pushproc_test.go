@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -62,9 +63,9 @@ func TestPushLatencyProcesses(t *testing.T) {
 			name string
 			c    pushCPU
 		}{{"single", sc}, {"network", nc}} {
-			t.Logf("round %d %s runners: %d acks; pushes ahead of the view: %d attested, %d waited (%.1f ms each on average); served (assignment read → ack written) p50 %.2f p99 %.2f ms; still-assigned checks asked of the chain %d", r, x.name,
+			t.Logf("round %d %s runners: %d acks; pushes ahead of the view: %d attested, %d waited (%.1f ms each on average); served (assignment read → ack written) p50 %.2f p99 %.2f ms; still-assigned checks asked of the chain %d; the runners' process: %d collections, %.1f ms paused", r, x.name,
 				x.c.acks, x.c.attested, x.c.waited, x.c.waitMs/float64(max(1, x.c.waited)),
-				float64(x.c.serveHist.Quantile(500))/1000, float64(x.c.serveHist.Quantile(990))/1000, x.c.chainChecks)
+				float64(x.c.serveHist.Quantile(500))/1000, float64(x.c.serveHist.Quantile(990))/1000, x.c.chainChecks, x.c.gcs, x.c.gcPause)
 		}
 		single, network = append(single, s...), append(network, n...)
 	}
@@ -100,6 +101,10 @@ type pushCPU struct {
 	// answered (a push below the runner's view).
 	serveHist   job.Histogram
 	chainChecks int64
+	// the runners' process (this one): garbage collections over the 15 s
+	// and their stop-the-world pauses in all (ms)
+	gcs     uint32
+	gcPause float64
 }
 
 // cpuSeconds is the user+system CPU of process pid (/proc/pid/stat; 0
@@ -234,6 +239,8 @@ func pushRun(t *testing.T, network bool, seed uint64, tc time.Duration) ([]float
 		}
 		return w
 	}
+	var ms0 runtime.MemStats
+	runtime.ReadMemStats(&ms0)
 	v0, s0 := vcpu(), cpuSeconds(os.Getpid())
 	vw0, sw0 := vwait(), runWait(os.Getpid())
 	h0, t0 := last, time.Now()
@@ -264,6 +271,9 @@ func pushRun(t *testing.T, network bool, seed uint64, tc time.Duration) ([]float
 	wall := time.Since(t0).Seconds()
 	cpu := pushCPU{validators: (vcpu() - v0) / wall, harness: (cpuSeconds(os.Getpid()) - s0) / wall,
 		valWait: (vwait() - vw0) / wall, harnessWait: (runWait(os.Getpid()) - sw0) / wall}
+	var ms1 runtime.MemStats
+	runtime.ReadMemStats(&ms1)
+	cpu.gcs, cpu.gcPause = ms1.NumGC-ms0.NumGC, float64(ms1.PauseTotalNs-ms0.PauseTotalNs)/1e6
 	blockMs := float64(time.Since(t0).Milliseconds()) / float64(max(1, height()-h0))
 	time.Sleep(5 * time.Second) // the last pushes are acked
 	var samples []float64
