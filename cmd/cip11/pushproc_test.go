@@ -72,6 +72,35 @@ func TestPushLatencyProcesses(t *testing.T) {
 	t.Logf("pooled over %d rounds: single p50 %.2f p99 %.2f ms (%d acks); network k=3 p50 %.2f p99 %.2f ms (%d acks); ratio p50 %.2f, p99 %.2f (load %s)",
 		rounds, quant(single, 500), quant(single, 990), len(single), quant(network, 500), quant(network, 990), len(network),
 		quant(network, 500)/quant(single, 500), quant(network, 990)/quant(single, 990), load())
+	lo50, hi50 := bootRatio(single, network, 500)
+	lo99, hi99 := bootRatio(single, network, 990)
+	t.Logf("pooled ratio, 90%% bootstrap interval (1,000 resamples of each side's samples): p50 %.2f–%.2f, p99 %.2f–%.2f", lo50, hi50, lo99, hi99)
+}
+
+// bootRatio is the 5th and 95th percentiles of the network/single ratio of
+// the perMille quantile over 1,000 bootstrap resamples (each side's
+// samples drawn with replacement, a fixed seed): how far the pooled ratio
+// moves with which samples a run happened to get.
+func bootRatio(single, network []float64, perMille int) (lo, hi float64) {
+	if len(single) == 0 || len(network) == 0 {
+		return 0, 0
+	}
+	rng := rand.New(rand.NewPCG(11, 28))
+	draw := func(xs, buf []float64) []float64 {
+		buf = buf[:0]
+		for range xs {
+			buf = append(buf, xs[rng.IntN(len(xs))])
+		}
+		return buf
+	}
+	var sb, nb []float64
+	ratios := make([]float64, 0, 1000)
+	for range 1000 {
+		sb, nb = draw(single, sb), draw(network, nb)
+		ratios = append(ratios, quant(nb, perMille)/quant(sb, perMille))
+	}
+	slices.Sort(ratios)
+	return ratios[50], ratios[949]
 }
 
 func quant(xs []float64, perMille int) float64 {
@@ -327,3 +356,32 @@ func (c *followedChain) follow(ctx context.Context, every time.Duration) {
 }
 
 func (c *followedChain) Height(context.Context) (uint64, error) { return c.h.Load(), nil }
+
+// bootRatio's interval brackets the pooled ratio (each side resampled on
+// its own), is the same on every call (fixed seed), and is empty without
+// samples.
+func TestBootRatio(t *testing.T) {
+	var single, double, mixed []float64
+	for i := range 500 {
+		x := float64(1 + i%37)
+		single, double = append(single, x), append(double, 2*x)
+		mixed = append(mixed, x*float64(1+i%3))
+	}
+	for _, c := range []struct {
+		name     string
+		network  []float64
+		perMille int
+	}{{"same", single, 990}, {"doubled", double, 500}, {"mixed", mixed, 500}, {"mixed p99", mixed, 990}} {
+		r := quant(c.network, c.perMille) / quant(single, c.perMille)
+		lo, hi := bootRatio(single, c.network, c.perMille)
+		if lo > r || hi < r || lo > hi {
+			t.Errorf("%s: %.3f–%.3f, want an interval around %.3f", c.name, lo, hi, r)
+		}
+		if lo2, hi2 := bootRatio(single, c.network, c.perMille); lo2 != lo || hi2 != hi {
+			t.Errorf("%s: %.3f–%.3f, then %.3f–%.3f", c.name, lo, hi, lo2, hi2)
+		}
+	}
+	if lo, hi := bootRatio(nil, double, 500); lo != 0 || hi != 0 {
+		t.Fatalf("no samples: %.3f–%.3f, want 0–0", lo, hi)
+	}
+}
