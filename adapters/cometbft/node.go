@@ -249,7 +249,7 @@ func StartNode(ctx context.Context, cfg NodeConfig) (*Node, error) {
 		}
 	}
 	eng.n.Store(cn)
-	if app.walDir != "" { // retention (KeepBlocks)
+	if cfg.KeepBlocks > 0 { // retention: Commit deletes the extended commits below the base (ecprune.go)
 		app.blockDB = dbs.byID("blockstore")
 	}
 	app.cmt.Store(cn)

@@ -296,7 +296,7 @@ func (s *Server) PushWith(as []Assignment, o PushOptions) []error {
 	if len(queued) == 0 {
 		return errs
 	}
-	if limit < 0 { // all at once: one goroutine per push, no coordinator between
+	if limit <= 0 { // all at once: one goroutine per push, no coordinator between
 		for _, a := range queued {
 			if !s.track() {
 				break
@@ -330,30 +330,23 @@ func (s *Server) track() bool {
 	return true
 }
 
-// paced sends as in order with at most limit unanswered at a time; a
-// limit ≤ 0 sends all at once.
+// paced sends as in order with at most limit (> 0) unanswered at a time
+// (PushWith sends an unpaced batch itself).
 func (s *Server) paced(as []Assignment, limit int, slotTimeout time.Duration) {
-	var slots chan struct{}
-	if limit > 0 {
-		slots = make(chan struct{}, limit)
-	}
+	slots := make(chan struct{}, limit)
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	for _, a := range as {
-		if slots != nil {
-			select {
-			case slots <- struct{}{}:
-			case <-s.ctx.Done():
-				return
-			}
+		select {
+		case slots <- struct{}{}:
+		case <-s.ctx.Done():
+			return
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if slots != nil {
-				defer func() { <-slots }()
-			}
-			s.sendOne(a, slots != nil, slotTimeout)
+			defer func() { <-slots }()
+			s.sendOne(a, true, slotTimeout)
 		}()
 	}
 }

@@ -254,20 +254,14 @@ func pushRun(t *testing.T, network bool, seed uint64, tc time.Duration) ([]float
 	hc := &http.Client{Timeout: 2 * time.Second}
 	var nonce uint64
 	last := height()
-	vcpu := func() float64 {
-		var c float64
+	validators := func(of func(pid int) float64) float64 { // summed over the validator processes
+		var x float64
 		for _, p := range procs {
-			c += cpuSeconds(p.cmd.Process.Pid)
+			x += of(p.cmd.Process.Pid)
 		}
-		return c
+		return x
 	}
-	vwait := func() float64 {
-		var w float64
-		for _, p := range procs {
-			w += runWait(p.cmd.Process.Pid)
-		}
-		return w
-	}
+	vcpu, vwait := func() float64 { return validators(cpuSeconds) }, func() float64 { return validators(runWait) }
 	var ms0 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
 	v0, s0 := vcpu(), cpuSeconds(os.Getpid())

@@ -671,11 +671,7 @@ func (n *netDevnet) run(ctx context.Context, runners []*node.Runner) (*NetworkRe
 						return nil, err
 					}
 				}
-				for _, r := range runners {
-					sl := r.Client().ServeLatency()
-					rep.ServeMicros.Merge(&sl)
-					rep.RunnerChainChecks += r.ChainChecks()
-				}
+				rep.ServeMicros, rep.RunnerChainChecks = runnerParts(runners)
 				elapsed := time.Since(start)
 				if cfg.BeforeStop != nil {
 					if err := cfg.BeforeStop(&Live{Net: n.nw, Homes: n.homes, Height: n.height}); err != nil {

@@ -151,7 +151,7 @@ type devnet struct {
 	// stats carried across validator restarts (a restart rebuilds the
 	// consensus-visible counts from the block log, not the push counts)
 	pushed, acked, firstDraws, firstHits int64
-	ackLat                               job.Histogram // microseconds
+	ackLat, sentLat                      job.Histogram // microseconds
 	chaosN                               int
 }
 
@@ -458,6 +458,21 @@ func (n *devnet) chaos(rng *rand.Rand) error {
 	return nil
 }
 
+// runnerParts is the runners' part of the push latency: their serve
+// times (quic.Client.ServeLatency) pooled, and the still-assigned checks
+// their chain views answered (node.Runner.ChainChecks); nil entries (a
+// runner between restarts) are skipped.
+func runnerParts(runners []*node.Runner) (serve job.Histogram, chainChecks int64) {
+	for _, r := range runners {
+		if r != nil {
+			sl := r.Client().ServeLatency()
+			serve.Merge(&sl)
+			chainChecks += r.ChainChecks()
+		}
+	}
+	return serve, chainChecks
+}
+
 // keep carries a stopping validator's transport-side counts into the
 // report (a restart rebuilds the chain-derived ones from its block log).
 func (n *devnet) keep(v *node.Validator) {
@@ -467,6 +482,7 @@ func (n *devnet) keep(v *node.Validator) {
 	n.firstDraws += s.FirstDraws
 	n.firstHits += s.FirstDrawPresent
 	n.ackLat.Merge(&s.AckMicros)
+	n.sentLat.Merge(&s.SentMicros)
 }
 
 func (n *devnet) report(v *node.Validator, open int, elapsed time.Duration) *Report {
@@ -482,7 +498,8 @@ func (n *devnet) report(v *node.Validator, open int, elapsed time.Duration) *Rep
 	}
 	lat := n.ackLat
 	lat.Merge(&s.AckMicros)
-	r.SentMicros = s.SentMicros
+	r.SentMicros = n.sentLat
+	r.SentMicros.Merge(&s.SentMicros)
 	if lat.Count() > 0 {
 		r.PushP50Millis = float64(lat.Quantile(500)) / 1000
 		r.PushP99Millis = float64(lat.Quantile(990)) / 1000
@@ -495,12 +512,10 @@ func (n *devnet) report(v *node.Validator, open int, elapsed time.Duration) *Rep
 	for _, rn := range n.runners {
 		if rn != nil {
 			r.Polled += rn.Client().Stats().Delivered
-			sl := rn.Client().ServeLatency()
-			r.ServeMicros.Merge(&sl)
-			r.RunnerChainChecks += rn.ChainChecks()
 			r.PollAnswers += rn.PollAnswers()
 		}
 	}
+	r.ServeMicros, r.RunnerChainChecks = runnerParts(n.runners)
 	if r.DataDir != "" {
 		r.BlockLog = filepath.Join(r.DataDir, "blocks.jsonl")
 	}
