@@ -30,10 +30,12 @@ import (
 // the single-validator chain (block time 200 ms) against the 4-validator
 // CometBFT network with k = 3 — and the same 50 in-process runners and job
 // load in both, alternating, in one run. CIP11_BENCH_COMMIT sets the
-// network's timeout_commit (default 0: blocks back to back, faster than
-// the single validator's 200 ms); each round logs both mean block
-// intervals. The in-process harness
-// (adapters/cometbft TestPushLatencyRatio) puts four validators, their
+// network's timeout_commit (default 0: the next height starts at once; a
+// round takes about the single validator's 200 ms here); each round logs
+// both mean block intervals. CIP11_BENCH_TOGETHER=1 runs the two chains
+// at once instead (pushRunTogether): a control in which both meet the
+// same load on the two shared cores. The in-process harness
+// (cmd/internal/devnet TestPushLatencyRatio) puts four validators, their
 // CometBFT nodes and the runners in one Go process on two cores, where
 // the consensus work of the next height and the runners share two Ps.
 func TestPushLatencyProcesses(t *testing.T) {
@@ -52,9 +54,20 @@ func TestPushLatencyProcesses(t *testing.T) {
 		t.Fatalf("CIP11_BENCH_COMMIT=%q: want a duration ≥ 0", os.Getenv("CIP11_BENCH_COMMIT"))
 	}
 	t.Logf("network timeout_commit %v (CIP11_BENCH_COMMIT); single-validator block time 200ms", tc)
+	together := os.Getenv("CIP11_BENCH_TOGETHER") != ""
+	if together {
+		t.Logf("CIP11_BENCH_TOGETHER: both chains run at once, each with its 50 runners (this process's CPU and collections are both chains')")
+	}
 	for r := range rounds {
-		s, sb, sc := pushRun(t, false, uint64(10+r), 0)
-		n, nb, nc := pushRun(t, true, uint64(10+r), tc)
+		var s, n []float64
+		var sb, nb float64
+		var sc, nc pushCPU
+		if together {
+			s, sb, sc, n, nb, nc = pushRunTogether(t, uint64(10+r), tc)
+		} else {
+			s, sb, sc = pushRun(t, false, uint64(10+r), 0)
+			n, nb, nc = pushRun(t, true, uint64(10+r), tc)
+		}
 		t.Logf("round %d: single p50 %.2f p99 %.2f ms (%d, block %.0f ms); network p50 %.2f p99 %.2f ms (%d, block %.0f ms) (load %s)", r,
 			quant(s, 500), quant(s, 990), len(s), sb, quant(n, 500), quant(n, 990), len(n), nb, load())
 		t.Logf("round %d CPU, cores of 2: single validator %.2f + runners %.2f; network validators %.2f + runners %.2f; run-queue wait, s a second: single validator %.3f + runners %.3f, network validators %.3f + runners %.3f", r,
@@ -179,11 +192,69 @@ func runWait(pid int) float64 {
 // the CPU its processes used over those 15 s; a network's homes get
 // CometBFT timeout_commit tc.
 func pushRun(t *testing.T, network bool, seed uint64, tc time.Duration) ([]float64, float64, pushCPU) {
-	const runners, jobsFor = 50, 15 * time.Second
+	c := startPushChain(t, network, seed, tc)
+	defer c.close()
+	c.begin()
+	for end := time.Now().Add(pushJobsFor); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		c.step()
+	}
+	cpu, blockMs := c.end()
+	time.Sleep(5 * time.Second) // the last pushes are acked
+	return c.collect(&cpu), blockMs, cpu
+}
+
+// pushRunTogether is pushRun for the single-validator chain and the
+// network at once, jobs submitted to both over the same 15 s: a control in
+// which both chains meet the same load on the shared cores (each
+// deployed validator has a machine of its own; here five or six processes
+// share two cores, and alternating runs give the network the contention
+// of its four processes alone).
+func pushRunTogether(t *testing.T, seed uint64, tc time.Duration) (s []float64, sb float64, sc pushCPU, n []float64, nb float64, nc pushCPU) {
+	single := startPushChain(t, false, seed, 0)
+	defer single.close()
+	network := startPushChain(t, true, seed, tc)
+	defer network.close()
+	single.begin()
+	network.begin()
+	for end := time.Now().Add(pushJobsFor); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		single.step()
+		network.step()
+	}
+	sc, sb = single.end()
+	nc, nb = network.end()
+	time.Sleep(5 * time.Second)
+	return single.collect(&sc), sb, sc, network.collect(&nc), nb, nc
+}
+
+// pushJobsFor is how long a push run submits jobs.
+const pushJobsFor = 15 * time.Second
+
+// pushChain is one chain of the push harness: its validator processes,
+// the 50 in-process runners and the job submitter.
+type pushChain struct {
+	t        *testing.T
+	apis     []string
+	procs    []*proc
+	rs       []*node.Runner
+	cancel   context.CancelFunc
+	rng      *rand.Rand
+	hc       *http.Client
+	nonce    uint64
+	last     uint64
+	ms0      runtime.MemStats
+	v0, s0   float64 // CPU seconds at begin: validators, this process
+	vw0, sw0 float64 // run-queue wait at begin
+	h0       uint64
+	t0       time.Time
+}
+
+// startPushChain writes a genesis, starts its validator processes and
+// 50 runners in this process, and waits for the chain past height 2.
+func startPushChain(t *testing.T, network bool, seed uint64, tc time.Duration) *pushChain {
+	const runners = 50
 	dir := filepath.Join(t.TempDir(), "chain")
-	var apis []string
+	c := &pushChain{t: t, rng: rand.New(rand.NewPCG(seed, 0xde7)), hc: &http.Client{Timeout: 2 * time.Second}}
 	var g *node.Genesis
-	var procs []*proc
 	if network {
 		base := freeNetworkBase(t, 4)
 		if code, out, errOut := cli("genesis", "-validators", "4", "-o", dir, "-runners", fmt.Sprint(runners), "-base-port", fmt.Sprint(base), "-seed", fmt.Sprint(seed), "-timeout-commit", tc.String()); code != 0 {
@@ -191,8 +262,8 @@ func pushRun(t *testing.T, network bool, seed uint64, tc time.Duration) ([]float
 		}
 		for i := range 4 {
 			home := filepath.Join(dir, fmt.Sprintf("v%d", i))
-			procs = append(procs, start(t, "validator", "-home", home, "-log", "warn"))
-			apis = append(apis, fmt.Sprintf("http://127.0.0.1:%d", base+10*i+2))
+			c.procs = append(c.procs, start(t, "validator", "-home", home, "-log", "warn"))
+			c.apis = append(c.apis, fmt.Sprintf("http://127.0.0.1:%d", base+10*i+2))
 		}
 		var err error
 		if g, err = node.LoadGenesis(filepath.Join(dir, "v0", "cip11.json")); err != nil {
@@ -204,112 +275,132 @@ func pushRun(t *testing.T, network bool, seed uint64, tc time.Duration) ([]float
 			"-quic", fmt.Sprintf("127.0.0.1:%d", qport), "-http", fmt.Sprintf("127.0.0.1:%d", hport)); code != 0 {
 			t.Fatalf("genesis: exit %d: %s%s", code, out, errOut)
 		}
-		procs = append(procs, start(t, "validator", "-genesis", filepath.Join(dir, "genesis.json"), "-key", filepath.Join(dir, "validator.key"),
+		c.procs = append(c.procs, start(t, "validator", "-genesis", filepath.Join(dir, "genesis.json"), "-key", filepath.Join(dir, "validator.key"),
 			"-data", filepath.Join(dir, "data"), "-block-time", "200ms", "-log", "warn"))
-		apis = append(apis, fmt.Sprintf("http://127.0.0.1:%d", hport))
+		c.apis = append(c.apis, fmt.Sprintf("http://127.0.0.1:%d", hport))
 		var err error
 		if g, err = node.LoadGenesis(filepath.Join(dir, "genesis.json")); err != nil {
 			t.Fatal(err)
 		}
 	}
-	height := func() uint64 {
-		var st struct {
-			Height uint64 `json:"height,string"`
-		}
-		if err := getJSON(apis[0]+"/status", &st); err != nil {
-			return 0
-		}
-		return st.Height
-	}
-	waitFor(t, "the chain past height 2", 90*time.Second, func() bool { return height() > 2 })
+	waitFor(t, "the chain past height 2", 90*time.Second, func() bool { return c.height() > 2 })
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	c.cancel = cancel
 	// The runners' chain view: §10.1 has a runner wait until an
 	// assignment's height is final in its own view, so the view must follow
 	// the chain closely (as the in-process devnets' 10 ms tick does) without
 	// 50 runners polling HTTP: one poller every 5 ms over every validator's
 	// API, failing over and preferring the highest height, as a runner
 	// process's chain view does (node.NewHTTPChain).
-	pool, err := node.NewHTTPChain(apis, nil)
+	pool, err := node.NewHTTPChain(c.apis, nil)
 	if err != nil {
+		c.close()
 		t.Fatal(err)
 	}
-	views := []*followedChain{{HTTPChain: pool}}
-	var rs []*node.Runner
-	go views[0].follow(ctx, 5*time.Millisecond)
+	view := &followedChain{HTTPChain: pool}
+	go view.follow(ctx, 5*time.Millisecond)
 	for i := range runners {
 		k, err := node.LoadRunnerKey(filepath.Join(dir, fmt.Sprintf("runner-%04d.key", i)))
 		if err != nil {
+			c.close()
 			t.Fatal(err)
 		}
-		r, err := node.NewRunner(ctx, node.RunnerConfig{Genesis: g, Key: k, Chain: views[i%len(views)],
+		r, err := node.NewRunner(ctx, node.RunnerConfig{Genesis: g, Key: k, Chain: view,
 			WorkTime: 30 * time.Millisecond, Tick: 5 * time.Millisecond, Seed: seed*1000 + uint64(i)})
 		if err != nil {
+			c.close()
 			t.Fatal(err)
 		}
-		defer r.Close()
-		rs = append(rs, r)
+		c.rs = append(c.rs, r)
 	}
-	rng := rand.New(rand.NewPCG(seed, 0xde7))
-	hc := &http.Client{Timeout: 2 * time.Second}
-	var nonce uint64
-	last := height()
-	validators := func(of func(pid int) float64) float64 { // summed over the validator processes
-		var x float64
-		for _, p := range procs {
-			x += of(p.cmd.Process.Pid)
-		}
-		return x
+	c.last = c.height()
+	return c
+}
+
+// height is validator 0's /status height (0 on an error).
+func (c *pushChain) height() uint64 {
+	var st struct {
+		Height uint64 `json:"height,string"`
 	}
-	vcpu, vwait := func() float64 { return validators(cpuSeconds) }, func() float64 { return validators(runWait) }
-	var ms0 runtime.MemStats
-	runtime.ReadMemStats(&ms0)
-	v0, s0 := vcpu(), cpuSeconds(os.Getpid())
-	vw0, sw0 := vwait(), runWait(os.Getpid())
-	h0, t0 := last, time.Now()
-	for end := time.Now().Add(jobsFor); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
-		h := height()
-		if h <= last {
-			continue
+	if err := getJSON(c.apis[0]+"/status", &st); err != nil {
+		return 0
+	}
+	return st.Height
+}
+
+// validators sums of over the validator processes.
+func (c *pushChain) validators(of func(pid int) float64) float64 {
+	var x float64
+	for _, p := range c.procs {
+		x += of(p.cmd.Process.Pid)
+	}
+	return x
+}
+
+// begin takes the CPU, wait, collection and height baselines.
+func (c *pushChain) begin() {
+	runtime.ReadMemStats(&c.ms0)
+	c.v0, c.s0 = c.validators(cpuSeconds), cpuSeconds(os.Getpid())
+	c.vw0, c.sw0 = c.validators(runWait), runWait(os.Getpid())
+	c.last = max(c.last, c.height())
+	c.h0, c.t0 = c.last, time.Now()
+}
+
+// step submits two jobs when the chain has a new height since the last
+// step (40 % of them for 2 or 3 runners), spread over the validators'
+// APIs.
+func (c *pushChain) step() {
+	h := c.height()
+	if h <= c.last {
+		return
+	}
+	c.last = h
+	for range 2 {
+		c.nonce++
+		m := uint32(1)
+		if c.rng.IntN(1000) < 400 {
+			m = 2 + uint32(c.rng.IntN(2))
 		}
-		last = h
-		for range 2 {
-			nonce++
-			m := uint32(1)
-			if rng.IntN(1000) < 400 {
-				m = 2 + uint32(rng.IntN(2))
-			}
-			b, _ := json.Marshal(httpapi.JobRequest{Submitter: devkeys.Submitter(rng.IntN(8)), JobKind: uint8(rng.IntN(6)), Runners: m,
-				TimeoutBlocks: 12, WorkMillis: 30, Nonce: nonce})
-			resp, err := hc.Post(apis[int(nonce)%len(apis)]+"/jobs", "application/json", bytes.NewReader(b))
-			if err != nil {
-				t.Fatal(err)
-			}
-			resp.Body.Close()
-			if resp.StatusCode/100 != 2 {
-				t.Fatalf("POST /jobs: %s", resp.Status)
-			}
+		b, _ := json.Marshal(httpapi.JobRequest{Submitter: devkeys.Submitter(c.rng.IntN(8)), JobKind: uint8(c.rng.IntN(6)), Runners: m,
+			TimeoutBlocks: 12, WorkMillis: 30, Nonce: c.nonce})
+		resp, err := c.hc.Post(c.apis[int(c.nonce)%len(c.apis)]+"/jobs", "application/json", bytes.NewReader(b))
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode/100 != 2 {
+			c.t.Fatalf("POST /jobs: %s", resp.Status)
 		}
 	}
-	wall := time.Since(t0).Seconds()
-	cpu := pushCPU{validators: (vcpu() - v0) / wall, harness: (cpuSeconds(os.Getpid()) - s0) / wall,
-		valWait: (vwait() - vw0) / wall, harnessWait: (runWait(os.Getpid()) - sw0) / wall}
+}
+
+// end is the CPU figures since begin and the mean block interval (ms).
+// This process's figures (harness CPU and wait, collections) are the
+// whole process's: with two chains at once, both chains' runners.
+func (c *pushChain) end() (pushCPU, float64) {
+	wall := time.Since(c.t0).Seconds()
+	cpu := pushCPU{validators: (c.validators(cpuSeconds) - c.v0) / wall, harness: (cpuSeconds(os.Getpid()) - c.s0) / wall,
+		valWait: (c.validators(runWait) - c.vw0) / wall, harnessWait: (runWait(os.Getpid()) - c.sw0) / wall}
 	var ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms1)
-	cpu.gcs, cpu.gcPause = ms1.NumGC-ms0.NumGC, float64(ms1.PauseTotalNs-ms0.PauseTotalNs)/1e6
-	blockMs := float64(time.Since(t0).Milliseconds()) / float64(max(1, height()-h0))
-	time.Sleep(5 * time.Second) // the last pushes are acked
+	cpu.gcs, cpu.gcPause = ms1.NumGC-c.ms0.NumGC, float64(ms1.PauseTotalNs-c.ms0.PauseTotalNs)/1e6
+	return cpu, float64(time.Since(c.t0).Milliseconds()) / float64(max(1, c.height()-c.h0))
+}
+
+// collect is every validator's push-latency samples (ms); it adds the
+// runners' push figures to cpu.
+func (c *pushChain) collect(cpu *pushCPU) []float64 {
 	var samples []float64
-	for _, api := range apis {
+	for _, api := range c.apis {
 		var d struct {
 			Lat []float64 `json:"push_latency_ms"`
 		}
 		if err := getJSON(api+"/dashboard.json", &d); err != nil {
-			t.Fatal(err)
+			c.t.Fatal(err)
 		}
 		samples = append(samples, d.Lat...)
 	}
-	for _, r := range rs {
+	for _, r := range c.rs {
 		st := r.Client().Stats()
 		cpu.acks += st.Acks
 		cpu.attested += st.PushesAttested
@@ -319,12 +410,21 @@ func pushRun(t *testing.T, network bool, seed uint64, tc time.Duration) ([]float
 		cpu.serveHist.Merge(&sl)
 		cpu.chainChecks += r.ChainChecks()
 	}
-	cancel()
-	for _, p := range procs {
+	return samples
+}
+
+// close stops the runners and kills the validator processes.
+func (c *pushChain) close() {
+	if c.cancel != nil {
+		c.cancel()
+	}
+	for _, r := range c.rs {
+		r.Close()
+	}
+	for _, p := range c.procs {
 		_ = p.cmd.Process.Kill()
 		_ = p.cmd.Wait()
 	}
-	return samples, blockMs, cpu
 }
 
 // followedChain is an HTTPChain whose Height is a cached value one

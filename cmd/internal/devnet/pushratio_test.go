@@ -2,6 +2,7 @@ package devnet
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -16,9 +17,11 @@ import (
 // TestPushLatencyRatio is a harness, not a timed assertion (gated by
 // CIP11_BENCH_PUSH=1): it runs the single-validator devnet and the
 // 4-validator network devnet (k = 3 pushes per seat, D33) with the same
-// runners and job load, alternately, twice, and logs the push latency
-// (block commit → JobAck on the pushing validator) p50/p99 of each and
-// the ratios, with the load average. Both must lose no job.
+// runners and job load, alternately (CIP11_BENCH_ROUNDS rounds, default
+// 2; CIP11_BENCH_TOGETHER=1: both at once, a control in which both meet
+// the same load on the shared cores), and logs the push latency (block
+// commit → JobAck on the pushing validator) p50/p99 of each and the
+// ratios, with the load average. Both must lose no job.
 func TestPushLatencyRatio(t *testing.T) {
 	if os.Getenv("CIP11_BENCH_PUSH") == "" {
 		t.Skip("set CIP11_BENCH_PUSH=1 to run the push-latency harness")
@@ -40,17 +43,38 @@ func TestPushLatencyRatio(t *testing.T) {
 	t.Logf("GOMAXPROCS %d on %d CPUs", procs, runtime.NumCPU())
 	var singleAll, netAll, singleSent, netSent, singleServe, netServe job.Histogram
 	ms := func(h *job.Histogram, q uint64) float64 { return float64(h.Quantile(q)) / 1000 }
+	// CIP11_BENCH_TOGETHER=1 runs the two devnets at once (a control: both
+	// meet the same load on the shared cores) instead of one after the other.
+	together := os.Getenv("CIP11_BENCH_TOGETHER") != ""
+	if together {
+		t.Logf("CIP11_BENCH_TOGETHER: both devnets run at once")
+	}
+	tc, _ := time.ParseDuration(os.Getenv("CIP11_BENCH_COMMIT"))
 	for round := range rounds() {
-		single, err := Run(context.Background(), Config{Runners: runners, Duration: dur, NoSync: true, Seed: uint64(10 + round)})
-		if err != nil {
+		var single *Report
+		var net *NetworkReport
+		var serr, nerr error
+		runSingle := func() {
+			single, serr = Run(context.Background(), Config{Runners: runners, Duration: dur, NoSync: true, Seed: uint64(10 + round)})
+		}
+		runNet := func() {
+			net, nerr = RunNetwork(context.Background(), NetworkConfig{Validators: 4, Runners: runners, Duration: dur, NoSync: true, Seed: uint64(10 + round), TimeoutCommit: tc})
+		}
+		if together {
+			done := make(chan struct{})
+			go func() { defer close(done); runSingle() }()
+			runNet()
+			<-done
+		} else {
+			runSingle()
+			if serr == nil {
+				runNet()
+			}
+		}
+		if err := errors.Join(serr, nerr); err != nil {
 			t.Fatal(err)
 		}
 		t.Logf("round %d single: p50 %.2f ms p99 %.2f ms, %d pushes, lost %d (load %s)", round, single.PushP50Millis, single.PushP99Millis, single.Pushed, single.Lost, load())
-		tc, _ := time.ParseDuration(os.Getenv("CIP11_BENCH_COMMIT"))
-		net, err := RunNetwork(context.Background(), NetworkConfig{Validators: 4, Runners: runners, Duration: dur, NoSync: true, Seed: uint64(10 + round), TimeoutCommit: tc})
-		if err != nil {
-			t.Fatal(err)
-		}
 		t.Logf("round %d network k=3: p50 %.2f ms p99 %.2f ms, %d pushes over %d seats, lost %d, block p50 %.1f ms (load %s)", round,
 			net.PushP50Millis, net.PushP99Millis, net.Pushes, net.Seats, net.Lost, net.BlockP50Millis, load())
 		if single.Lost != 0 || net.Lost != 0 {
