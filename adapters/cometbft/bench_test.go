@@ -2,6 +2,7 @@ package cometbft
 
 import (
 	"testing"
+	"time"
 
 	"github.com/cip11/cip11/seed"
 )
@@ -87,5 +88,23 @@ func BenchmarkAppHeight(b *testing.B) {
 			}
 		}
 		h++
+	}
+}
+
+// BenchmarkStatusNetwork is one GET /status answer (Validator.Status) of a
+// validator in a running two-validator network with 200 genesis runners:
+// CometBFT's facts (the latest block and its time, peers, the set with
+// each member's last signed height) and the node's counts, what every
+// runner process's chain view asks each tick.
+//
+//	go test -run '^$' -bench StatusNetwork -count 5 ./adapters/cometbft/
+func BenchmarkStatusNetwork(b *testing.B) {
+	_, nodes, _ := startNetWith(b, 2, 200, nil)
+	waitHeight(b, nodes, 4, 60*time.Second)
+	b.ReportAllocs()
+	for b.Loop() {
+		if st := nodes[0].V.Status(); st.Height == 0 || len(st.Validators) != 2 {
+			b.Fatalf("status %+v", st)
+		}
 	}
 }

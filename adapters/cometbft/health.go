@@ -24,7 +24,10 @@ import (
 // first time (and after a gap): a member not seen signing in them shows 0.
 const signScanDepth = 256
 
-// consensusFacts keeps the members' last signed heights between calls.
+// consensusFacts keeps the members' last signed heights between calls,
+// and the facts of the latest block it read: the stores are read once a
+// height, not once a request (every runner process's chain view asks
+// /status each tick).
 type consensusFacts struct {
 	app *App
 	mu  sync.Mutex
@@ -32,6 +35,22 @@ type consensusFacts struct {
 	// whose commit carries each vote address's signature.
 	scanned    int64
 	lastSigned map[string]uint64
+	// at is the latest height the cache below was built for (0: none),
+	// applied the node's applied height then (CometBFT stores a block
+	// before the application applies it, which may schedule an epoch);
+	// blockTime its header time; members the set in force after it,
+	// without Connected (peers come and go within a height).
+	at        int64
+	applied   uint64
+	blockTime time.Time
+	members   []member
+	refreshes uint64 // how often the stores were read (tests)
+}
+
+// member is one validator of the set in force, as /status shows it.
+type member struct {
+	health httpapi.ValidatorHealth
+	id     p2p.ID // its CometBFT node ID (peer lookups)
 }
 
 // ConsensusFacts implements node.ConsensusReporter (zero before the
@@ -44,7 +63,21 @@ func (e *mempoolEngine) ConsensusFacts() node.ConsensusFacts {
 	return e.facts.read(cn)
 }
 
-var _ node.ConsensusReporter = (*mempoolEngine)(nil)
+// PeerPresent implements node.PresenceReporter: the registry indices
+// over registry(h) that peer validators' presence views (§8.2 gossip,
+// display only) report within the presence timeout of h, the validator's
+// height.
+func (e *mempoolEngine) PeerPresent() ([]int, uint64) {
+	if e.facts == nil {
+		return nil, 0
+	}
+	return e.facts.peerPresent()
+}
+
+var (
+	_ node.ConsensusReporter = (*mempoolEngine)(nil)
+	_ node.PresenceReporter  = (*mempoolEngine)(nil)
+)
 
 // roundInterval is the nominal block interval: one round's timeouts
 // (propose, prevote, precommit) and the commit timeout.
@@ -55,14 +88,35 @@ func roundInterval(c *cmtcfg.ConsensusConfig) time.Duration {
 func (f *consensusFacts) read(cn *cmtnode.Node) node.ConsensusFacts {
 	bs := cn.BlockStore()
 	latest := bs.Height()
+	peers := cn.Switch().Peers()
 	out := node.ConsensusFacts{Height: uint64(max(latest, 0)), CatchingUp: cn.ConsensusReactor().WaitSync(),
-		Peers: cn.Switch().Peers().Size(), Interval: roundInterval(cn.Config().Consensus)}
+		Peers: peers.Size(), Interval: roundInterval(cn.Config().Consensus)}
+	applied := f.app.v.Height()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.members == nil || latest != f.at || applied != f.applied {
+		f.refresh(bs, latest, out.Height)
+		f.applied = applied
+	}
+	out.Time = f.blockTime
+	out.Validators = make([]httpapi.ValidatorHealth, len(f.members))
+	for i, m := range f.members {
+		out.Validators[i] = m.health
+		out.Validators[i].Connected = m.health.Self || peers.Has(m.id)
+	}
+	return out
+}
+
+// refresh reads latest's block time and the commits up to it from the
+// stores and rebuilds the members (f.mu held).
+func (f *consensusFacts) refresh(bs blockStore, latest int64, height uint64) {
+	f.refreshes++
+	f.at, f.blockTime = latest, time.Time{}
 	if latest > 0 {
 		if m := bs.LoadBlockMeta(latest); m != nil {
-			out.Time = m.Header.Time
+			f.blockTime = m.Header.Time
 		}
 	}
-	f.mu.Lock()
 	if f.lastSigned == nil {
 		f.lastSigned = map[string]uint64{}
 	}
@@ -83,28 +137,45 @@ func (f *consensusFacts) read(cn *cmtnode.Node) node.ConsensusFacts {
 		}
 	}
 	f.scanned = max(f.scanned, latest)
-	e := f.app.epochAt(out.Height + 1)
-	peers := cn.Switch().Peers()
+	e := f.app.epochAt(height + 1)
 	addrs := f.app.addrsOf(e)
+	f.members = make([]member, 0, len(e.Set))
 	for i, v := range e.Set {
-		self := i == e.Index
-		id := p2p.PubKeyToID(cmted25519.PubKey(v.PeerPubKey[:]))
-		out.Validators = append(out.Validators, httpapi.ValidatorHealth{Index: i, PeerKey: fmt.Sprintf("%x", v.PeerPubKey[:]),
-			Address: fmt.Sprintf("%X", addrs[i]), Self: self, Connected: self || peers.Has(id),
-			LastSignedHeight: f.lastSigned[string(addrs[i])]})
+		f.members = append(f.members, member{
+			health: httpapi.ValidatorHealth{Index: i, PeerKey: fmt.Sprintf("%x", v.PeerPubKey[:]),
+				Address: fmt.Sprintf("%X", addrs[i]), Self: i == e.Index, LastSignedHeight: f.lastSigned[string(addrs[i])]},
+			id: p2p.PubKeyToID(cmted25519.PubKey(v.PeerPubKey[:])),
+		})
 	}
-	f.mu.Unlock()
-	if g := f.app.gossip; g != nil && out.Height > 0 {
-		h := f.app.v.Height()
-		if n, err := f.app.v.RegistrySize(h); err == nil && n > 0 {
-			minH := uint64(1)
-			if t := f.app.g.P().PresenceTimeoutBlocks; h+1 > t {
-				minH = h + 1 - t
-			}
-			out.PeerPresent, out.PresenceHeight = g.union(nil, n, minH), h
-		}
+}
+
+// blockStore is what refresh reads of CometBFT's block store.
+type blockStore interface {
+	Base() int64
+	LoadBlockMeta(height int64) *cmttypes.BlockMeta
+	LoadBlockCommit(height int64) *cmttypes.Commit
+	LoadSeenCommit(height int64) *cmttypes.Commit
+}
+
+// peerPresent is PeerPresent (nil without presence gossip).
+func (f *consensusFacts) peerPresent() ([]int, uint64) {
+	g := f.app.gossip
+	if g == nil {
+		return nil, 0
 	}
-	return out
+	h := f.app.v.Height()
+	if h == 0 {
+		return nil, 0
+	}
+	n, err := f.app.v.RegistrySize(h)
+	if err != nil || n == 0 {
+		return nil, 0
+	}
+	minH := uint64(1)
+	if t := f.app.g.P().PresenceTimeoutBlocks; h+1 > t {
+		minH = h + 1 - t
+	}
+	return g.union(nil, n, minH), h
 }
 
 // FirstFailure is the fatal failure (Node.Err) of the first node of nodes

@@ -149,6 +149,47 @@ func TestStatusConsensusFacts(t *testing.T) {
 	}
 }
 
+// TestStatusReadsStoresOncePerHeight: GET /status, asked by every runner
+// process's chain view each tick, reads CometBFT's stores (the latest
+// block's time, the commits) once per (latest block, applied height), not
+// once per request; the answers at one height are the same facts.
+func TestStatusReadsStoresOncePerHeight(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts two validators")
+	}
+	_, nodes, _ := startNetWith(t, 2, 0, nil)
+	waitHeight(t, nodes, 3, 60*time.Second)
+	f := nodes[0].eng.facts
+	f.mu.Lock()
+	before := f.refreshes
+	f.mu.Unlock()
+	type key struct{ latest, applied uint64 }
+	seen := map[key]bool{}
+	byHeight := map[key]string{}
+	asks := 0
+	for t0 := time.Now(); (asks < 300 || len(seen) < 3) && time.Since(t0) < 30*time.Second; asks++ {
+		time.Sleep(time.Millisecond) // over several heights
+		applied := nodes[0].V.Height()
+		st := nodes[0].V.Status()
+		k := key{st.LatestBlockHeight, applied}
+		seen[k] = true
+		facts := fmt.Sprintf("%v %+v", st.LatestBlockTime, st.Validators)
+		if prev, ok := byHeight[k]; ok && prev != facts {
+			t.Fatalf("two answers at %+v: %s then %s", k, prev, facts)
+		}
+		byHeight[k] = facts
+	}
+	f.mu.Lock()
+	reads := f.refreshes - before
+	f.mu.Unlock()
+	// a block stored or applied between a request's reads adds one key the
+	// loop above did not see: at most twice the keys seen
+	if len(seen) < 3 || reads == 0 || reads > uint64(2*len(seen)) {
+		t.Fatalf("%d store reads over %d requests at %d (latest, applied) pairs", reads, asks, len(seen))
+	}
+	t.Logf("%d store reads for %d requests over %d (latest, applied) pairs", reads, asks, len(seen))
+}
+
 func hexOf(b []byte) string {
 	const digits = "0123456789abcdef"
 	out := make([]byte, 0, 2*len(b))

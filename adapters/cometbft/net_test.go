@@ -51,7 +51,7 @@ func startNet(t *testing.T, n, runners int) (*Network, []*Node, *digests) {
 // startNetWith starts an n-validator network on loopback, validator i
 // told its finalizations through hook(i) (nil: none); stop closes it once
 // (it also runs at cleanup).
-func startNetWith(t *testing.T, n, runners int, hook func(i int) func(uint64, cip11.Hash)) (*Network, []*Node, func()) {
+func startNetWith(t testing.TB, n, runners int, hook func(i int) func(uint64, cip11.Hash)) (*Network, []*Node, func()) {
 	t.Helper()
 	return startOpts(t, NetworkOptions{Validators: n, Runners: runners, Seed: 1, BasePort: freeBase(t, n)}, hook)
 }
@@ -59,7 +59,7 @@ func startNetWith(t *testing.T, n, runners int, hook func(i int) func(uint64, ci
 // startOpts generates the network o describes, writes it to a temporary
 // directory and starts a node on every home (a validator that joins later
 // follows as a full node); hook as for startNetWith.
-func startOpts(t *testing.T, o NetworkOptions, hook func(i int) func(uint64, cip11.Hash)) (*Network, []*Node, func()) {
+func startOpts(t testing.TB, o NetworkOptions, hook func(i int) func(uint64, cip11.Hash)) (*Network, []*Node, func()) {
 	t.Helper()
 	nw, err := NewNetwork(o)
 	if err != nil {
@@ -87,7 +87,7 @@ func startOpts(t *testing.T, o NetworkOptions, hook func(i int) func(uint64, cip
 	return nw, nodes, stop
 }
 
-func waitHeight(t *testing.T, nodes []*Node, h uint64, within time.Duration) {
+func waitHeight(t testing.TB, nodes []*Node, h uint64, within time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for time.Now().Before(deadline) {

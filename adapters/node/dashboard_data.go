@@ -220,9 +220,7 @@ func (v *Validator) dashboardCtx(ctx context.Context) (httpapi.Dashboard, error)
 		rows = append(rows, httpapi.RunnerRow{Address: a, Connected: c, Present: p, LastPingHeight: ping, InFlight: inFlight[a],
 			LastOutcome: o.Kind, LastOutcomeHeight: o.Height})
 	}
-	if facts, ok := v.consensusFacts(); ok {
-		v.peerPresent(rows, facts) // health.go
-	}
+	v.peerPresent(rows) // health.go
 	return httpapi.Dashboard{Status: st, RecentBlocks: blocks, Jobs: counts, PushLatencyMillis: lat,
 		ConnectedRunners: conn[:min(len(conn), httpapi.MaxDashboardRunners)],
 		PresentRunners:   present[:min(len(present), httpapi.MaxDashboardRunners)],

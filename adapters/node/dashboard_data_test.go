@@ -2,6 +2,7 @@ package node
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -168,6 +169,33 @@ func TestNewestFailures(t *testing.T) {
 		want := all[:min(n, len(all))]
 		if !slices.EqualFunc(f.list, want, func(a, b httpapi.Failure) bool { return a.Detail == b.Detail }) {
 			t.Fatalf("trial %d (n %d): got %v, want %v", trial, n, f.list, want)
+		}
+	}
+}
+
+// BenchmarkStatus measures one GET /status answer (Backend.Status) of a
+// validator whose registry holds 1,000 active runners: what every runner
+// process's chain view asks each tick.
+func BenchmarkStatus(b *testing.B) {
+	d, err := GenerateGenesis(GenesisOptions{Seed: 9, Runners: 1000, QUIC: "127.0.0.1:0"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	v, err := NewValidator(ValidatorConfig{Genesis: d.Genesis, Keys: d.Validator, DataDir: b.TempDir(), NoSync: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer v.Close()
+	for range 3 {
+		if err := v.ProduceBlock(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := v.status(ctx); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/cip11/cip11"
-	"github.com/cip11/cip11/adapters/node/chain"
 	"github.com/cip11/cip11/adapters/node/httpapi"
 	"github.com/cip11/cip11/job"
 )
@@ -29,16 +28,18 @@ type ConsensusFacts struct {
 	Validators []httpapi.ValidatorHealth
 	// Interval is the nominal block interval, the stall unit.
 	Interval time.Duration
-	// PeerPresent are registry indices over registry(PresenceHeight) that
-	// peer validators report present (presence gossip, §8.2); display
-	// only.
-	PeerPresent    []int
-	PresenceHeight uint64
 }
 
 // ConsensusReporter is a Broadcaster that reports its facts (Status).
 type ConsensusReporter interface {
 	ConsensusFacts() ConsensusFacts
+}
+
+// PresenceReporter is a Broadcaster that reports the runners peer
+// validators see present (presence gossip, §8.2; the dashboard, display
+// only): registry indices over registry(h).
+type PresenceReporter interface {
+	PeerPresent() (indices []int, h uint64)
 }
 
 // consensusFacts are the engine's facts (zero without a reporting one).
@@ -85,29 +86,24 @@ func (v *Validator) addHealth(st *httpapi.Status, now time.Time, last job.BlockS
 	}
 }
 
-// lastApplied is the newest block the core applied since the start
-// (loop only).
-func lastApplied(c *chain.Core) (job.BlockSummary, bool) {
-	r := c.RecentBlocks()
-	if len(r) == 0 {
-		return job.BlockSummary{}, false
-	}
-	return r[0], true
-}
-
 // peerPresent marks the dashboard rows of runners a peer validator
 // reports present (presence gossip) that are not connected here.
-func (v *Validator) peerPresent(rows []httpapi.RunnerRow, facts ConsensusFacts) {
-	if len(facts.PeerPresent) == 0 || facts.PresenceHeight == 0 {
+func (v *Validator) peerPresent(rows []httpapi.RunnerRow) {
+	r, ok := v.cfg.Broadcaster.(PresenceReporter)
+	if !ok {
 		return
 	}
-	view, err := v.registry().At(facts.PresenceHeight)
+	indices, h := r.PeerPresent()
+	if len(indices) == 0 || h == 0 {
+		return
+	}
+	view, err := v.registry().At(h)
 	if err != nil {
 		return
 	}
 	active := view.ActiveRunners()
-	elsewhere := make(map[cip11.Address]bool, len(facts.PeerPresent))
-	for _, i := range facts.PeerPresent {
+	elsewhere := make(map[cip11.Address]bool, len(indices))
+	for _, i := range indices {
 		if i >= 0 && i < len(active) {
 			elsewhere[active[i]] = true
 		}

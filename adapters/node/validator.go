@@ -94,6 +94,9 @@ type Validator struct {
 	held    []chain.Assignment
 	skipped [3]atomic.Uint64
 	height  atomic.Uint64
+	// facts is what GET /status reads of the core, published by the loop
+	// after every step (loopFacts): /status never waits for the loop
+	facts   atomic.Pointer[loopFacts]
 	failed  atomic.Pointer[error] // the core's sticky failure, for callers outside loop
 	failedc chan struct{}         // closed when failed is first set (setFailed)
 
@@ -172,6 +175,7 @@ func NewValidator(cfg ValidatorConfig) (*Validator, error) {
 		return nil, err
 	}
 	v.snap.jobs = make(chan snapJob, 1)
+	v.publishFacts() // before the loop owns the core
 	v.wg.Add(3)
 	go v.loop()
 	go v.sender()
@@ -189,10 +193,40 @@ func (v *Validator) loop() {
 			f()
 		case <-v.inbox.ready:
 			v.drain()
+			v.publishFacts()
 		case <-v.stop:
 			return
 		}
 	}
+}
+
+// loopFacts are the core's facts GET /status shows, as of the loop's last
+// step: the height, the core's mempool, the active runners at the height
+// and the newest block this process applied (ok false: none yet).
+type loopFacts struct {
+	height, runners uint64
+	mempool         int
+	last            job.BlockSummary
+	ok              bool
+}
+
+// publishFacts stores the core's facts for Status (loop only, or before
+// the loop starts); a new value only when one of them changed.
+func (v *Validator) publishFacts() {
+	c := v.core
+	h, mp := c.Height(), c.MempoolLen()
+	last, ok := c.LastBlock()
+	old := v.facts.Load()
+	if old != nil && old.height == h && old.mempool == mp && old.ok == ok && old.last == last {
+		return
+	}
+	f := &loopFacts{height: h, mempool: mp, last: last, ok: ok}
+	if old != nil && old.height == h {
+		f.runners = old.runners
+	} else if view, err := v.registry().At(h); err == nil {
+		f.runners = uint64(len(view.ActiveRunners()))
+	}
+	v.facts.Store(f)
 }
 
 // ErrBusy: the validator's loop did not take a request before the
@@ -211,7 +245,7 @@ func (v *Validator) do(fn func(c *chain.Core)) error { return v.doCtx(context.Ba
 func (v *Validator) doCtx(ctx context.Context, fn func(c *chain.Core)) error {
 	ran := make(chan struct{})
 	select {
-	case v.reqs <- func() { fn(v.core); close(ran) }:
+	case v.reqs <- func() { fn(v.core); v.publishFacts(); close(ran) }:
 	case <-v.done:
 		return ErrClosed
 	case <-ctx.Done():

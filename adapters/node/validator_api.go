@@ -228,35 +228,30 @@ func (v *Validator) Status() httpapi.Status {
 	return st
 }
 
-// status is Status for a caller with a context (the HTTP API): ErrBusy
-// when the loop does not take the read before ctx ends.
-func (v *Validator) status(ctx context.Context) (httpapi.Status, error) {
-	var h uint64
-	var mp, n, connected, present int
+// status is Status for the HTTP API. It never waits for the loop: the
+// core's facts are those the loop published after its last step
+// (publishFacts), so a validator busy committing a block, or wedged,
+// still answers (a wedged one says stalled once its height stops moving).
+func (v *Validator) status(context.Context) (httpapi.Status, error) {
 	quicAddr := "off"
+	var connected, present int
 	if v.srv != nil {
 		quicAddr, connected, present = v.srv.Addr().String(), len(v.srv.ConnectedRunners()), len(v.srv.Present())
 	}
 	facts, engine := v.consensusFacts()
-	var last job.BlockSummary
-	var applied bool
-	if err := v.doCtx(ctx, func(c *chain.Core) {
-		h, mp = c.Height(), v.mempoolLen(c)
-		if view, err := v.registry().At(h); err == nil {
-			n = len(view.ActiveRunners())
-		}
-		last, applied = lastApplied(c)
-	}); errors.Is(err, ErrBusy) {
-		return httpapi.Status{}, err
+	lf := v.facts.Load()
+	mp := lf.mempool
+	if e, ok := v.cfg.Broadcaster.(MempoolSizer); ok {
+		mp = e.Size()
 	}
-	snap := v.activeSnapshot(h)
+	snap := v.activeSnapshot(lf.height)
 	st := httpapi.Status{
-		ChainID: uint64(v.g.ChainID), Height: h, BlockTimeMillis: v.blockTimeMillis(),
+		ChainID: uint64(v.g.ChainID), Height: lf.height, BlockTimeMillis: v.blockTimeMillis(),
 		QUICAddr: quicAddr, PeerKey: fmt.Sprintf("%x", v.PeerKey()), ValidatorSetHash: snap.Hash(),
-		SubsetEpoch: snap.Epoch(), Runners: n, Connected: connected, Present: present,
+		SubsetEpoch: snap.Epoch(), Runners: int(lf.runners), Connected: connected, Present: present,
 		Mempool: mp, PollDisabled: v.p.PollDisabled, Version: "cip11 r1.3.1",
 	}
-	v.addHealth(&st, v.now(), last, applied, facts, engine) // health.go
+	v.addHealth(&st, v.now(), lf.last, lf.ok, facts, engine) // health.go
 	return st, nil
 }
 

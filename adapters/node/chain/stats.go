@@ -102,6 +102,15 @@ func (c *Core) NoteBlock(s job.BlockSummary) {
 	c.recent = append(c.recent, s)
 }
 
+// LastBlock is the newest block summary NoteBlock recorded (ok false:
+// none).
+func (c *Core) LastBlock() (s job.BlockSummary, ok bool) {
+	if len(c.recent) == 0 {
+		return job.BlockSummary{}, false
+	}
+	return c.recent[len(c.recent)-1], true
+}
+
 // RecentBlocks returns the recent block summaries, newest first.
 func (c *Core) RecentBlocks() []job.BlockSummary {
 	out := slices.Clone(c.recent)
