@@ -236,7 +236,8 @@ func (v *Validator) status(context.Context) (httpapi.Status, error) {
 	quicAddr := "off"
 	var connected, present int
 	if v.srv != nil {
-		quicAddr, connected, present = v.srv.Addr().String(), len(v.srv.ConnectedRunners()), len(v.srv.Present())
+		quicAddr = v.srv.Addr().String()
+		connected, present = v.srv.RunnerCounts()
 	}
 	facts, engine := v.consensusFacts()
 	lf := v.facts.Load()

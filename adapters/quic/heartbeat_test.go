@@ -103,6 +103,14 @@ func TestHeartbeatsDrivePresence(t *testing.T) {
 	f := newFixture(t, 1, rk)
 	s := f.startServer(0, nil)
 	c := f.startClient(rk, nil, nil)
+	// RunnerCounts (GET /status) counts what the lists hold
+	counts := func(when string, conn, pres int) {
+		t.Helper()
+		gc, gp := s.RunnerCounts()
+		if gc != conn || gp != pres || len(s.ConnectedRunners()) != gc || len(s.Present()) != gp {
+			t.Fatalf("%s: RunnerCounts %d connected, %d present; lists %v, %v; want %d, %d", when, gc, gp, s.ConnectedRunners(), s.Present(), conn, pres)
+		}
+	}
 	eventually(t, "admitted", func() bool { return len(c.Connected()) == 1 })
 	for h := uint64(startHeight + 1); h <= startHeight+20; h++ {
 		f.tick(h, c)
@@ -117,12 +125,15 @@ func TestHeartbeatsDrivePresence(t *testing.T) {
 	if !s.IsPresent(rk.Address()) {
 		t.Fatal("dropped before PRESENCE_TIMEOUT_BLOCKS")
 	}
+	counts("pinging", 1, 1)
 	s.Tick(last + f.p.PresenceTimeoutBlocks)
 	if s.IsPresent(rk.Address()) {
 		t.Fatal("still present after PRESENCE_TIMEOUT_BLOCKS of silence")
 	}
+	counts("silent", 1, 0)
 	c.Tick(last + f.p.PresenceTimeoutBlocks)
 	eventually(t, "restored", func() bool { return s.IsPresent(rk.Address()) })
+	counts("restored", 1, 1)
 }
 
 // §6.4: a runner at capacity backpressures; the validator drops it from

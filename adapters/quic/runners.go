@@ -22,6 +22,20 @@ func (s *Server) ConnectedRunners() []cip11.Address {
 	return out
 }
 
+// RunnerCounts is len(ConnectedRunners()) and len(Present()) without
+// building or sorting the lists (GET /status, which every runner
+// process's chain view asks each tick).
+func (s *Server) RunnerCounts() (connected, present int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, l := range s.byRunner {
+		if len(l) > 0 {
+			connected++
+		}
+	}
+	return connected, s.pres.CountPresent(s.height)
+}
+
 // LastPing is the height of runner's last valid HeartbeatPing on this
 // server (§6.3); false if none. For operators (the dashboard's runner
 // table).

@@ -256,6 +256,18 @@ func (l *Presence) Present(h uint64) []cip11.Address {
 	return out
 }
 
+// CountPresent is len(Present(h)) without building the list (GET
+// /status).
+func (l *Presence) CountPresent(h uint64) int {
+	n := 0
+	for _, a := range l.order {
+		if l.IsPresent(a, h) {
+			n++
+		}
+	}
+	return n
+}
+
 // AcceptingNew is the accepting_new this validator puts in a HeartbeatPong
 // or PresenceReceipt for runner (§6.4): false from a BackpressureSignal
 // with accepting_new = false until one with true or a fresh handshake.

@@ -261,6 +261,11 @@ func TestLocalProperties(t *testing.T) {
 			case 5:
 				_ = l.Dispatch(h, r, Outcome(rapid.IntRange(0, 2).Draw(t, "outcome")))
 			}
+			for _, q := range []uint64{h, h + p.PresenceTimeoutBlocks} {
+				if n, list := l.CountPresent(q), l.Present(q); n != len(list) {
+					t.Fatalf("CountPresent(%d) = %d, Present %v", q, n, list)
+				}
+			}
 			for _, a := range runners {
 				for _, q := range []uint64{h, h + p.PresenceTimeoutBlocks - 1, h + p.PresenceTimeoutBlocks} {
 					if !l.IsPresent(a, q) {
