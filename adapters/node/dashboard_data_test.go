@@ -118,15 +118,7 @@ func TestDashboardHistorySurvivesRestart(t *testing.T) {
 // connected). The core keeps the counts, failures and outcomes the page
 // reads incrementally, so a snapshot scans only the jobs still open.
 func BenchmarkDashboard(b *testing.B) {
-	d, err := GenerateGenesis(GenesisOptions{Seed: 9, Runners: 3, QUIC: "127.0.0.1:0"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	v, err := NewValidator(ValidatorConfig{Genesis: d.Genesis, Keys: d.Validator, DataDir: b.TempDir(), NoSync: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer v.Close()
+	v := benchValidator(b, 3)
 	for i := range 2000 {
 		if _, err := v.SubmitJob(&JobSpec{Submitter: cip11.Address{9}, Kind: 1, Runners: 1, TimeoutBlocks: 1, Nonce: uint64(i)}); err != nil {
 			b.Fatal(err)
@@ -177,15 +169,7 @@ func TestNewestFailures(t *testing.T) {
 // validator whose registry holds 1,000 active runners: what every runner
 // process's chain view asks each tick.
 func BenchmarkStatus(b *testing.B) {
-	d, err := GenerateGenesis(GenesisOptions{Seed: 9, Runners: 1000, QUIC: "127.0.0.1:0"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	v, err := NewValidator(ValidatorConfig{Genesis: d.Genesis, Keys: d.Validator, DataDir: b.TempDir(), NoSync: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer v.Close()
+	v := benchValidator(b, 1000)
 	for range 3 {
 		if err := v.ProduceBlock(); err != nil {
 			b.Fatal(err)
@@ -198,4 +182,19 @@ func BenchmarkStatus(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// benchValidator is a validator on a fresh genesis with runners genesis
+// runners, closed when b ends.
+func benchValidator(b *testing.B, runners int) *Validator {
+	d, err := GenerateGenesis(GenesisOptions{Seed: 9, Runners: runners, QUIC: "127.0.0.1:0"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	v, err := NewValidator(ValidatorConfig{Genesis: d.Genesis, Keys: d.Validator, DataDir: b.TempDir(), NoSync: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { v.Close() })
+	return v
 }
