@@ -86,8 +86,7 @@ func roundInterval(c *cmtcfg.ConsensusConfig) time.Duration {
 }
 
 func (f *consensusFacts) read(cn *cmtnode.Node) node.ConsensusFacts {
-	bs := cn.BlockStore()
-	latest := bs.Height()
+	latest := cn.BlockStore().Height()
 	peers := cn.Switch().Peers()
 	out := node.ConsensusFacts{Height: uint64(max(latest, 0)), CatchingUp: cn.ConsensusReactor().WaitSync(),
 		Peers: peers.Size(), Interval: roundInterval(cn.Config().Consensus)}
@@ -95,7 +94,7 @@ func (f *consensusFacts) read(cn *cmtnode.Node) node.ConsensusFacts {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.members == nil || latest != f.at || applied != f.applied {
-		f.refresh(bs, latest, out.Height)
+		f.refresh(cn, latest)
 		f.applied = applied
 	}
 	out.Time = f.blockTime
@@ -109,7 +108,8 @@ func (f *consensusFacts) read(cn *cmtnode.Node) node.ConsensusFacts {
 
 // refresh reads latest's block time and the commits up to it from the
 // stores and rebuilds the members (f.mu held).
-func (f *consensusFacts) refresh(bs blockStore, latest int64, height uint64) {
+func (f *consensusFacts) refresh(cn *cmtnode.Node, latest int64) {
+	bs := cn.BlockStore()
 	f.refreshes++
 	f.at, f.blockTime = latest, time.Time{}
 	if latest > 0 {
@@ -137,7 +137,7 @@ func (f *consensusFacts) refresh(bs blockStore, latest int64, height uint64) {
 		}
 	}
 	f.scanned = max(f.scanned, latest)
-	e := f.app.epochAt(height + 1)
+	e := f.app.epochAt(uint64(max(latest, 0)) + 1)
 	addrs := f.app.addrsOf(e)
 	f.members = make([]member, 0, len(e.Set))
 	for i, v := range e.Set {
@@ -147,14 +147,6 @@ func (f *consensusFacts) refresh(bs blockStore, latest int64, height uint64) {
 			id: p2p.PubKeyToID(cmted25519.PubKey(v.PeerPubKey[:])),
 		})
 	}
-}
-
-// blockStore is what refresh reads of CometBFT's block store.
-type blockStore interface {
-	Base() int64
-	LoadBlockMeta(height int64) *cmttypes.BlockMeta
-	LoadBlockCommit(height int64) *cmttypes.Commit
-	LoadSeenCommit(height int64) *cmttypes.Commit
 }
 
 // peerPresent is PeerPresent (nil without presence gossip).

@@ -532,7 +532,7 @@ func (v *Validator) commit(c *chain.Core, spent time.Duration) (uint64, error) {
 		m.ObserveBlock(exec)
 		m.SetJobs(c.Counts())
 		m.BlockProduced(h)
-		m.SetMempool(v.mempoolLen(c))
+		m.SetMempool(v.mempoolLen(c.MempoolLen()))
 		if len(b.Out.Certificates) > 0 || v.p.PresenceHardExcludeEnabled {
 			m.CertificatesExecuted(chain.CertificateOutcomes(b))
 			if proven, _, err := c.ModeACoverage(); err == nil {

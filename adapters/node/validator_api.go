@@ -241,28 +241,25 @@ func (v *Validator) status(context.Context) (httpapi.Status, error) {
 	}
 	facts, engine := v.consensusFacts()
 	lf := v.facts.Load()
-	mp := lf.mempool
-	if e, ok := v.cfg.Broadcaster.(MempoolSizer); ok {
-		mp = e.Size()
-	}
 	snap := v.activeSnapshot(lf.height)
 	st := httpapi.Status{
 		ChainID: uint64(v.g.ChainID), Height: lf.height, BlockTimeMillis: v.blockTimeMillis(),
 		QUICAddr: quicAddr, PeerKey: fmt.Sprintf("%x", v.PeerKey()), ValidatorSetHash: snap.Hash(),
 		SubsetEpoch: snap.Epoch(), Runners: int(lf.runners), Connected: connected, Present: present,
-		Mempool: mp, PollDisabled: v.p.PollDisabled, Version: "cip11 r1.3.1",
+		Mempool: v.mempoolLen(lf.mempool), PollDisabled: v.p.PollDisabled, Version: "cip11 r1.3.1",
 	}
 	v.addHealth(&st, v.now(), lf.last, lf.ok, facts, engine) // health.go
 	return st, nil
 }
 
 // mempoolLen is what waits for a block: the engine's mempool when it is
-// the only one and reports its size (MempoolSizer), else the core's pool.
-func (v *Validator) mempoolLen(c *chain.Core) int {
+// the only one and reports its size (MempoolSizer), else the core's pool
+// of core transactions.
+func (v *Validator) mempoolLen(core int) int {
 	if e, ok := v.cfg.Broadcaster.(MempoolSizer); ok {
 		return e.Size()
 	}
-	return c.MempoolLen()
+	return core
 }
 
 // committedRegistry is the QUIC server's view of the registry: views at

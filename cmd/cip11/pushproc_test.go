@@ -33,7 +33,7 @@ import (
 // network's timeout_commit (default 0: the next height starts at once; a
 // round takes about the single validator's 200 ms here); each round logs
 // both mean block intervals. CIP11_BENCH_TOGETHER=1 runs the two chains
-// at once instead (pushRunTogether): a control in which both meet the
+// at once instead (pushRound): a control in which both meet the
 // same load on the two shared cores. The in-process harness
 // (cmd/internal/devnet TestPushLatencyRatio) puts four validators, their
 // CometBFT nodes and the runners in one Go process on two cores, where
@@ -59,15 +59,8 @@ func TestPushLatencyProcesses(t *testing.T) {
 		t.Logf("CIP11_BENCH_TOGETHER: both chains run at once, each with its 50 runners (this process's CPU and collections are both chains')")
 	}
 	for r := range rounds {
-		var s, n []float64
-		var sb, nb float64
-		var sc, nc pushCPU
-		if together {
-			s, sb, sc, n, nb, nc = pushRunTogether(t, uint64(10+r), tc)
-		} else {
-			s, sb, sc = pushRun(t, false, uint64(10+r), 0)
-			n, nb, nc = pushRun(t, true, uint64(10+r), tc)
-		}
+		sr, nr := pushRound(t, uint64(10+r), tc, together)
+		s, sb, sc, n, nb, nc := sr.samples, sr.blockMs, sr.cpu, nr.samples, nr.blockMs, nr.cpu
 		t.Logf("round %d: single p50 %.2f p99 %.2f ms (%d, block %.0f ms); network p50 %.2f p99 %.2f ms (%d, block %.0f ms) (load %s)", r,
 			quant(s, 500), quant(s, 990), len(s), sb, quant(n, 500), quant(n, 990), len(n), nb, load())
 		t.Logf("round %d CPU, cores of 2: single validator %.2f + runners %.2f; network validators %.2f + runners %.2f; run-queue wait, s a second: single validator %.3f + runners %.3f, network validators %.3f + runners %.3f", r,
@@ -187,43 +180,59 @@ func runWait(pid int) float64 {
 	return ns / 1e9
 }
 
-// pushRun runs one chain as processes for 15 s of jobs and returns every
-// validator's push-latency samples (ms), the mean block interval (ms) and
-// the CPU its processes used over those 15 s; a network's homes get
-// CometBFT timeout_commit tc.
-func pushRun(t *testing.T, network bool, seed uint64, tc time.Duration) ([]float64, float64, pushCPU) {
-	c := startPushChain(t, network, seed, tc)
-	defer c.close()
-	c.begin()
-	for end := time.Now().Add(pushJobsFor); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
-		c.step()
-	}
-	cpu, blockMs := c.end()
-	time.Sleep(5 * time.Second) // the last pushes are acked
-	return c.collect(&cpu), blockMs, cpu
+// pushResult is one chain's figures from a push run: every validator's
+// push-latency samples (ms), the mean block interval (ms) and the CPU its
+// processes used while jobs were submitted.
+type pushResult struct {
+	samples []float64
+	blockMs float64
+	cpu     pushCPU
 }
 
-// pushRunTogether is pushRun for the single-validator chain and the
-// network at once, jobs submitted to both over the same 15 s: a control in
-// which both chains meet the same load on the shared cores (each
-// deployed validator has a machine of its own; here five or six processes
-// share two cores, and alternating runs give the network the contention
-// of its four processes alone).
-func pushRunTogether(t *testing.T, seed uint64, tc time.Duration) (s []float64, sb float64, sc pushCPU, n []float64, nb float64, nc pushCPU) {
-	single := startPushChain(t, false, seed, 0)
-	defer single.close()
-	network := startPushChain(t, true, seed, tc)
-	defer network.close()
-	single.begin()
-	network.begin()
-	for end := time.Now().Add(pushJobsFor); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
-		single.step()
-		network.step()
+// pushRound runs the single-validator chain and the network (CometBFT
+// timeout_commit tc) as processes for 15 s of jobs each: one after the
+// other, or, together, at once — a control in which both chains meet the
+// same load on the shared cores (each deployed validator has a machine
+// of its own; here five or six processes share two cores, and
+// alternating runs give the network the contention of its four processes
+// alone).
+func pushRound(t *testing.T, seed uint64, tc time.Duration, together bool) (single, network pushResult) {
+	if together {
+		s := startPushChain(t, false, seed, 0)
+		defer s.close()
+		n := startPushChain(t, true, seed, tc)
+		defer n.close()
+		r := runPushChains(s, n)
+		return r[0], r[1]
 	}
-	sc, sb = single.end()
-	nc, nb = network.end()
-	time.Sleep(5 * time.Second)
-	return single.collect(&sc), sb, sc, network.collect(&nc), nb, nc
+	one := func(network bool, tc time.Duration) pushResult {
+		c := startPushChain(t, network, seed, tc)
+		defer c.close()
+		return runPushChains(c)[0]
+	}
+	return one(false, 0), one(true, tc)
+}
+
+// runPushChains submits jobs to every chain over the same 15 s and
+// returns each chain's figures.
+func runPushChains(chains ...*pushChain) []pushResult {
+	for _, c := range chains {
+		c.begin()
+	}
+	for end := time.Now().Add(pushJobsFor); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		for _, c := range chains {
+			c.step()
+		}
+	}
+	out := make([]pushResult, len(chains))
+	for i, c := range chains {
+		out[i].cpu, out[i].blockMs = c.end()
+	}
+	time.Sleep(5 * time.Second) // the last pushes are acked
+	for i, c := range chains {
+		out[i].samples = c.collect(&out[i].cpu)
+	}
+	return out
 }
 
 // pushJobsFor is how long a push run submits jobs.
