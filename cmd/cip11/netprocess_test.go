@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -18,40 +16,18 @@ import (
 
 	"github.com/cip11/cip11"
 	"github.com/cip11/cip11/chainlog"
+	"github.com/cip11/cip11/internal/ports"
 )
 
 // freeNetworkBase finds a -base-port whose n validators' ports (p2p and
 // HTTP on TCP at base+10·i and +2, QUIC on UDP at +1) are free.
 func freeNetworkBase(t *testing.T, n int) int {
 	t.Helper()
-	for range 50 {
-		base := 20000 + 10*rand.IntN(4000)
-		ok := true
-		for i := 0; i < n && ok; i++ {
-			for _, off := range []int{0, 2, 3} {
-				l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", base+10*i+off))
-				if err != nil {
-					ok = false
-					break
-				}
-				l.Close()
-			}
-			if !ok {
-				break
-			}
-			u, err := net.ListenPacket("udp", fmt.Sprintf("127.0.0.1:%d", base+10*i+1))
-			if err != nil {
-				ok = false
-				break
-			}
-			u.Close()
-		}
-		if ok {
-			return base
-		}
+	base := ports.Base(n)
+	if base == 0 {
+		t.Fatal("no free ports")
 	}
-	t.Fatal("no free ports")
-	return 0
+	return base
 }
 
 // readDigests reads a block log with chainlog.NewReader (which refuses a

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"github.com/cip11/cip11/adapters/node"
+	"github.com/cip11/cip11/internal/ports"
 )
 
 // TestMain lets the test binary act as the cip11 command (CIP11_AS_MAIN=1),
@@ -71,22 +71,15 @@ func (s *syncWriter) String() string {
 	return s.b.String()
 }
 
+// freePort is a loopback port free now for network, outside the kernel's
+// ephemeral range (internal/ports).
 func freePort(t *testing.T, network string) int {
 	t.Helper()
-	if network == "udp" {
-		c, err := net.ListenPacket("udp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		return c.LocalAddr().(*net.UDPAddr).Port
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := ports.Free(network)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return p
 }
 
 func getJSON(url string, dst any) error {
