@@ -16,23 +16,20 @@ const HeaderLen = 4
 // (= 1 + payload length), type byte, deterministic-CBOR payload — to dst.
 // It fails if f holds a value no decoder would accept.
 func AppendFrame(dst []byte, f Frame) ([]byte, error) {
-	return appendFrame(nil, dst, f)
+	return appendFrame(dst, f)
 }
 
-// appendFrame encodes with c, or with a fresh codec if c is nil (built only
-// if the frame needs one: HeartbeatPing has its own encoder, see ping.go).
-func appendFrame(c *dcbor.Codec, dst []byte, f Frame) ([]byte, error) {
+// appendFrame encodes with the profile codec (HeartbeatPing has its own
+// encoder, see ping.go).
+func appendFrame(dst []byte, f Frame) ([]byte, error) {
 	start := len(dst)
 	dst = append(dst, 0, 0, 0, 0, byte(f.Type()))
 	var out []byte
 	if p, ok := f.(*HeartbeatPing); ok {
 		out = p.appendPayload(dst)
 	} else {
-		if c == nil {
-			fresh := dcbor.New()
-			c = &fresh
-		}
-		v, err := f.wireValue(*c)
+		c := dcbor.New()
+		v, err := f.wireValue(c)
 		if err == nil {
 			out, err = c.Append(dst, v)
 		}
@@ -54,21 +51,16 @@ func Encode(f Frame) ([]byte, error) { return AppendFrame(nil, f) }
 // DecodePayload strictly decodes the §12.2 body of type t (§12.1: payload
 // bytes that are not exactly that body are a protocol error).
 func DecodePayload(t FrameType, payload []byte) (Frame, error) {
-	return decodePayload(nil, t, payload)
+	return decodePayload(t, payload)
 }
 
-// decodePayload decodes with c, or with a fresh codec if c is nil (built
-// only once the type is known).
-func decodePayload(c *dcbor.Codec, t FrameType, payload []byte) (Frame, error) {
+// decodePayload decodes with the profile codec.
+func decodePayload(t FrameType, payload []byte) (Frame, error) {
 	f, err := NewFrame(t)
 	if err != nil {
 		return nil, err
 	}
-	if c == nil {
-		fresh := dcbor.New()
-		c = &fresh
-	}
-	if err := decodeInto(*c, f, payload); err != nil {
+	if err := decodeInto(dcbor.New(), f, payload); err != nil {
 		return nil, err
 	}
 	return f, nil
@@ -118,8 +110,7 @@ func Decode(b []byte, maxFrameBytes uint32) (Frame, error) {
 type Reader struct {
 	r       io.Reader
 	max     uint32
-	version uint16       // the connection's negotiated version: which types are known
-	codec   *dcbor.Codec // built on the first payload to decode
+	version uint16 // the connection's negotiated version: which types are known
 	hdr     [HeaderLen]byte
 	buf     []byte
 }
@@ -144,11 +135,7 @@ func (r *Reader) ReadFrame() (Frame, error) {
 	if err != nil {
 		return nil, err
 	}
-	if r.codec == nil {
-		c := dcbor.New()
-		r.codec = &c
-	}
-	return decodePayload(r.codec, t, payload)
+	return decodePayload(t, payload)
 }
 
 // ReadRaw reads the next frame's type and payload without decoding the
@@ -194,8 +181,7 @@ func truncated(err error) error {
 type Writer struct {
 	w       io.Writer
 	max     uint32
-	version uint16       // the connection's negotiated version: which types may be sent
-	codec   *dcbor.Codec // built on the first frame written
+	version uint16 // the connection's negotiated version: which types may be sent
 	buf     []byte
 }
 
@@ -215,11 +201,7 @@ func (w *Writer) WriteFrame(f Frame) error {
 	if _, err := NewFrameAt(f.Type(), w.version); err != nil {
 		return err
 	}
-	if w.codec == nil {
-		c := dcbor.New()
-		w.codec = &c
-	}
-	b, err := appendFrame(w.codec, w.buf[:0], f)
+	b, err := appendFrame(w.buf[:0], f)
 	if err != nil {
 		return err
 	}

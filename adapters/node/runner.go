@@ -426,7 +426,7 @@ func (r *Runner) loop(ctx context.Context, h uint64) {
 		r.certMu.Lock()
 		r.certify(ctx, h)
 		r.certMu.Unlock()
-		if r.phase.Polls(len(r.cl.Connected()) > 0) {
+		if r.phase.Polls(r.cl.AnyUp()) {
 			r.poll(ctx)
 		}
 	}

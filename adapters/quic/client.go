@@ -489,6 +489,20 @@ func (c *Client) Connected() []validators.PeerKey {
 	return out
 }
 
+// AnyUp reports whether at least one link is up: Connected without
+// building the list (the runner asks it every height, §14 phase 2).
+func (c *Client) AnyUp() bool {
+	for _, l := range c.linkList() {
+		l.mu.Lock()
+		up := l.up
+		l.mu.Unlock()
+		if up {
+			return true
+		}
+	}
+	return false
+}
+
 // LinkState is one link the runner holds (§5.3 point 1): a validator of
 // Sub_epoch(R) and the epoch pair it is dialled under, and whether the
 // validator admitted it (its first HeartbeatPong verified) and it is up.

@@ -80,7 +80,7 @@ func TestD27RunnerRefusesOtherALPN(t *testing.T) {
 		_ = qc.CloseWithError(0, "")
 		t.Fatal("a runner connection completed under ALPN h3")
 	}
-	if c.Stats().Admissions != 0 || len(c.Connected()) != 0 {
+	if c.Stats().Admissions != 0 || len(c.Connected()) != 0 || c.AnyUp() {
 		t.Fatal("runner connected")
 	}
 
@@ -291,6 +291,9 @@ func TestD27RunnerControlStreamAndNoUniStreams(t *testing.T) {
 	fc.sendAck(nil)
 	fc.answerPing()
 	eventually(t, "admission", func() bool { return len(c.Connected()) == 1 })
+	if !c.AnyUp() {
+		t.Fatal("AnyUp false with a link up")
+	}
 	var limit *qgo.StreamLimitReachedError
 	if _, err := fc.qc.OpenUniStream(); !errors.As(err, &limit) {
 		t.Fatalf("validator unidirectional stream: %v, want StreamLimitReachedError", err)

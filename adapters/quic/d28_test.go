@@ -385,7 +385,7 @@ func TestD28RunnerVerifiesValidatorAck(t *testing.T) {
 			if err := isGoodbye(g, wire.GoodbyeAuthFailed); err != nil {
 				t.Fatal(err)
 			}
-			if len(c.Connected()) != 0 {
+			if len(c.Connected()) != 0 || c.AnyUp() {
 				t.Fatal("runner connected")
 			}
 		})

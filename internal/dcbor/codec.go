@@ -16,17 +16,22 @@ import (
 const MaxDepth = 16
 
 // Codec encodes and strictly decodes the §12.6 profile. It is immutable and
-// safe for concurrent use; build it once with [New] where it is used
-// repeatedly (a Reader, a store) — building costs about as much as decoding
-// one small record.
+// safe for concurrent use.
 type Codec struct {
 	enc cbor.EncMode
 	dec cbor.DecMode
 	err error // non-nil only if the fixed options were refused (never, in practice)
 }
 
+// profile is the one codec New returns: its modes are built once per
+// process (building one cost about as much as decoding a small record, and
+// every frame, pending record and block header used to build its own).
+var profile = build()
+
 // New returns the profile codec.
-func New() Codec {
+func New() Codec { return profile }
+
+func build() Codec {
 	enc, err := encOptions().EncMode()
 	if err != nil {
 		return Codec{err: fmt.Errorf("%w: encode options: %v", ErrCodec, err)}
