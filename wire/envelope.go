@@ -14,14 +14,10 @@ const HeaderLen = 4
 
 // AppendFrame appends f's §12.1 envelope — u32 big-endian length
 // (= 1 + payload length), type byte, deterministic-CBOR payload — to dst.
-// It fails if f holds a value no decoder would accept.
+// It fails if f holds a value no decoder would accept. The payload is
+// encoded with the profile codec (HeartbeatPing has its own encoder, see
+// ping.go).
 func AppendFrame(dst []byte, f Frame) ([]byte, error) {
-	return appendFrame(dst, f)
-}
-
-// appendFrame encodes with the profile codec (HeartbeatPing has its own
-// encoder, see ping.go).
-func appendFrame(dst []byte, f Frame) ([]byte, error) {
 	start := len(dst)
 	dst = append(dst, 0, 0, 0, 0, byte(f.Type()))
 	var out []byte
@@ -51,11 +47,6 @@ func Encode(f Frame) ([]byte, error) { return AppendFrame(nil, f) }
 // DecodePayload strictly decodes the §12.2 body of type t (§12.1: payload
 // bytes that are not exactly that body are a protocol error).
 func DecodePayload(t FrameType, payload []byte) (Frame, error) {
-	return decodePayload(t, payload)
-}
-
-// decodePayload decodes with the profile codec.
-func decodePayload(t FrameType, payload []byte) (Frame, error) {
 	f, err := NewFrame(t)
 	if err != nil {
 		return nil, err
@@ -135,7 +126,7 @@ func (r *Reader) ReadFrame() (Frame, error) {
 	if err != nil {
 		return nil, err
 	}
-	return decodePayload(t, payload)
+	return DecodePayload(t, payload)
 }
 
 // ReadRaw reads the next frame's type and payload without decoding the
@@ -201,7 +192,7 @@ func (w *Writer) WriteFrame(f Frame) error {
 	if _, err := NewFrameAt(f.Type(), w.version); err != nil {
 		return err
 	}
-	b, err := appendFrame(w.buf[:0], f)
+	b, err := AppendFrame(w.buf[:0], f)
 	if err != nil {
 		return err
 	}
