@@ -37,6 +37,18 @@ func (rejectBackend) Runner(context.Context, cip11.Address) (RunnerView, bool, e
 func (rejectBackend) Status(context.Context) (Status, error)       { return Status{}, nil }
 func (rejectBackend) Dashboard(context.Context) (Dashboard, error) { return Dashboard{}, nil }
 
+// listingBackend is rejectBackend that lists jobs (GET /jobs): no job
+// matches, and a query the handler lets through has a limit in range
+// (it asks one more than the page, to know whether a next page exists).
+type listingBackend struct{ rejectBackend }
+
+func (listingBackend) ListJobs(_ context.Context, q job.Query) ([]job.View, error) {
+	if q.Limit < 2 || q.Limit > MaxListLimit+1 {
+		panic(fmt.Sprintf("ListJobs with limit %d", q.Limit))
+	}
+	return nil, nil
+}
+
 // fuzzContentTypes are the Content-Type headers target selects among (besides
 // the fuzzed one).
 func fuzzContentTypes() []string {
@@ -91,14 +103,17 @@ func FuzzHandler(f *testing.F) {
 	})
 }
 
-// FuzzPath sends GET requests for arbitrary paths: no panic, no 5xx, and
-// every answer outside the dashboard assets and /metrics is JSON.
+// FuzzPath sends GET requests for arbitrary paths and queries to a backend
+// that lists jobs: no panic, no 5xx, and every answer outside the dashboard
+// assets and /metrics is JSON. (A backend that does not list jobs answers
+// GET /jobs 501, TestListJobsStrictQuery.)
 func FuzzPath(f *testing.F) {
 	for _, p := range []string{"/", "/jobs/" + addrHex(1) + addrHex(2) + "abcdefab", "/runner/" + addrHex(3) + "/jobs",
-		"/status", "/dashboard.json", "/dashboard.js", "/metrics", "/jobs/%zz", "//", "/jobs/../status", "/runner/x/jobs/"} {
+		"/status", "/dashboard.json", "/dashboard.js", "/metrics", "/jobs/%zz", "//", "/jobs/../status", "/runner/x/jobs/",
+		"/jobs", "/jobs?limit=500&state=pending", "/jobs?submitter=0x" + addrHex(4) + "&limit=1", "/jobs?cursor=AAAA&limit=0", "/jobs?limit=9999999999999999999"} {
 		f.Add(p)
 	}
-	h, err := NewHandler(rejectBackend{}, Options{})
+	h, err := NewHandler(listingBackend{}, Options{})
 	if err != nil {
 		f.Fatal(err)
 	}
