@@ -17,7 +17,7 @@ type CometLogger = cmtlog.Logger
 
 // FreeBasePort picks a NetworkOptions.BasePort whose n validators' ports
 // (TCP p2p, HTTP and RPC, UDP QUIC: BasePort+10·i, +2, +3, +1) are free on
-// loopback now, outside the kernel's ephemeral range and not handed out
-// before by this process (internal/ports); 0 if none was found (NewNetwork's
-// default then).
+// loopback now, outside the kernel's ephemeral range, not handed out before
+// by this process and not held by another process that picked ports the
+// same way (internal/ports); 0 if none was found (NewNetwork's default then).
 func FreeBasePort(n int) int { return ports.Base(n) }

@@ -8,8 +8,11 @@
 // outgoing connection and to every bind of port 0, so a port picked there
 // and released can be taken by any client on the machine before the
 // validator binds it (CI, stop 39: a validator's HTTP port 57172 "address
-// already in use"). Ports here are picked below that range, and a port
-// handed out once is not handed out again by this process.
+// already in use"). Ports here are picked below that range; a port handed
+// out once is not handed out again by this process; and on unix, another
+// process using this package (go test runs packages in parallel) does not
+// hand out a port of the same 10-port slot while this one lives (a
+// flock(2) lock per slot in $TMPDIR/cip11-ports).
 package ports
 
 import (
@@ -70,13 +73,14 @@ func ephemeral() (lo, hi int) {
 // was handed out before by this process; 0 when 200 tries found none.
 func Base(n int) int {
 	lo, hi := span()
-	if n < 1 || 10*n >= hi-lo {
+	if n < 1 || 10*n >= hi-lo-10 {
 		return 0
 	}
 	mu.Lock()
 	defer mu.Unlock()
+	start := (lo + 9) / 10 * 10 // slots start at multiples of 10 in every process
 	for range 200 {
-		base := lo + 10*rand.IntN((hi-lo-10*n)/10)
+		base := start + 10*rand.IntN((hi-start-10*n)/10)
 		if !claimable(base, n) {
 			continue
 		}
@@ -85,9 +89,24 @@ func Base(n int) int {
 				taken[base+10*i+off] = true
 			}
 		}
+		if !lockSlots(base, n) {
+			continue // another process's: left taken here too
+		}
 		return base
 	}
 	return 0
+}
+
+// lockSlots takes the machine-wide locks of the n slots from base (base a
+// multiple of 10); on a refusal it keeps those it took (a slot half-held is
+// not handed out again here either).
+func lockSlots(base, n int) bool {
+	for i := range n {
+		if !lockSlot(base + 10*i) {
+			return false
+		}
+	}
+	return true
 }
 
 func claimable(base, n int) bool {
@@ -119,8 +138,11 @@ func Free(network string) (int, error) {
 	defer mu.Unlock()
 	for range 200 {
 		p := lo + rand.IntN(hi-lo)
-		if !taken[p] && free(network, p) {
-			taken[p] = true
+		if taken[p] || !free(network, p) {
+			continue
+		}
+		taken[p] = true
+		if lockSlots(p-p%10, 1) {
 			return p, nil
 		}
 	}
