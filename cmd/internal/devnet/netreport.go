@@ -34,7 +34,7 @@ type OverlapTimeline struct {
 type NetworkReport struct {
 	Validators int    `json:"validators"`
 	Runners    int    `json:"runners"`
-	Blocks     uint64 `json:"blocks"`
+	Blocks     uint64 `json:"blocks"` // validator 0's height; interrupted: the highest a validator reached
 	Submitted  int64  `json:"jobs_submitted"`
 	Completed  int64  `json:"jobs_completed"`
 	Expired    int64  `json:"jobs_expired"`
