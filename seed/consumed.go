@@ -76,18 +76,7 @@ func (c ConsumedSeedsV1) Check() error {
 // Encode returns the deterministic CBOR encoding (§9.2, §12.6, D11): an
 // array of maps {0: seed_epoch, 1: seed_view, 2: seed_signature}. It fails
 // if the entries are not strictly ascending by round.
-func (c ConsumedSeedsV1) Encode() ([]byte, error) { return c.encode(dcbor.New()) }
-
-// AppendEncode appends the §9.2 / D11 encoding of [ConsumedSeedsV1.Encode] to dst.
-func (c ConsumedSeedsV1) AppendEncode(dst []byte) ([]byte, error) {
-	b, err := c.encode(dcbor.New())
-	if err != nil {
-		return dst, err
-	}
-	return append(dst, b...), nil
-}
-
-func (c ConsumedSeedsV1) encode(codec dcbor.Codec) ([]byte, error) {
+func (c ConsumedSeedsV1) Encode() ([]byte, error) {
 	if err := c.Check(); err != nil {
 		return nil, err
 	}
@@ -95,7 +84,16 @@ func (c ConsumedSeedsV1) encode(codec dcbor.Codec) ([]byte, error) {
 	for i, e := range c {
 		entries[i] = consumedEntry{e.Round.Epoch, e.Round.View, e.Signature}
 	}
-	return codec.Marshal(entries)
+	return dcbor.New().Marshal(entries)
+}
+
+// AppendEncode appends the §9.2 / D11 encoding of [ConsumedSeedsV1.Encode] to dst.
+func (c ConsumedSeedsV1) AppendEncode(dst []byte) ([]byte, error) {
+	b, err := c.Encode()
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, b...), nil
 }
 
 // DecodeConsumedSeedsV1 strictly decodes a ConsumedSeedsV1 block field

@@ -16,7 +16,9 @@ var held []*os.File
 
 // lockSlot takes, for this process's lifetime, the machine-wide lock of
 // the 10-port slot starting at slot: false if another process holds it
-// (another test binary or devnet picking ports at the same time).
+// (another test binary or devnet picking ports at the same time). Without
+// a lock directory it takes nothing and claim's in-process record alone
+// holds the slot.
 func lockSlot(slot int) bool {
 	dir := filepath.Join(os.TempDir(), "cip11-ports")
 	if err := os.MkdirAll(dir, 0o777); err != nil {

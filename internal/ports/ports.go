@@ -8,11 +8,12 @@
 // outgoing connection and to every bind of port 0, so a port picked there
 // and released can be taken by any client on the machine before the
 // validator binds it (CI, stop 39: a validator's HTTP port 57172 "address
-// already in use"). Ports here are picked below that range; a port handed
-// out once is not handed out again by this process; and on unix, another
-// process using this package (go test runs packages in parallel) does not
-// hand out a port of the same 10-port slot while this one lives (a
-// flock(2) lock per slot in $TMPDIR/cip11-ports).
+// already in use"). Ports here are picked below that range, a 10-port
+// slot (ports 10·s … 10·s+9) at a time. A slot handed out is claimed for
+// the process's lifetime: not handed out again by this process, nor, on
+// unix, by another one using this package (go test runs packages in
+// parallel) while this one lives (a flock(2) lock per slot in
+// $TMPDIR/cip11-ports).
 package ports
 
 import (
@@ -30,9 +31,19 @@ import (
 const low = 10000
 
 var (
-	mu    sync.Mutex
-	taken = map[int]bool{} // ports handed out by this process
+	mu      sync.Mutex
+	claimed = map[int]bool{} // slots this process holds
 )
+
+// claim takes the slot starting at slot for this process's lifetime: false
+// if this process holds it already, or another process does (lockSlot).
+func claim(slot int) bool {
+	if claimed[slot] || !lockSlot(slot) {
+		return false
+	}
+	claimed[slot] = true
+	return true
+}
 
 // span is the range [lo, hi) ports are picked from: below the ephemeral
 // range when there is room, else above it.
@@ -67,54 +78,44 @@ func ephemeral() (lo, hi int) {
 	return a, z
 }
 
-// Base returns a base port B such that, for every i < n, the TCP ports
-// B+10·i, +2 and +3 and the UDP port B+10·i+1 are free on 127.0.0.1 now
-// (a network validator's p2p, HTTP, RPC and QUIC ports), and none of them
-// was handed out before by this process; 0 when 200 tries found none.
+// Base returns a base port B, a multiple of 10, such that, for every
+// i < n, the TCP ports B+10·i, +2 and +3 and the UDP port B+10·i+1 are free
+// on 127.0.0.1 now (a network validator's p2p, HTTP, RPC and QUIC ports),
+// and claims their slots; 0 when 200 tries found none.
 func Base(n int) int {
 	lo, hi := span()
-	if n < 1 || 10*n >= hi-lo-10 {
+	start := (lo + 9) / 10 * 10       // slots start at multiples of 10 in every process
+	if n < 1 || 10*(n+1) > hi-start { // room for at least one base
 		return 0
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	start := (lo + 9) / 10 * 10 // slots start at multiples of 10 in every process
 	for range 200 {
 		base := start + 10*rand.IntN((hi-start-10*n)/10)
-		if !claimable(base, n) {
+		if !bindable(base, n) || !claimAll(base, n) {
 			continue
-		}
-		for i := range n {
-			for off := range 4 {
-				taken[base+10*i+off] = true
-			}
-		}
-		if !lockSlots(base, n) {
-			continue // another process's: left taken here too
 		}
 		return base
 	}
 	return 0
 }
 
-// lockSlots takes the machine-wide locks of the n slots from base (base a
-// multiple of 10); on a refusal it keeps those it took (a slot half-held is
-// not handed out again here either).
-func lockSlots(base, n int) bool {
+// claimAll claims the n slots from base; on a refusal it keeps those it
+// took (a slot half-held is not handed out again here either).
+func claimAll(base, n int) bool {
 	for i := range n {
-		if !lockSlot(base + 10*i) {
+		if !claim(base + 10*i) {
 			return false
 		}
 	}
 	return true
 }
 
-func claimable(base, n int) bool {
+// bindable reports whether the n slots from base have their validator
+// ports free now.
+func bindable(base, n int) bool {
 	for i := range n {
 		for off := range 4 {
-			if taken[base+10*i+off] {
-				return false
-			}
 			network := "tcp"
 			if off == 1 {
 				network = "udp"
@@ -127,8 +128,8 @@ func claimable(base, n int) bool {
 	return true
 }
 
-// Free returns a port free now on 127.0.0.1 for network ("tcp" or "udp")
-// and not handed out before by this process.
+// Free returns a port free now on 127.0.0.1 for network ("tcp" or "udp"),
+// and claims its slot.
 func Free(network string) (int, error) {
 	if network != "tcp" && network != "udp" {
 		return 0, fmt.Errorf("ports: network %q (tcp or udp)", network)
@@ -138,11 +139,7 @@ func Free(network string) (int, error) {
 	defer mu.Unlock()
 	for range 200 {
 		p := lo + rand.IntN(hi-lo)
-		if taken[p] || !free(network, p) {
-			continue
-		}
-		taken[p] = true
-		if lockSlots(p-p%10, 1) {
+		if !claimed[p-p%10] && free(network, p) && claim(p-p%10) {
 			return p, nil
 		}
 	}

@@ -62,7 +62,7 @@ func TestBaseBusyPortSkipped(t *testing.T) {
 		t.Skipf("port %d busy already: %v", low+2, err)
 	}
 	defer l.Close()
-	if claimable(low, 1) {
+	if bindable(low, 1) {
 		t.Fatalf("block at %d claimable with %d held", low, low+2)
 	}
 }
