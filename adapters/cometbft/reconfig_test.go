@@ -98,8 +98,14 @@ func testReconfiguration(t *testing.T, inBand bool) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for e, act := range []uint64{addAt, removeAt} {
-			waitHeight(t, nodes, act-submitLead, 60*time.Second)
+		// The submission must reach validator 2 at least
+		// ReconfigureLeadBlocks before the activation: everything else is
+		// done before, and the wait is for validator 2 itself (waiting for
+		// every node let a lagging one hold the submission back until
+		// validator 2 was 6 blocks past the mark, beside a CPU burner).
+		acts := []uint64{addAt, removeAt}
+		txs, deals := make([][]byte, len(acts)), make([]map[int][32]byte, len(acts))
+		for e, act := range acts {
 			tx, shares, err := dealer.Reconfiguration(e+1, act)
 			if err != nil {
 				t.Fatal(err)
@@ -107,9 +113,12 @@ func testReconfiguration(t *testing.T, inBand bool) {
 			if mem, _, err := nw.Dealer.Reconfiguration(e+1, 0); err != nil || !bytes.Equal(mem, tx) {
 				t.Fatalf("dealer.json's reconfiguration differs from the generated dealer's: %v", err)
 			}
-			if e == 0 {
-				refuseReconfigurations(t, nw, nodes[0].V, tx)
-			}
+			txs[e], deals[e] = tx, shares
+		}
+		refuseReconfigurations(t, nw, nodes[0].V, txs[0])
+		for e, act := range acts {
+			waitHeight(t, nodes[2:3], act-submitLead, 60*time.Second)
+			tx, shares := txs[e], deals[e]
 			for pos, sec := range shares {
 				if err := nodes[pos].AddEpochShare(uint64(e+1), sec); err != nil {
 					t.Fatal(err)
